@@ -1,0 +1,39 @@
+"""Render the README screenshots (SVG) of the sample project at 80x24.
+
+Run: python screenshots/make_screenshots.py  (then convert to PNG, e.g. with rsvg-convert).
+Uses a copy of the sample project so the real one is never written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+
+from trntui.store.project import Project
+from trntui.ui.app import TrnTuiApp
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE.parent / "sample_runs" / "llama2-70b-lora"
+
+
+async def shoot(root: Path, name: str, keys: list[str]) -> None:
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+            app.save_screenshot(filename=f"{name}.svg", path=str(HERE))
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / SAMPLE.name
+        shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+        await shoot(root, "inventory", ["down", "enter"])
+        await shoot(root, "targets", ["down"] * 8)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,62 @@
+"""The command line: init, --version, and clear errors without tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trntui import __version__
+from trntui.cli import main
+from trntui.store.project import PROJECT_FILE, read_inventory
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trntui.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_version_prints_the_package_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"trntui {__version__}"
+
+
+def test_init_creates_a_loadable_project(tmp_path: Path) -> None:
+    target = tmp_path / "new-project"
+    result = run_cli("init", str(target), "--name", "My model")
+    assert result.returncode == 0, result.stderr
+    assert (target / PROJECT_FILE).is_file()
+    assert read_inventory(target).inventory.project.name == "My model"
+    assert ".trntui.lock" in (target / ".gitignore").read_text()
+
+
+def test_init_twice_fails_cleanly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(tmp_path / "p")]) == 0
+    assert main(["init", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "already holds a trntui project" in err
+
+
+def test_opening_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    result = run_cli(str(missing))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert str(missing) in result.stderr
+    assert "trntui init" in result.stderr
+
+
+def test_opening_a_broken_file_names_the_line_and_exits_nonzero(tmp_path: Path) -> None:
+    (tmp_path / PROJECT_FILE).write_text("schema_version = 1\n[model\n")
+    result = run_cli(str(tmp_path))
+    assert result.returncode == 2
+    assert f"{tmp_path / PROJECT_FILE}:2" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,248 @@
+"""The project directory: round trip, atomic writes, one writer, schema and error messages."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.strategies import inventories
+from trntui.core.errors import InputFileError
+from trntui.core.inventory import Inventory, ModelInfo, ProjectInfo
+from trntui.store.project import (
+    PROJECT_FILE,
+    ChangedOnDisk,
+    NewerSchemaError,
+    NotAProject,
+    Project,
+    ProjectLocked,
+    ReadOnlyProject,
+    init_project,
+    read_inventory,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    return init_project(tmp_path / "proj", "test project")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(inventory=inventories())
+def test_every_inventory_field_survives_save_and_load(tmp_path: Path, inventory: Inventory) -> None:
+    root = tmp_path / "rt"
+    if not root.exists():
+        init_project(root)
+    with Project.open(root) as project:
+        project.save_inventory(inventory)
+    assert read_inventory(root).inventory == inventory
+
+
+def test_saved_file_is_plain_toml_with_schema_version_first(project_dir: Path) -> None:
+    with Project.open(project_dir) as project:
+        project.save_inventory(Inventory(model=ModelInfo(parameters_billion=70.0)))
+    lines = [ln for ln in (project_dir / PROJECT_FILE).read_text().splitlines() if ln.strip()]
+    first_setting = next(ln for ln in lines if not ln.startswith("#"))
+    assert first_setting == "schema_version = 1"
+    assert "parameters_billion = 70.0" in lines
+
+
+def test_saving_the_same_inventory_twice_gives_identical_bytes(project_dir: Path) -> None:
+    inventory = Inventory(project=ProjectInfo(name="x"), model=ModelInfo(operators=("a", "b")))
+    with Project.open(project_dir) as project:
+        project.save_inventory(inventory)
+        first = project.path.read_bytes()
+        project.save_inventory(inventory)
+        assert project.path.read_bytes() == first
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from trntui.core.inventory import Inventory, ModelInfo, ProjectInfo
+    from trntui.store.project import Project
+
+    root = sys.argv[1]
+    big = tuple(f"operator-{i}" * 20 for i in range(3000))
+    versions = [
+        Inventory(project=ProjectInfo(name="A"), model=ModelInfo(operators=big)),
+        Inventory(project=ProjectInfo(name="B"), model=ModelInfo(operators=big[:1500])),
+    ]
+    with Project.open(root) as project:
+        print("ready", flush=True)
+        i = 0
+        while True:
+            project.save_inventory(versions[i % 2])
+            i += 1
+    """
+)
+
+
+def test_writer_killed_mid_save_leaves_a_whole_file(project_dir: Path) -> None:
+    """SIGKILL a process that saves in a loop, many times; the file must always load."""
+    rng = random.Random(7)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    names_seen = set()
+    for _ in range(15):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(project_dir)],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0.01, 0.25))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        loaded = read_inventory(project_dir).inventory
+        assert loaded.project.name in {"A", "B", "test project"}
+        names_seen.add(loaded.project.name)
+    assert names_seen & {"A", "B"}, "the writer never completed a save; the test proved nothing"
+    with Project.open(project_dir):
+        pass
+    leftovers = list(project_dir.glob(".trntui-tmp-*"))
+    assert leftovers == []
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from trntui.store.project import Project
+    project = Project.open(sys.argv[1])
+    print("locked", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(project_dir)], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == b"locked"
+        with pytest.raises(ProjectLocked) as caught:
+            Project.open(project_dir)
+        assert f"pid {holder.pid}" in str(caught.value)
+        with Project.open(project_dir, allow_read_only=True) as second:
+            assert second.read_only
+            assert f"pid {holder.pid}" in second.holder
+            before = second.path.read_bytes()
+            with pytest.raises(ReadOnlyProject):
+                second.save_inventory(Inventory(project=ProjectInfo(name="lost?")))
+            assert second.path.read_bytes() == before
+    finally:
+        holder.kill()
+        holder.wait()
+    with Project.open(project_dir) as third:
+        assert not third.read_only
+
+
+def test_edit_made_on_disk_meanwhile_is_not_overwritten(project_dir: Path) -> None:
+    with Project.open(project_dir) as project:
+        path = project.path
+        hand_edit = path.read_text().replace('name = "test project"', 'name = "hand edit"')
+        path.write_text(hand_edit)
+        with pytest.raises(ChangedOnDisk):
+            project.save_inventory(Inventory(project=ProjectInfo(name="session edit")))
+        assert path.read_text() == hand_edit
+        assert project.reload().project.name == "hand edit"
+        project.save_inventory(Inventory(project=ProjectInfo(name="after reload")))
+    assert read_inventory(project_dir).inventory.project.name == "after reload"
+
+
+def test_newer_schema_is_refused_and_left_untouched(project_dir: Path) -> None:
+    path = project_dir / PROJECT_FILE
+    path.write_text('schema_version = 2\n[project]\nname = "future"\nsomething_new = 1\n')
+    before = path.read_bytes()
+    with pytest.raises(NewerSchemaError, match="schema_version 2"):
+        Project.open(project_dir)
+    assert path.read_bytes() == before
+
+
+def test_syntax_error_names_file_and_line(project_dir: Path) -> None:
+    path = project_dir / PROJECT_FILE
+    path.write_text('schema_version = 1\n\n[model]\nname = "Llama\nversion = "2"\n')
+    before = path.read_bytes()
+    with pytest.raises(InputFileError) as caught:
+        Project.open(project_dir)
+    assert caught.value.line == 4
+    assert str(path) in str(caught.value)
+    assert path.read_bytes() == before
+
+
+def test_wrong_type_names_line_key_and_expectation(project_dir: Path) -> None:
+    path = project_dir / PROJECT_FILE
+    path.write_text(
+        "schema_version = 1\n[project]\nname = 'p'\n\n[model]\n"
+        "name = 'x'\nparameters_billion = \"seventy\"\n"
+    )
+    with pytest.raises(InputFileError) as caught:
+        read_inventory(project_dir)
+    error = caught.value
+    assert error.line == 7
+    assert error.key == "model.parameters_billion"
+    assert "number" in (error.expected or "")
+    assert f"{path}:7" in str(error)
+
+
+def test_problem_in_second_target_points_at_its_own_lines(project_dir: Path) -> None:
+    path = project_dir / PROJECT_FILE
+    path.write_text(
+        "schema_version = 1\n"
+        "[[targets]]\nname = 'a'\ninstance_type = 'p5.48xlarge'\ninstance_count = 1\n"
+        "region = 'us-east-1'\npurchase_option = 'on-demand'\n"
+        "[[targets]]\nname = 'b'\ninstance_type = 'trn3.48xlarge'\ninstance_count = -4\n"
+        "region = 'us-east-1'\npurchase_option = 'on-demand'\n"
+    )
+    with pytest.raises(InputFileError) as caught:
+        read_inventory(path.parent)
+    assert caught.value.line == 11
+    assert caught.value.key == "targets[1].instance_count"
+
+
+def test_missing_schema_version_is_an_error_not_a_guess(project_dir: Path) -> None:
+    (project_dir / PROJECT_FILE).write_text("[project]\nname = 'p'\n")
+    with pytest.raises(InputFileError, match="schema_version"):
+        read_inventory(project_dir)
+
+
+def test_non_utf8_file_reports_the_line(project_dir: Path) -> None:
+    (project_dir / PROJECT_FILE).write_bytes(b"schema_version = 1\n[project]\nname = '\xff'\n")
+    with pytest.raises(InputFileError) as caught:
+        read_inventory(project_dir)
+    assert caught.value.line == 3
+
+
+def test_folder_without_project_file_is_not_a_project(tmp_path: Path) -> None:
+    with pytest.raises(NotAProject, match="trntui init"):
+        Project.open(tmp_path)
+
+
+def test_init_refuses_to_overwrite_an_existing_project(project_dir: Path) -> None:
+    before = (project_dir / PROJECT_FILE).read_bytes()
+    with pytest.raises(Exception, match="already holds"):
+        init_project(project_dir)
+    assert (project_dir / PROJECT_FILE).read_bytes() == before
+
+
+def test_sample_project_loads_and_is_labelled_as_an_example() -> None:
+    inventory = read_inventory(REPO / "sample_runs" / "llama2-70b-lora").inventory
+    assert inventory.project.example is True
+    families = {t.accelerator_family for t in inventory.targets}
+    assert {"Trainium3", "GPU"} <= families
+    assert inventory.warnings() == []

@@ -1,0 +1,101 @@
+"""Command line entry point: ``trntui [DIR]`` opens the app; subcommands work headless.
+
+User mistakes (a missing folder, a malformed file, a busy project) print one line to stderr and
+exit with status 2; tracebacks are left for bugs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from trntui import __version__
+from trntui.core.errors import UserError
+from trntui.store.project import init_project
+
+# Modules under trntui.commands that add subcommands; a missing one is simply not offered.
+COMMAND_MODULES = ("trntui.commands.runs", "trntui.commands.price")
+
+
+def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
+    parser = argparse.ArgumentParser(
+        prog="trntui",
+        description="Turn measured trial runs into a training cost estimate you can defend.",
+        epilog="Without a subcommand, `trntui [DIR]` opens the app on the project in DIR.",
+    )
+    parser.add_argument("--version", action="version", version=f"trntui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    init = sub.add_parser("init", help="create a new project directory")
+    init.add_argument("dir", metavar="DIR", help="folder to create (or an empty one)")
+    init.add_argument("--name", help="project name (default: the folder's name)")
+    init.set_defaults(func=_cmd_init)
+
+    opener = sub.add_parser("open", help="open the app on a project (same as `trntui DIR`)")
+    _add_open_arguments(opener)
+
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as missing:
+            if missing.name != module_name:
+                raise
+            continue
+        module.register(sub)
+    return parser, set(sub.choices)
+
+
+def _add_open_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dir", metavar="DIR", nargs="?", default=".", help="project folder (default: .)"
+    )
+    parser.add_argument(
+        "--read-only", action="store_true", help="open without taking the write lock"
+    )
+    parser.set_defaults(func=_cmd_open)
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    root = init_project(Path(args.dir), args.name)
+    print(f"Created trntui project in {root}/ (edit it with: trntui {root})")
+    return 0
+
+
+def _cmd_open(args: argparse.Namespace) -> int:
+    from trntui.ui.app import run_app  # Textual is only imported when the app is wanted
+
+    run_app(Path(args.dir), read_only=args.read_only)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, commands = _build_parser()
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is None or first not in commands:
+        opener = argparse.ArgumentParser(prog="trntui", parents=[], add_help=False)
+        if any(a in ("-h", "--help") for a in argv):
+            parser.print_help()
+            return 0
+        if "--version" in argv:
+            print(f"trntui {__version__}")
+            return 0
+        _add_open_arguments(opener)
+        args = opener.parse_args(argv)
+    else:
+        args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as error:
+        print(f"trntui: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("trntui: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

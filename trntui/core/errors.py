@@ -1,0 +1,37 @@
+"""Errors a user can cause, each with a message written for a person.
+
+Tracebacks are for bugs; everything a user can trigger by a bad file, a bad value or a busy
+project raises one of these, and the CLI and the UI show ``str(error)`` as it is.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Base class: the message names what is wrong and what was expected."""
+
+
+class InputFileError(UserError):
+    """A file the user gave us is malformed; points at the file, the line and the key."""
+
+    def __init__(
+        self,
+        path: str,
+        problem: str,
+        *,
+        line: int | None = None,
+        key: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        self.path = path
+        self.problem = problem
+        self.line = line
+        self.key = key
+        self.expected = expected
+        where = path if line is None else f"{path}:{line}"
+        parts = [f"{where}: {problem}"]
+        if key:
+            parts.append(f"key '{key}'")
+        if expected:
+            parts.append(f"expected {expected}")
+        super().__init__("; ".join(parts))

@@ -1,0 +1,300 @@
+"""The project directory, format v1.
+
+Layout (everything but the lock file is meant to be committed)::
+
+    trntui.toml              schema_version + the workload inventory (this module)
+    runs/                    imported runs: runs.parquet, timelines/<run_id>.parquet
+    prices/                  the price quotes the project uses
+    scenarios/<name>.toml    saved scenario snapshots
+    .trntui.lock             who has the project open for writing (git-ignored)
+
+Rules this module enforces:
+
+* Writes are atomic (``store.atomic``): a killed writer leaves the old or the new file.
+* One writer at a time. ``Project.open`` takes an exclusive ``flock`` on ``.trntui.lock`` and
+  writes who holds it; a second session gets the project read-only (or ``ProjectLocked``) with
+  the holder's name. The kernel drops the lock when the holder dies, so there are no stale locks.
+* No lost update: a save first checks that ``trntui.toml`` still holds what this session last
+  read or wrote; if someone changed it by hand meanwhile, the save is refused, not merged.
+* A file from a newer ``schema_version`` is refused and never rewritten; a malformed file raises
+  ``InputFileError`` naming the file, line and key, and nothing on disk is touched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import getpass
+import hashlib
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import tomli_w
+
+from trntui.core.errors import InputFileError, UserError
+from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
+from trntui.store.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temp_files
+from trntui.store.toml_file import decode_utf8, locate, parse_toml
+
+SCHEMA_VERSION = 1
+PROJECT_FILE = "trntui.toml"
+LOCK_FILE = ".trntui.lock"
+DATA_FOLDERS = ("runs", "prices", "scenarios")
+_GITIGNORE = f"{LOCK_FILE}\n.trntui-tmp-*\n"
+
+
+class NotAProject(UserError):
+    """The folder has no ``trntui.toml``."""
+
+
+class NewerSchemaError(UserError):
+    """The file was written by a newer trntui; we refuse rather than risk rewriting it."""
+
+
+class ProjectLocked(UserError):
+    """Another session holds the write lock."""
+
+    def __init__(self, root: Path, holder: str) -> None:
+        self.holder = holder
+        super().__init__(
+            f"{root} is open for writing by {holder}; close it there first (or open it read-only)"
+        )
+
+
+class ReadOnlyProject(UserError):
+    """A write was attempted on a project opened read-only."""
+
+
+class ChangedOnDisk(UserError):
+    """``trntui.toml`` changed since this session read it; saving would lose that change."""
+
+
+@dataclass(frozen=True)
+class LoadedInventory:
+    inventory: Inventory
+    digest: str
+
+
+def project_file(root: Path) -> Path:
+    return Path(root) / PROJECT_FILE
+
+
+def render_project_toml(inventory: Inventory) -> str:
+    """The file's text: ``schema_version`` first, then the sections in their fixed order."""
+    document = {"schema_version": SCHEMA_VERSION, **inventory.to_dict()}
+    header = (
+        "# trntui project file (format v1): the workload inventory.\n"
+        "# Edit here or in the app (`trntui <this folder>`); keys are documented in the README.\n"
+    )
+    return header + tomli_w.dumps(document)
+
+
+def read_inventory(root: Path) -> LoadedInventory:
+    """Load and check ``trntui.toml``; raises a ``UserError`` describing any problem."""
+    path = project_file(root)
+    if not Path(root).is_dir():
+        raise NotAProject(f"{root}: no such folder; create a project with `trntui init {root}`")
+    if not path.is_file():
+        raise NotAProject(
+            f"{root} is not a trntui project: it has no {PROJECT_FILE} "
+            f"(create one with `trntui init {root}`)"
+        )
+    data = path.read_bytes()
+    text = decode_utf8(path, data)
+    document = parse_toml(path, text)
+    return LoadedInventory(_inventory_from_document(path, text, document), _digest(data))
+
+
+def _inventory_from_document(path: Path, text: str, document: dict[str, Any]) -> Inventory:
+    version = document.pop("schema_version", None)
+    if version is None:
+        raise InputFileError(
+            str(path),
+            "missing schema_version",
+            line=1,
+            key="schema_version",
+            expected=f"schema_version = {SCHEMA_VERSION} at the top of the file",
+        )
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InputFileError(
+            str(path),
+            f"schema_version must be a whole number, not {version!r}",
+            line=locate(text, "", "schema_version"),
+            key="schema_version",
+            expected=f"schema_version = {SCHEMA_VERSION}",
+        )
+    if version > SCHEMA_VERSION:
+        raise NewerSchemaError(
+            f"{path} has schema_version {version}, written by a newer trntui; this version "
+            f"reads up to {SCHEMA_VERSION}. Upgrade trntui to open it; the file was not changed."
+        )
+    if version < 1:
+        raise InputFileError(
+            str(path),
+            f"schema_version {version} is not a valid format version",
+            line=locate(text, "", "schema_version"),
+            key="schema_version",
+            expected=f"schema_version = {SCHEMA_VERSION}",
+        )
+    try:
+        return Inventory.from_dict(document)
+    except InventoryInvalid as invalid:
+        first = invalid.problems[0]
+        more = len(invalid.problems) - 1
+        problem = first.message + (f" (and {more} more problem(s))" if more else "")
+        raise InputFileError(
+            str(path),
+            problem,
+            line=locate(text, first.section, first.key, first.index),
+            key=first.path,
+            expected=first.expected,
+        ) from None
+
+
+def init_project(root: Path, name: str | None = None) -> Path:
+    """Create a new project folder (or fill an empty one); refuses to overwrite a project."""
+    root = Path(root)
+    path = project_file(root)
+    if path.exists():
+        raise UserError(f"{root} already holds a trntui project ({PROJECT_FILE}); nothing changed")
+    if root.exists() and not root.is_dir():
+        raise UserError(f"{root} exists and is not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+    inventory = Inventory(project=ProjectInfo(name=name or root.resolve().name))
+    atomic_write_text(path, render_project_toml(inventory))
+    gitignore = root / ".gitignore"
+    if not gitignore.exists():
+        atomic_write_text(gitignore, _GITIGNORE)
+    return root
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _holder_text() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{user}@{socket.gethostname()} (pid {os.getpid()}, since {since})"
+
+
+class Project:
+    """An open project directory: the inventory plus, unless read-only, the write lock.
+
+    Use as a context manager, or call ``close`` to release the lock.
+    """
+
+    def __init__(self, root: Path, loaded: LoadedInventory, lock: IO[str] | None, holder: str):
+        self.root = Path(root)
+        self.inventory = loaded.inventory
+        self._digest = loaded.digest
+        self._lock = lock
+        self.holder = holder
+        """Who holds the write lock: this session's text when writable, the other one's if not."""
+
+    @classmethod
+    def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
+        """Open ``root``; with the lock taken by someone else, read-only or ``ProjectLocked``.
+
+        ``read_only=True`` never takes the lock (for looking without blocking a colleague).
+        """
+        root = Path(root)
+        loaded = read_inventory(root)
+        if read_only:
+            return cls(root, loaded, None, "nobody: opened read-only on request")
+        lock, holder = _acquire_lock(root)
+        if lock is None and not allow_read_only:
+            raise ProjectLocked(root, holder)
+        if lock is not None:
+            remove_stale_temp_files(root)
+        return cls(root, loaded, lock, holder)
+
+    @property
+    def read_only(self) -> bool:
+        return self._lock is None
+
+    @property
+    def path(self) -> Path:
+        return project_file(self.root)
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyProject(
+                f"{self.root} is open read-only: {self.holder} has it open for writing"
+            )
+
+    def save_inventory(self, inventory: Inventory) -> None:
+        """Write the inventory atomically, unless the file changed on disk since we read it."""
+        self.require_writable()
+        current = self.path.read_bytes() if self.path.exists() else b""
+        if _digest(current) != self._digest:
+            raise ChangedOnDisk(
+                f"{self.path} was changed outside this session since it was opened; "
+                "your edit was not saved (reload to see the file's content, then edit again)"
+            )
+        text = render_project_toml(inventory)
+        data = text.encode("utf-8")
+        atomic_write_bytes(self.path, data)
+        self.inventory = inventory
+        self._digest = _digest(data)
+
+    def reload(self) -> Inventory:
+        """Read the file again (after a hand edit); raises like ``open`` on a bad file."""
+        loaded = read_inventory(self.root)
+        self.inventory = loaded.inventory
+        self._digest = loaded.digest
+        return self.inventory
+
+    def changed_on_disk(self) -> bool:
+        try:
+            return _digest(self.path.read_bytes()) != self._digest
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        if self._lock is not None:
+            try:
+                self._lock.seek(0)
+                self._lock.truncate()
+                self._lock.flush()
+                fcntl.flock(self._lock, fcntl.LOCK_UN)
+            finally:
+                self._lock.close()
+                self._lock = None
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _acquire_lock(root: Path) -> tuple[IO[str] | None, str]:
+    """Take the exclusive lock; on failure return ``(None, <who holds it>)``."""
+    path = root / LOCK_FILE
+    try:
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
+    except OSError as error:
+        return None, f"nobody (the lock file cannot be created: {error.strerror})"
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise
+        handle.seek(0)
+        holder = handle.read().strip() or "another trntui session"
+        handle.close()
+        return None, holder
+    holder = _holder_text()
+    handle.seek(0)
+    handle.truncate()
+    handle.write(holder + "\n")
+    handle.flush()
+    return handle, holder

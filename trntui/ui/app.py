@@ -1,0 +1,249 @@
+"""The Textual app: one mode per area (Inventory, Runs, Prices, Scenarios).
+
+The app owns the open ``Project`` and the current ``Inventory``. Screens send edits to
+``apply_inventory``, which checks the whole document (the same check a hand-edited file gets),
+keeps an undo history and saves shortly after the last keystroke, so there is no separate
+"export" step and an invalid value never reaches the disk.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Static
+
+from trntui.core.errors import UserError
+from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.store.project import Project
+from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
+from trntui.ui.screens.help import HelpScreen
+from trntui.ui.screens.inventory import InventoryScreen
+from trntui.ui.screens.placeholders import PricesScreen, RunsScreen, ScenariosScreen
+from trntui.ui.widgets.field_form import FieldForm
+
+SAVE_DELAY_S = 0.4
+UNDO_COALESCE_S = 2.0
+UNDO_LIMIT = 200
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question (y / n or esc)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 70; height: auto; border: round $warning; background: $surface; padding: 1 2;
+    }
+    """
+    BINDINGS: ClassVar = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n", "answer(False)", "No", id="confirm.no"),
+        Binding("escape", "answer(False)", "No", show=False, id="confirm.escape"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question + "\n\n[b]y[/b] yes   [b]n[/b] no")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class TrnTuiApp(App[None]):
+    TITLE = "trntui"
+    CSS_PATH = "trntui.tcss"
+    MODES: ClassVar = {
+        "inventory": InventoryScreen,
+        "runs": RunsScreen,
+        "prices": PricesScreen,
+        "scenarios": ScenariosScreen,
+    }
+    DEFAULT_MODE = "inventory"
+    BINDINGS: ClassVar = app_bindings()
+    COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider}
+
+    status: reactive[tuple[str, str]] = reactive(("", ""))
+    """(message, level) shown on every screen's status line; level is '', 'warning' or 'error'."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__()
+        self.project = project
+        self.inventory: Inventory = project.inventory
+        self._undo: list[tuple[Inventory, str, float]] = []
+        self._save_timer: Timer | None = None
+        self._dirty = False
+
+    def on_mount(self) -> None:
+        self.sub_title = self._sub_title()
+        keymap, warning = load_user_keymap()
+        if keymap:
+            self.set_keymap(keymap)
+        if warning:
+            self.notify(warning, severity="warning")
+        if self.project.read_only:
+            self.status = (f"Read-only: {self.project.holder}", "warning")
+        else:
+            self.status = (f"Editing {self._short_path()}", "")
+
+    def _short_path(self) -> str:
+        """The project file as folder/name: enough to recognise, short enough for 80 columns."""
+        return f"{self.project.root.resolve().name}/{self.project.path.name}"
+
+    def _sub_title(self) -> str:
+        name = self.inventory.project.name
+        suffix = " (example data)" if self.inventory.project.example else ""
+        return f"{name}{suffix}" + (" [read-only]" if self.project.read_only else "")
+
+    # --- inventory edits -------------------------------------------------------------------
+
+    def apply_inventory(self, inventory: Inventory, *, label: str) -> bool:
+        """Make ``inventory`` current and schedule its save; refuse an invalid document."""
+        if self.project.read_only:
+            self.notify_read_only()
+            return False
+        try:
+            Inventory.from_dict(inventory.to_dict())
+        except InventoryInvalid as invalid:
+            self.status = (f"Not saved: {invalid.problems[0].message}", "error")
+            return False
+        now = time.monotonic()
+        last = self._undo[-1] if self._undo else None
+        if not (last and last[1] == label and now - last[2] < UNDO_COALESCE_S):
+            self._undo.append((self.inventory, label, now))
+            del self._undo[:-UNDO_LIMIT]
+        self._set_inventory(inventory)
+        return True
+
+    def _set_inventory(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        self._dirty = True
+        self.sub_title = self._sub_title()
+        self.status = ("Saving...", "")
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(SAVE_DELAY_S, self.save_now)
+        self._refresh_inventory_screen(inventory, reload_forms=False)
+
+    def inventory_screen(self) -> InventoryScreen | None:
+        """The mounted inventory screen, whichever mode is current."""
+        try:
+            stack = self.get_screen_stack("inventory")
+        except KeyError:
+            return None
+        for screen in stack:
+            if isinstance(screen, InventoryScreen) and screen.is_mounted:
+                return screen
+        return None
+
+    def _refresh_inventory_screen(self, inventory: Inventory, *, reload_forms: bool) -> None:
+        screen = self.inventory_screen()
+        if screen is None:
+            return
+        if reload_forms:
+            screen.refresh_from(inventory)
+        else:
+            screen.refresh_lists(inventory)
+
+    def save_now(self) -> bool:
+        """Write pending edits; report the outcome on the status line."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        if not self._dirty:
+            return True
+        try:
+            self.project.save_inventory(self.inventory)
+        except (UserError, OSError) as error:
+            self.status = (f"Not saved: {error}", "error")
+            self.notify(str(error), title="Not saved", severity="error", timeout=10)
+            return False
+        self._dirty = False
+        self.status = (f"Saved {time.strftime('%H:%M:%S')} to {self._short_path()}", "")
+        return True
+
+    def notify_read_only(self) -> None:
+        self.notify(f"Read-only: {self.project.holder}", severity="warning")
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def _commit_pending(self) -> None:
+        screen = self.inventory_screen()
+        if screen is not None and not self.project.read_only:
+            screen.commit_pending()
+
+    def action_save(self) -> None:
+        self._commit_pending()
+        self.save_now()
+
+    def action_undo(self) -> None:
+        if not self._undo:
+            self.notify("Nothing to undo.")
+            return
+        previous, label, _ = self._undo.pop()
+        self._set_inventory(previous)
+        self._refresh_inventory_screen(previous, reload_forms=True)
+        self.notify(f"Undone: {label}")
+
+    def action_reload(self) -> None:
+        try:
+            before = self.inventory
+            inventory = self.project.reload()
+        except UserError as error:
+            self.status = (f"Reload failed: {error}", "error")
+            return
+        if inventory != before:
+            self._undo.append((before, "reload", time.monotonic()))
+        self.inventory = inventory
+        self._dirty = False
+        self.sub_title = self._sub_title()
+        self._refresh_inventory_screen(inventory, reload_forms=True)
+        self.status = (f"Reloaded {self._short_path()}", "")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self._commit_pending()
+        problems = self._invalid_entries()
+        saved = self.save_now()
+        if saved and not problems:
+            self.exit()
+            return
+        lines = []
+        if not saved:
+            lines.append(f"The last edits could not be saved: {self.status[0]}")
+        if problems:
+            lines.append("These fields hold text that is not valid and was not saved:")
+            lines += [f"  {label}: {message}" for label, message in problems[:5]]
+        lines.append("Quit anyway?")
+        self.push_screen(ConfirmScreen("\n".join(lines)), lambda yes: self.exit() if yes else None)
+
+    def _invalid_entries(self) -> list[tuple[str, str]]:
+        screen = self.inventory_screen()
+        if screen is None:
+            return []
+        found = []
+        for form in screen.query(FieldForm):
+            found += [(f"{form.section_cls.TITLE} > {lbl}", m) for lbl, m in form.invalid_fields()]
+        return found
+
+
+def run_app(root: Path, *, read_only: bool = False) -> None:
+    project = Project.open(root, allow_read_only=True, read_only=read_only)
+    try:
+        TrnTuiApp(project).run()
+    finally:
+        project.close()

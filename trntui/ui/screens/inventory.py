@@ -1,0 +1,358 @@
+"""The workload inventory screen: section list on the left, the section's form on the right.
+
+Edits go to the app (``TrnTuiApp.apply_inventory``), which checks the whole inventory and saves
+it; the screen only shows values and errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    ContentSwitcher,
+    DataTable,
+    Footer,
+    Header,
+    Label,
+    OptionList,
+    Static,
+)
+from textual.widgets.option_list import Option
+
+from trntui.core.fields import FieldValueError
+from trntui.core.inventory import (
+    LIST_SECTIONS,
+    SECTIONS,
+    Inventory,
+    section_specs,
+)
+from trntui.ui.widgets.field_form import FieldChange, FieldForm
+from trntui.ui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from trntui.ui.app import TrnTuiApp
+
+SECTION_HELP = {
+    "project": "Name the project; 'Example data' marks illustrations so nobody quotes them.",
+    "model": "What is trained: architecture, size, precision, operators (SPEC §1).",
+    "software": "Framework, libraries and Neuron SDK versions; features the port needs.",
+    "distribution": "How the work is split across accelerators and how it resumes.",
+    "goal": "How much work must finish, and which quality result makes a run count.",
+    "data_prep": "Cleaning, tokenization, example generation: where and how long.",
+    "side_costs": "Quantities for storage, transfer and logs; prices come from Prices.",
+    "risks": "Each adaptation the port needs. Effort is engineering days, never instance hours.",
+    "targets": "Where training could run: exact instance type, count, region, purchase option.",
+}
+
+CHECKS_ID = "checks"
+
+
+class ItemTable(Vertical):
+    """A list section (risks or targets) as a table with add, edit and delete."""
+
+    DEFAULT_CSS = """
+    ItemTable { padding: 0 1; }
+    ItemTable .form-title { text-style: bold; }
+    ItemTable .form-help { color: $text-muted; }
+    ItemTable DataTable { height: 1fr; margin-top: 1; }
+    ItemTable .hint { color: $text-muted; }
+    """
+
+    BINDINGS = [
+        Binding("a", "add", "Add", id="items.add"),
+        Binding("e", "edit", "Edit", id="items.edit"),
+        Binding("d", "delete", "Delete", id="items.delete"),
+        Binding("delete", "delete", "Delete", show=False, id="items.delete_alt"),
+    ]
+
+    def __init__(self, name: str, items: tuple[Any, ...], *, read_only: bool) -> None:
+        super().__init__(id=f"section-{name}")
+        self.section = name
+        self.item_cls = LIST_SECTIONS[name]
+        self.items = items
+        self.read_only = read_only
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"{self.item_cls.TITLE}s", classes="form-title")
+        yield Static(SECTION_HELP[self.section], classes="form-help")
+        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
+        yield table
+        hint = "read-only" if self.read_only else "a add  e/enter edit  d delete  ctrl+z undo"
+        yield Static(hint, classes="hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        columns = self._columns()
+        for position, (key, spec) in enumerate(columns):
+            # A leading name is clipped so that the short columns after it stay visible.
+            clip = key in ("name", "title") and position < len(columns) - 1
+            table.add_column(spec.short or spec.label, key=key, width=15 if clip else None)
+        self.show_items(self.items)
+
+    def _columns(self) -> list[tuple[str, Any]]:
+        specs = section_specs(self.item_cls)
+        return [(key, specs[key]) for key in self.item_cls.COLUMNS]
+
+    def show_items(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        for index, item in enumerate(items):
+            table.add_row(
+                *[spec.format_value(getattr(item, key)) or "-" for key, spec in self._columns()],
+                key=str(index),
+            )
+        if items:
+            table.move_cursor(row=min(max(row, 0), len(items) - 1))
+
+    @property
+    def _app(self) -> TrnTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def action_add(self) -> None:
+        if self.read_only:
+            self._app.notify_read_only()
+            return
+        self.app.push_screen(
+            ItemFormScreen(self.item_cls, self.item_cls(), title=f"New {self.item_cls.TITLE}"),
+            self._added,
+        )
+
+    def _added(self, item: Any) -> None:
+        if item is not None:
+            self._app.apply_inventory(
+                _with_items(self._app.inventory, self.section, (*self.items, item)),
+                label=f"add {self.item_cls.TITLE.lower()}",
+            )
+
+    def action_edit(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.items or self.read_only:
+            if self.read_only:
+                self._app.notify_read_only()
+            return
+        index = table.cursor_row
+        self.app.push_screen(
+            ItemFormScreen(self.item_cls, self.items[index], title=f"Edit {self.item_cls.TITLE}"),
+            lambda item: self._edited(index, item),
+        )
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit()
+
+    def _edited(self, index: int, item: Any) -> None:
+        if item is not None:
+            items = list(self.items)
+            items[index] = item
+            self._app.apply_inventory(
+                _with_items(self._app.inventory, self.section, tuple(items)),
+                label=f"edit {self.item_cls.TITLE.lower()}",
+            )
+
+    def action_delete(self) -> None:
+        if self.read_only:
+            self._app.notify_read_only()
+            return
+        if not self.items:
+            return
+        index = self.query_one(DataTable).cursor_row
+        items = self.items[:index] + self.items[index + 1 :]
+        removed = self.items[index]
+        name = getattr(removed, "name", None) or getattr(removed, "title", "")
+        if self._app.apply_inventory(
+            _with_items(self._app.inventory, self.section, items),
+            label=f"delete {self.item_cls.TITLE.lower()}",
+        ):
+            self.app.notify(f"Deleted '{name}'. Press ctrl+z to undo.", title="Deleted")
+
+
+def _with_items(inventory: Inventory, section: str, items: tuple[Any, ...]) -> Inventory:
+    return dataclasses.replace(inventory, **{section: items})
+
+
+class ItemFormScreen(ModalScreen[Any]):
+    """Edit one risk or target; ctrl+s keeps it, escape discards it."""
+
+    AUTO_FOCUS = "Input, Select"
+
+    DEFAULT_CSS = """
+    ItemFormScreen { align: center middle; }
+    ItemFormScreen > Vertical {
+        width: 76; height: auto; max-height: 22; border: round $accent; background: $surface;
+    }
+    ItemFormScreen FieldForm { height: auto; max-height: 16; }
+    ItemFormScreen .modal-hint { color: $text-muted; padding: 0 1; }
+    ItemFormScreen .modal-error { color: $error; padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "keep", "Keep", id="item.keep", priority=True),
+        Binding("escape", "discard", "Cancel", id="item.cancel"),
+    ]
+
+    def __init__(self, cls: type, item: Any, *, title: str) -> None:
+        super().__init__()
+        self.item_cls = cls
+        self.item = item
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = self.title_text
+            yield FieldForm(self.item_cls, self.item)
+            yield Static("", classes="modal-error")
+            yield Static("ctrl+s keep   esc cancel", classes="modal-hint")
+
+    @on(FieldForm.Edited)
+    @on(FieldForm.Invalid)
+    def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
+        event.stop()  # the item is applied as a whole on ctrl+s, not field by field
+
+    def action_keep(self) -> None:
+        try:
+            values = self.query_one(FieldForm).values()
+        except FieldValueError as error:
+            self.query_one(".modal-error", Static).update(f"Not kept: {error}")
+            return
+        self.dismiss(self.item_cls(**values))
+
+    def action_discard(self) -> None:
+        self.dismiss(None)
+
+
+class ChecksPane(Vertical):
+    """What the inventory still lacks before an estimate can be defended."""
+
+    DEFAULT_CSS = """
+    ChecksPane { padding: 0 1; }
+    ChecksPane .form-title { text-style: bold; margin-bottom: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label("Checks", classes="form-title")
+        yield Static("", id="checks-body")
+
+    def show(self, inventory: Inventory) -> None:
+        notes = inventory.warnings()
+        text = "\n".join(f"- {n}" for n in notes) if notes else "Nothing missing."
+        risks = [r for r in inventory.risks if r.status != "resolved"]
+        if risks:
+            days = sum(r.effort_days or 0 for r in risks)
+            text += (
+                f"\n\nOpen migration risks: {len(risks)}, "
+                f"{days:g} engineering days estimated (kept apart from instance cost)."
+            )
+        self.query_one("#checks-body", Static).update(text)
+
+
+class InventoryScreen(Screen[None]):
+    """Edit the inventory section by section; every valid edit is saved."""
+
+    DEFAULT_CSS = """
+    InventoryScreen #nav { width: 20; height: 1fr; }
+    InventoryScreen #body { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("escape", "focus_nav", "Sections", id="inventory.sections")]
+
+    def __init__(self) -> None:
+        super().__init__(id="inventory")
+
+    @property
+    def _app(self) -> TrnTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        inventory = self._app.inventory
+        read_only = self._app.project.read_only
+        yield Header()
+        with Horizontal(id="body"):
+            options = [Option(cls.TITLE, id=name) for name, cls in SECTIONS.items()]
+            options += [Option(f"{cls.TITLE}s", id=name) for name, cls in LIST_SECTIONS.items()]
+            options.append(Option("Checks", id=CHECKS_ID))
+            yield OptionList(*options, id="nav")
+            with ContentSwitcher(initial="section-project", id="sections"):
+                for name, cls in SECTIONS.items():
+                    yield FieldForm(
+                        cls,
+                        getattr(inventory, name),
+                        read_only=read_only,
+                        help_text=SECTION_HELP[name],
+                        id=f"section-{name}",
+                    )
+                for name in LIST_SECTIONS:
+                    yield ItemTable(name, getattr(inventory, name), read_only=read_only)
+                yield ChecksPane(id=f"section-{CHECKS_ID}")
+        yield StatusLine()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#nav", OptionList).highlighted = 0
+        self.refresh_from(self._app.inventory)
+
+    @on(OptionList.OptionHighlighted, "#nav")
+    def _show_section(self, event: OptionList.OptionHighlighted) -> None:
+        self.query_one("#sections", ContentSwitcher).current = f"section-{event.option.id}"
+
+    @on(OptionList.OptionSelected, "#nav")
+    def _enter_section(self, event: OptionList.OptionSelected) -> None:
+        pane = self.query_one(f"#section-{event.option.id}")
+        for widget in pane.query("Input, Select, DataTable"):
+            if widget.focusable:
+                widget.focus()
+                break
+
+    def action_focus_nav(self) -> None:
+        self.query_one("#nav", OptionList).focus()
+
+    @on(FieldForm.Edited)
+    def _edited(self, event: FieldForm.Edited) -> None:
+        self._apply(event.form, event.change)
+
+    def _apply(self, form: FieldForm, change: FieldChange) -> None:
+        section = (form.id or "").removeprefix("section-")
+        inventory = self._app.inventory
+        current = getattr(inventory, section)
+        if getattr(current, change.key) == change.value:
+            return
+        updated = dataclasses.replace(current, **{change.key: change.value})
+        if self._app.apply_inventory(
+            dataclasses.replace(inventory, **{section: updated}),
+            label=f"{section}.{change.key}",
+        ):
+            form.obj = updated
+
+    def commit_pending(self) -> None:
+        """Apply valid entries still being typed, so quitting or saving keeps them."""
+        for form in self.query(FieldForm):
+            for change in form.pending_changes():
+                self._apply(form, change)
+
+    @on(FieldForm.Invalid)
+    def _invalid(self, event: FieldForm.Invalid) -> None:
+        self._app.status = (f"Not saved: {event.message}", "error")
+
+    def refresh_from(self, inventory: Inventory) -> None:
+        """Show ``inventory`` everywhere (after undo or reload) without posting edits."""
+        for name in SECTIONS:
+            form = self.query_one(f"#section-{name}", FieldForm)
+            if form.obj != getattr(inventory, name) or form.invalid_fields():
+                form.load(getattr(inventory, name))
+        self.refresh_lists(inventory)
+
+    def refresh_lists(self, inventory: Inventory) -> None:
+        """Update the tables and checks (the forms already show what was typed)."""
+        self.query_one(ChecksPane).show(inventory)
+        for name in LIST_SECTIONS:
+            table = self.query_one(f"#section-{name}", ItemTable)
+            if table.items != getattr(inventory, name):
+                table.show_items(getattr(inventory, name))

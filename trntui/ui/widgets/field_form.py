@@ -1,0 +1,274 @@
+"""A form generated from a section's field specs: one compact row per value, inline errors.
+
+The form never saves anything itself. A valid edit posts ``FieldForm.Edited`` with the parsed
+value; an invalid one shows its message under the field and posts nothing, so the last valid
+value stays in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Input, Label, Select, Static
+
+from trntui.core.fields import FieldSpec, FieldValueError
+from trntui.core.inventory import parse_value, section_specs
+
+IDLE_COMMIT_S = 1.0
+"""A valid entry is committed after this long without a keystroke (or at once on enter/tab)."""
+
+
+@dataclass
+class FieldChange:
+    key: str
+    value: Any
+
+
+class FieldRow(Vertical):
+    """Label, input, unit on one line; the error (if any) on the line below."""
+
+    DEFAULT_CSS = """
+    FieldRow { height: auto; }
+    FieldRow > Horizontal { height: 1; }
+    FieldRow .field-label { width: 21; color: $text-muted; }
+    FieldRow .field-label.-required { color: $text; }
+    FieldRow Input, FieldRow Select { width: 1fr; }
+    FieldRow .field-unit { width: auto; max-width: 14; padding-left: 1; color: $text-muted; }
+    FieldRow .field-error { color: $error; padding-left: 21; height: auto; display: none; }
+    FieldRow.-invalid .field-error { display: block; }
+    FieldRow.-invalid Input { color: $error; }
+    """
+
+    def __init__(self, cls: type, key: str, spec: FieldSpec, value: Any, *, disabled: bool):
+        super().__init__(id=f"row-{key}", classes="field-row")
+        self.section_cls = cls
+        self.key = key
+        self.spec = spec
+        self.initial = value
+        self._disabled = disabled
+
+    def compose(self) -> ComposeResult:
+        spec = self.spec
+        label = spec.label + (" *" if spec.required else "")
+        with Horizontal():
+            yield Label(label, classes="field-label" + (" -required" if spec.required else ""))
+            if spec.kind in ("choice", "bool"):
+                options: list[tuple[str, Any]]
+                if spec.kind == "bool":
+                    options = [("yes", True), ("no", False)]
+                else:
+                    options = [(choice, choice) for choice in spec.choices]
+                yield Select(
+                    options,
+                    value=self.initial if self.initial is not None else Select.NULL,
+                    allow_blank=not spec.required,
+                    prompt="(not set)",
+                    compact=True,
+                    id=f"field-{self.key}",
+                    disabled=self._disabled,
+                    tooltip=spec.help or None,
+                )
+            else:
+                yield Input(
+                    spec.format_value(self.initial),
+                    placeholder=spec.placeholder or ("(not set)" if not spec.required else ""),
+                    compact=True,
+                    id=f"field-{self.key}",
+                    disabled=self._disabled,
+                    tooltip=spec.help or None,
+                )
+            yield Label(spec.unit, classes="field-unit")
+        yield Static("", classes="field-error")
+
+    def show_error(self, message: str | None) -> None:
+        self.set_class(message is not None, "-invalid")
+        self.query_one(".field-error", Static).update(message or "")
+
+    @property
+    def error(self) -> str | None:
+        return (
+            str(self.query_one(".field-error", Static).content)
+            if self.has_class("-invalid")
+            else None
+        )
+
+    def current_text(self) -> str:
+        widget = self.query_one(f"#field-{self.key}")
+        if isinstance(widget, Input):
+            return widget.value
+        value = widget.value  # type: ignore[attr-defined]
+        return "" if value is Select.NULL else self.spec.format_value(value)
+
+    def parse(self) -> Any:
+        """The current entry as a value; raises ``FieldValueError`` when it is not valid."""
+        widget = self.query_one(f"#field-{self.key}")
+        if isinstance(widget, Select):
+            value = widget.value
+            if value is Select.NULL:
+                if self.spec.required:
+                    raise FieldValueError(f"{self.spec.label} is required")
+                return None
+            return value
+        return parse_value(self.section_cls, self.key, widget.value)
+
+    def set_value(self, value: Any) -> None:
+        """Show ``value`` (after a reload or undo) without posting an edit."""
+        widget = self.query_one(f"#field-{self.key}")
+        with widget.prevent(Input.Changed, Select.Changed):
+            if isinstance(widget, Select):
+                widget.value = value if value is not None else Select.NULL
+            else:
+                widget.value = self.spec.format_value(value)
+        self.show_error(None)
+
+
+class FieldForm(VerticalScroll, can_focus=False):
+    """All fields of one section class (a single table or one list item).
+
+    Not focusable itself: tab goes from field to field, and focus scrolls the form.
+    """
+
+    DEFAULT_CSS = """
+    FieldForm { height: 1fr; padding: 0 1; }
+    FieldForm .form-title { text-style: bold; margin-bottom: 1; }
+    FieldForm .form-help { color: $text-muted; margin-bottom: 1; }
+    """
+
+    class Edited(Message):
+        """A field now holds a new valid value."""
+
+        def __init__(self, form: FieldForm, change: FieldChange) -> None:
+            super().__init__()
+            self.form = form
+            self.change = change
+
+        @property
+        def control(self) -> FieldForm:
+            return self.form
+
+    class Invalid(Message):
+        """A field holds text that does not parse; nothing was applied."""
+
+        def __init__(self, form: FieldForm, key: str, message: str) -> None:
+            super().__init__()
+            self.form = form
+            self.key = key
+            self.message = message
+
+    def __init__(
+        self,
+        cls: type,
+        obj: Any,
+        *,
+        read_only: bool = False,
+        help_text: str = "",
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.section_cls = cls
+        self.obj = obj
+        self.read_only = read_only
+        self.help_text = help_text
+        self._idle_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.section_cls.TITLE, classes="form-title")
+        if self.help_text:
+            yield Static(self.help_text, classes="form-help")
+        for key, spec in section_specs(self.section_cls).items():
+            yield FieldRow(
+                self.section_cls, key, spec, getattr(self.obj, key), disabled=self.read_only
+            )
+
+    def rows(self) -> list[FieldRow]:
+        return list(self.query(FieldRow))
+
+    def row(self, key: str) -> FieldRow:
+        return self.query_one(f"#row-{key}", FieldRow)
+
+    @on(Input.Changed)
+    def _typed(self, event: Input.Changed) -> None:
+        """Check every keystroke; a valid entry is committed once typing pauses.
+
+        Committing on a pause (not on every keystroke) keeps half-typed states such as an
+        emptied field out of the file, while a dropped SSH session still loses nothing valid.
+        """
+        event.stop()
+        row = self._row_of(event.control)
+        if row is None:
+            return
+        if self._idle_timer is not None:
+            self._idle_timer.stop()
+            self._idle_timer = None
+        try:
+            row.parse()
+        except FieldValueError as error:
+            row.show_error(str(error))
+            self.post_message(self.Invalid(self, row.key, str(error)))
+            return
+        row.show_error(None)
+        self._idle_timer = self.set_timer(IDLE_COMMIT_S, lambda: self._commit(row))
+
+    @on(Input.Submitted)
+    @on(Input.Blurred)
+    @on(Select.Changed)
+    def _committed(self, event: Input.Submitted | Input.Blurred | Select.Changed) -> None:
+        """Enter, leaving the field, or picking a choice commits the entry if it is valid."""
+        event.stop()
+        row = self._row_of(event.control)
+        if row is not None:
+            self._commit(row)
+
+    def _row_of(self, widget: object) -> FieldRow | None:
+        widget_id = getattr(widget, "id", None) or ""
+        if not widget_id.startswith("field-"):
+            return None
+        return self.row(widget_id.removeprefix("field-"))
+
+    def _commit(self, row: FieldRow) -> None:
+        try:
+            value = row.parse()
+        except FieldValueError as error:
+            row.show_error(str(error))
+            return
+        row.show_error(None)
+        if value != getattr(self.obj, row.key):
+            self.post_message(self.Edited(self, FieldChange(row.key, value)))
+
+    def pending_changes(self) -> list[FieldChange]:
+        """Valid entries not yet committed (the field still focused when the user quits)."""
+        changes = []
+        for row in self.rows():
+            try:
+                value = row.parse()
+            except FieldValueError:
+                continue
+            if value != getattr(self.obj, row.key):
+                changes.append(FieldChange(row.key, value))
+        return changes
+
+    def values(self) -> dict[str, Any]:
+        """Every field parsed; raises ``FieldValueError`` for the first invalid one."""
+        return {row.key: row.parse() for row in self.rows()}
+
+    def invalid_fields(self) -> list[tuple[str, str]]:
+        """(label, message) for every field whose entry is not valid right now."""
+        found = []
+        for row in self.rows():
+            try:
+                row.parse()
+            except FieldValueError as error:
+                found.append((row.spec.label, str(error)))
+        return found
+
+    def load(self, obj: Any) -> None:
+        """Show another object's values (reload, undo) without posting edits."""
+        self.obj = obj
+        for row in self.rows():
+            row.set_value(getattr(obj, row.key))
