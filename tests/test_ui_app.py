@@ -10,7 +10,8 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList
 
 from trntui.store.project import Project, read_inventory
-from trntui.ui.app import SAVE_DELAY_S, ConfirmScreen, TrnTuiApp
+from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
+from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.inventory import InventoryScreen, ItemFormScreen
 from trntui.ui.widgets.field_form import IDLE_COMMIT_S, FieldRow

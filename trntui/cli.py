@@ -67,8 +67,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def _cmd_open(args: argparse.Namespace) -> int:
     from trntui.ui.app import run_app  # Textual is only imported when the app is wanted
 
-    run_app(Path(args.dir), read_only=args.read_only)
-    return 0
+    return run_app(Path(args.dir), read_only=args.read_only)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,6 +47,9 @@ class FieldSpec:
     placeholder: str = ""
     short: str = ""
     """Column header where space is tight (tables); defaults to the label."""
+    validator: Callable[[Any], None] | None = None
+    """A further rule beyond type and range (e.g. the shape of an AWS region code); raises
+    ``FieldValueError``."""
 
     @property
     def expected(self) -> str:
@@ -114,6 +118,12 @@ class FieldSpec:
 
     def check(self, value: Any) -> Any:
         """Check a typed value (from TOML or from ``parse_text``); return it normalised."""
+        value = self._check_type(value)
+        if self.validator is not None and value not in (None, ()):
+            self.validator(value)
+        return value
+
+    def _check_type(self, value: Any) -> Any:
         if value is None:
             if self.required:
                 raise FieldValueError(f"{self.label} is required")

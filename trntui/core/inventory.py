@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from trntui.core.fields import FieldSpec, FieldValueError, spec_field, specs_of
+from trntui.core.run_facts import QualityTarget
 
 PRECISIONS = ("bf16", "fp16", "fp32", "fp8", "mxfp8", "mixed bf16/fp32", "other")
 WORK_UNITS = ("tokens", "samples", "steps", "epochs")
@@ -31,16 +32,38 @@ RISK_KINDS = (
 )
 PURCHASE_OPTIONS = (
     "on-demand",
-    "reserved-1yr",
-    "reserved-3yr",
-    "savings-plan-1yr",
-    "savings-plan-3yr",
+    *(
+        f"reserved-{years}yr-{offering}-{payment}-upfront"
+        for years in (1, 3)
+        for offering in ("standard", "convertible")
+        for payment in ("no", "partial", "all")
+    ),
+    *(
+        f"savings-plan-{plan}-{years}yr-{payment}-upfront"
+        for plan in ("compute", "ec2-instance")
+        for years in (1, 3)
+        for payment in ("no", "partial", "all")
+    ),
     "capacity-block",
     "spot",
+    "negotiated",
 )
+"""The names price quotes use too, so a target finds its quote by exact match."""
 
 _INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+
+
+def check_instance_type(value: str) -> None:
+    if not _INSTANCE_TYPE.match(value):
+        raise FieldValueError(
+            f"'{value}' is not an EC2 instance type: expected family.size such as trn2.48xlarge"
+        )
+
+
+def check_region(value: str) -> None:
+    if not _REGION.match(value):
+        raise FieldValueError(f"'{value}' is not an AWS region code such as us-east-1")
 
 
 @dataclass(frozen=True)
@@ -142,6 +165,16 @@ class TrainingGoal:
         "float", "Max wall clock", unit="days", greater_than=0
     )
 
+    def quality_target(self) -> QualityTarget | None:
+        """The criterion a run must meet; ``None`` until threshold and direction are set."""
+        if self.quality_threshold is None or self.quality_direction is None:
+            return None
+        return QualityTarget(
+            self.quality_metric,
+            self.quality_threshold,
+            self.quality_direction == "higher is better",
+        )
+
 
 @dataclass(frozen=True)
 class DataPreparation:
@@ -207,13 +240,23 @@ class TrainingTarget:
     )
     name: str = spec_field("text", "Name", required=True, default="")
     instance_type: str = spec_field(
-        "text", "Instance type", required=True, default="", placeholder="trn3.48xlarge"
+        "text",
+        "Instance type",
+        required=True,
+        default="",
+        placeholder="trn3.48xlarge",
+        validator=check_instance_type,
     )
     instance_count: int = spec_field(
         "int", "Instances", required=True, default=1, minimum=1, maximum=100_000, short="N"
     )
     region: str = spec_field(
-        "text", "Region", required=True, default="us-east-1", placeholder="us-east-1"
+        "text",
+        "Region",
+        required=True,
+        default="us-east-1",
+        placeholder="us-east-1",
+        validator=check_region,
     )
     purchase_option: str = spec_field(
         "choice",
@@ -222,6 +265,9 @@ class TrainingTarget:
         required=True,
         default="on-demand",
         short="Purchase",
+    )
+    run_set: str | None = spec_field(
+        "text", "Measured by run set", help="the imported run set that measures this target"
     )
     notes: str | None = spec_field("text", "Notes")
 
@@ -239,24 +285,6 @@ class TrainingTarget:
             return "GPU"
         return "other"
 
-
-def _check_instance_type(value: str) -> None:
-    if not _INSTANCE_TYPE.match(value):
-        raise FieldValueError(
-            f"'{value}' is not an EC2 instance type: expected family.size such as trn2.48xlarge"
-        )
-
-
-def _check_region(value: str) -> None:
-    if not _REGION.match(value):
-        raise FieldValueError(f"'{value}' is not an AWS region code such as us-east-1")
-
-
-# Extra per-field checks beyond type and range: (section class, key) -> check.
-EXTRA_CHECKS = {
-    (TrainingTarget, "instance_type"): _check_instance_type,
-    (TrainingTarget, "region"): _check_region,
-}
 
 # The single-table sections in file order: TOML table name -> class.
 SECTIONS: dict[str, type] = {
@@ -298,20 +326,12 @@ class InventoryInvalid(ValueError):
 
 def check_value(cls: type, key: str, value: Any) -> Any:
     """Validate one value for ``cls.key`` (type, range and extra rules); return it normalised."""
-    value = specs_of(cls)[key].check(value)
-    extra = EXTRA_CHECKS.get((cls, key))
-    if extra is not None and value is not None:
-        extra(value)
-    return value
+    return specs_of(cls)[key].check(value)
 
 
 def parse_value(cls: type, key: str, text: str) -> Any:
     """Parse what a person typed for ``cls.key``; raises ``FieldValueError`` with a message."""
-    value = specs_of(cls)[key].parse_text(text)
-    extra = EXTRA_CHECKS.get((cls, key))
-    if extra is not None and value not in (None, ()):
-        extra(value)
-    return value
+    return specs_of(cls)[key].parse_text(text)
 
 
 def section_from_dict(

@@ -208,7 +208,7 @@ class Project:
         root = Path(root)
         loaded = read_inventory(root)
         if read_only:
-            return cls(root, loaded, None, "nobody: opened read-only on request")
+            return cls(root, loaded, None, "")
         lock, holder = _acquire_lock(root)
         if lock is None and not allow_read_only:
             raise ProjectLocked(root, holder)
@@ -224,11 +224,18 @@ class Project:
     def path(self) -> Path:
         return project_file(self.root)
 
+    @property
+    def read_only_reason(self) -> str:
+        """Why this session cannot write, in words ('' when it can)."""
+        if not self.read_only:
+            return ""
+        if not self.holder:
+            return "opened read-only on request"
+        return f"{self.holder} has it open for writing"
+
     def require_writable(self) -> None:
         if self.read_only:
-            raise ReadOnlyProject(
-                f"{self.root} is open read-only: {self.holder} has it open for writing"
-            )
+            raise ReadOnlyProject(f"{self.root} is open read-only: {self.read_only_reason}")
 
     def save_inventory(self, inventory: Inventory) -> None:
         """Write the inventory atomically, unless the file changed on disk since we read it."""

@@ -12,53 +12,25 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
+from textual.app import App
 from textual.reactive import reactive
-from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Static
 
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
 from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
+from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.inventory import InventoryScreen
-from trntui.ui.screens.placeholders import PricesScreen, RunsScreen, ScenariosScreen
+from trntui.ui.screens.placeholders import ScenariosScreen
+from trntui.ui.screens.prices import PricesScreen
+from trntui.ui.screens.runs import RunsScreen
 from trntui.ui.widgets.field_form import FieldForm
 
 SAVE_DELAY_S = 0.4
 UNDO_COALESCE_S = 2.0
 UNDO_LIMIT = 200
-
-
-class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question (y / n or esc)."""
-
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical {
-        width: 70; height: auto; border: round $warning; background: $surface; padding: 1 2;
-    }
-    """
-    BINDINGS: ClassVar = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "No", show=False, id="confirm.escape"),
-    ]
-
-    def __init__(self, question: str) -> None:
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.question + "\n\n[b]y[/b] yes   [b]n[/b] no")
-
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
 
 
 class TrnTuiApp(App[None]):
@@ -93,7 +65,7 @@ class TrnTuiApp(App[None]):
         if warning:
             self.notify(warning, severity="warning")
         if self.project.read_only:
-            self.status = (f"Read-only: {self.project.holder}", "warning")
+            self.status = (f"Read-only: {self.project.read_only_reason}", "warning")
         else:
             self.status = (f"Editing {self._short_path()}", "")
 
@@ -174,7 +146,7 @@ class TrnTuiApp(App[None]):
         return True
 
     def notify_read_only(self) -> None:
-        self.notify(f"Read-only: {self.project.holder}", severity="warning")
+        self.notify(f"Read-only: {self.project.read_only_reason}", severity="warning")
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -188,6 +160,9 @@ class TrnTuiApp(App[None]):
         self.save_now()
 
     def action_undo(self) -> None:
+        if isinstance(self.screen, PricesScreen) and self.screen.undo():
+            self.notify("Undone: last price change")
+            return
         if not self._undo:
             self.notify("Nothing to undo.")
             return
@@ -241,9 +216,12 @@ class TrnTuiApp(App[None]):
         return found
 
 
-def run_app(root: Path, *, read_only: bool = False) -> None:
+def run_app(root: Path, *, read_only: bool = False) -> int:
+    """Open the project and run the app; the exit code is non-zero if the app crashed."""
     project = Project.open(root, allow_read_only=True, read_only=read_only)
     try:
-        TrnTuiApp(project).run()
+        app = TrnTuiApp(project)
+        app.run()
+        return app.return_code or 0
     finally:
         project.close()

@@ -25,33 +25,6 @@ class PlaceholderScreen(Screen[None]):
         yield Footer(compact=True)
 
 
-class RunsScreen(PlaceholderScreen):
-    TEXT = """\
-# Runs: not built yet
-
-This screen will import trial-run logs (MLPerf, Megatron-LM, neuronx-distributed,
-Hugging Face `trainer_state.json`) with a preview, and show per run its status,
-phases, steady useful throughput, restarts, redone work and time to a verified
-quality result, plus the spread over repeated runs.
-
-No run data is shown here until that importer exists: nothing on this screen is
-estimated or invented.
-"""
-
-
-class PricesScreen(PlaceholderScreen):
-    TEXT = """\
-# Prices: not built yet
-
-This screen will fetch current prices from the AWS Price List for the exact
-instance type, region and purchase option of each target, with the list's
-publication date and the retrieval time, and take manual quotes (Trainium3,
-discounts, Capacity Blocks, spot) with a source note and a date.
-
-Until then every price is unknown, never a figure from elsewhere.
-"""
-
-
 class ScenariosScreen(PlaceholderScreen):
     TEXT = """\
 # Scenarios: not built yet

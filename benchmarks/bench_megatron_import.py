@@ -1,0 +1,81 @@
+"""Megatron import speed, as a ratio to Polars reading the same file's lines.
+
+Generates a 300k-iteration Megatron-LM log (log interval 1, timestamps, about 100 MB) in a
+temporary folder, then times, in the same process:
+
+* baseline: ``pl.read_csv`` of the file as one text column (the cheapest way to get its lines);
+* import: ``import_file`` (read + parse + derive the run facts) + writing the timeline Parquet.
+
+Prints both times and the ratio (target: at most 3x). Run:
+``/work/venv/bin/python benchmarks/bench_megatron_import.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests import loggen
+from trntui.core.run_facts import run_facts
+from trntui.importers import import_file
+
+ITERATIONS = 300_000
+REPEATS = 3
+
+
+def _baseline(path: Path) -> float:
+    start = time.perf_counter()
+    pl.read_csv(
+        path,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=["line"],
+        schema={"line": pl.String},
+        truncate_ragged_lines=True,
+    )
+    return time.perf_counter() - start
+
+
+def _import(path: Path) -> float:
+    start = time.perf_counter()
+    run = import_file(path, format="megatron")
+    run_facts(run)
+    run.timeline.write_parquet(io.BytesIO())
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    spec = replace(
+        loggen.MegatronSpec(),
+        train_iters=ITERATIONS,
+        log_interval=1,
+        stall_at=150_000,
+        save_interval=10_000,
+        eval_interval=5_000,
+        crash_at=200_005,
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "megatron.log"
+        loggen.write_megatron(path, spec)
+        size_mb = path.stat().st_size / 1e6
+        _baseline(path)
+        baseline = min(_baseline(path) for _ in range(REPEATS))
+        imported = min(_import(path) for _ in range(REPEATS))
+    print(f"log: {ITERATIONS} iterations, {size_mb:.0f} MB")
+    print(f"pl.read_csv of its lines: {baseline:.3f} s")
+    print(f"import + run facts + Parquet: {imported:.3f} s")
+    print(f"ratio: {imported / baseline:.2f}x (target <= 3x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""Trainium3 vs GPU: the protocol gate, the break-even and the decision note."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.test_estimate import (
+    GPU,
+    TRN,
+    book,
+    context,
+    gpu_runs,
+    inventory,
+    run,
+    trn_runs,
+)
+from trntui.core.comparison import CONTINUE, PAUSE, TRY_ANOTHER, compare
+from trntui.core.estimate import Override, estimate
+from trntui.core.inventory import MigrationRisk, ModelInfo
+
+# Hand computation for the default test case: cost that scales with training hours, per
+# training hour of the Trainium3 target: instances (1 + overhead 0.2) x 2 x $10, retries
+# 0.05 x 2 x $10, EBS 500 GB x 2 x $0.08 / 730 h x (1 + 0.2 + 0.05).
+PER_TRAINING_HOUR = 1.2 * 2 * 10 + 0.05 * 2 * 10 + 500 * 2 * 0.08 / 730 * 1.25
+B = PER_TRAINING_HOUR * 7200 / 3600  # total = A + B / throughput
+
+
+def compared(ctx=None, overrides=()):
+    ctx = ctx or context()
+    return compare(ctx, estimate(ctx, overrides))
+
+
+def test_comparable_results_give_a_ratio_and_break_even():
+    result = compared()
+    assert result.comparable, result.reasons
+    trn, gpu = result.trainium.total_usd, result.gpu.total_usd
+    assert result.cost_ratio == pytest.approx(trn / gpu)
+    assert result.saving_usd == pytest.approx(gpu - trn)
+    a = trn - B / 2.0
+    assert result.break_even.required_throughput == pytest.approx(B / (gpu - a))
+    assert result.break_even.observed_throughput == 2.0
+    assert result.break_even.unit == "samples/s"
+
+
+def test_break_even_throughput_makes_the_totals_equal():
+    first = compared()
+    required = first.break_even.required_throughput
+    at_even = compared(overrides=[Override("steady_throughput", required, TRN, who="t", why="t")])
+    assert at_even.trainium.total_usd == pytest.approx(at_even.gpu.total_usd)
+
+
+def test_gate_refuses_a_different_quality_metric():
+    runs = [*trn_runs(), run("gpu", metric="eval_accuracy"), run("gpu", metric="eval_accuracy")]
+    result = compared(context(runs=runs))
+    assert not result.comparable
+    assert result.cost_ratio is None and result.break_even is None
+    assert any("quality metric reported differs" in reason for reason in result.reasons)
+    # both results are still there, side by side
+    assert result.trainium.total_usd is not None and result.gpu.total_usd is not None
+
+
+def test_gate_refuses_a_different_benchmark():
+    runs = [{**r, "benchmark": "llama2_70b_lora"} for r in trn_runs()]
+    runs += [{**r, "benchmark": "gpt3"} for r in gpu_runs()]
+    result = compared(context(runs=runs))
+    assert not result.comparable
+    assert any("benchmark/dataset differs" in reason for reason in result.reasons)
+
+
+def test_gate_refuses_when_the_model_version_is_not_recorded():
+    result = compared(context(inv=inventory(model=ModelInfo())))
+    assert not result.comparable
+    assert any("model version" in reason for reason in result.reasons)
+
+
+def test_gate_refuses_a_run_set_that_missed_quality():
+    runs = [*trn_runs(), run("gpu", counted=False)]
+    result = compared(context(runs=runs))
+    assert not result.comparable
+    assert f"{GPU}: no run reached the quality target" in result.reasons
+
+
+def test_decision_try_another_option_when_trainium_costs_more():
+    decision = compared().decision
+    assert decision.action == TRY_ANOTHER
+    assert any("10 days of open porting effort" in fact for fact in decision.facts)
+
+
+def test_decision_pause_when_a_price_is_unknown():
+    decision = compared(context(quotes=book(trn_price=None))).decision
+    assert decision.action == PAUSE
+    assert any("price unverified" in fact for fact in decision.facts)
+
+
+def test_decision_pause_on_missing_quality():
+    runs = [run("trn", counted=False), *gpu_runs()]
+    decision = compared(context(runs=runs)).decision
+    assert decision.action == PAUSE
+    assert any("quality result missing" in fact for fact in decision.facts)
+
+
+def test_decision_continue_when_cheaper_measured_and_ops_confirmed():
+    inv = inventory(risks=(MigrationRisk(title="x", status="resolved", effort_days=1.0),))
+    cheap = book(trn_price=2.0)
+    decision = compared(context(inv=inv, quotes=cheap)).decision
+    assert decision.action == CONTINUE, decision.facts
+    assert "every cost stage is measured" in decision.facts
+
+
+def test_decision_pause_when_an_operation_is_to_confirm():
+    cheap = book(trn_price=2.0)
+    decision = compared(context(quotes=cheap)).decision
+    assert decision.action == PAUSE
+    assert "operation support to confirm: rewrite attention" in decision.facts
+
+
+def test_no_gpu_target_means_no_comparison():
+    inv = inventory()
+    result = compared(context(inv=dataclasses.replace(inv, targets=inv.targets[:1])))
+    assert not result.comparable
+    assert "no GPU target" in result.reasons

@@ -1,0 +1,334 @@
+"""The estimate: every term hand-computed for a small case, provenance, "incomplete", bad edits.
+
+The builders at the top are shared by the other estimate test modules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, date, datetime
+
+import pytest
+
+from trntui.core.estimate import (
+    ASSUMPTION,
+    MEASURED,
+    QUOTED,
+    UNKNOWN,
+    EstimateContext,
+    InvalidInputError,
+    Override,
+    data_prep_instance_type,
+    estimate,
+    observations_frame,
+)
+from trntui.core.inventory import (
+    DataPreparation,
+    Inventory,
+    MigrationRisk,
+    ModelInfo,
+    ProjectInfo,
+    SideCosts,
+    TrainingGoal,
+    TrainingTarget,
+)
+from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
+
+TODAY = date(2026, 11, 29)
+RETRIEVED = datetime(2026, 11, 20, tzinfo=UTC)
+TRN = "Trainium3 trial"
+GPU = "GPU baseline"
+
+
+def quote(instance_type: str, usd_per_hour: float, region: str = "us-east-1") -> PriceQuote:
+    return PriceQuote(
+        instance_type=instance_type,
+        region=region,
+        purchase_option="on-demand",
+        usd_per_hour=usd_per_hour,
+        retrieved_at=RETRIEVED,
+        manual=True,
+        source_note=f"test price for {instance_type}",
+    )
+
+
+def rate(service: SideService, usd: float, region: str = "us-east-1") -> ServiceRate:
+    return ServiceRate(service, region, (RateTier(0.0, None, usd),), RETRIEVED, manual=True,
+                       source_note="test rate")  # fmt: skip
+
+
+RATES = (
+    rate(SideService.S3_STANDARD_STORAGE, 0.023),
+    rate(SideService.EBS_GP3_STORAGE, 0.08),
+    rate(SideService.INTER_AZ_TRANSFER, 0.01),
+    rate(SideService.CLOUDWATCH_LOGS_INGESTION, 0.50),
+    rate(SideService.CLOUDWATCH_LOGS_STORAGE, 0.03),
+)
+
+
+def book(trn_price: float | None = 10.0, gpu_price: float = 40.0) -> QuoteBook:
+    quotes = [quote("p5.48xlarge", gpu_price), quote("c7i.8xlarge", 1.428)]
+    if trn_price is not None:
+        quotes.append(quote("trn3.48xlarge", trn_price))
+    return QuoteBook(quotes=tuple(quotes), rates=RATES)
+
+
+def run(
+    set_name: str,
+    *,
+    throughput: float | None = 2.0,
+    startup_s: float | None = 600.0,
+    overhead: float | None = 0.2,
+    retry: float | None = 0.05,
+    counted: bool = True,
+    total_s: float | None = 5000.0,
+    unit: str = "samples/s",
+    metric: str | None = "eval_loss",
+    benchmark: str | None = None,
+    run_id: str | None = None,
+) -> dict:
+    return {
+        "run_id": run_id or f"{set_name}-{throughput}-{startup_s}-{counted}-{total_s}",
+        "set_name": set_name,
+        "status": "succeeded" if counted else "aborted",
+        "counted": counted,
+        "quality_reached": counted,
+        "quality_metric": metric,
+        "benchmark": benchmark,
+        "throughput_unit": unit,
+        "steady_throughput": throughput,
+        "startup_s": startup_s,
+        "training_s": 3600.0,
+        "overhead_ratio": overhead,
+        "retry_ratio": retry,
+        "total_s": total_s,
+        "restarts": 0,
+        "redone_steps": 0,
+    }
+
+
+def inventory(**changes) -> Inventory:
+    base = Inventory(
+        project=ProjectInfo(name="t", owner="alice"),
+        model=ModelInfo(version="v1"),
+        goal=TrainingGoal(
+            work_amount=7200.0,
+            work_unit="samples",
+            quality_metric="eval_loss",
+            quality_threshold=0.9,
+            quality_direction="lower is better",
+        ),
+        data_prep=DataPreparation(runs_on="c7i.8xlarge (CPU)", instance_count=1, hours=3.0),
+        side_costs=SideCosts(
+            dataset_gb=100.0,
+            checkpoint_gb=10.0,
+            checkpoints_kept=5,
+            months_stored=2.0,
+            ebs_gb_per_instance=500.0,
+            data_moved_gb=50.0,
+            log_gb=2.0,
+        ),
+        risks=(
+            MigrationRisk(title="rewrite attention", status="to-confirm", effort_days=10.0),
+            MigrationRisk(title="loader", status="resolved", effort_days=2.0),
+        ),
+        targets=(
+            TrainingTarget(TRN, "trn3.48xlarge", 2, "us-east-1", "on-demand", run_set="trn"),
+            TrainingTarget(GPU, "p5.48xlarge", 1, "us-east-1", "on-demand", run_set="gpu"),
+        ),
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def trn_runs() -> list[dict]:
+    return [
+        run("trn", throughput=1.0, startup_s=300.0, overhead=0.1, retry=0.0),
+        run("trn", throughput=3.0, startup_s=900.0, overhead=0.3, retry=0.1),
+        run("trn", throughput=None, startup_s=None, counted=False, total_s=1800.0),
+    ]
+
+
+def gpu_runs() -> list[dict]:
+    return [
+        run("gpu", throughput=4.0, startup_s=120.0, overhead=0.1, retry=0.0),
+        run("gpu", throughput=4.0, startup_s=120.0, overhead=0.1, retry=0.0, total_s=4000.0),
+    ]
+
+
+def context(inv: Inventory | None = None, quotes: QuoteBook | None = None, runs=None):
+    rows = trn_runs() + gpu_runs() if runs is None else runs
+    return EstimateContext(
+        inventory=inv or inventory(),
+        book=quotes or book(),
+        observations=observations_frame(rows),
+        today=TODAY,
+    )
+
+
+# Hand computation of the Trainium3 target (2 instances at $10/h, 7200 samples):
+# medians of the two counted runs: throughput 2 samples/s, startup 600 s, overhead 0.2, retry 0.05
+TRAINING_H = 7200 / 2.0 / 3600  # 1.0 h
+STARTUP_H = 600 / 3600
+OVERHEAD_H = TRAINING_H * 0.2
+RETRY_H = TRAINING_H * 0.05 + (1 / 3) / (2 / 3) * 1800 / 3600  # 1 failed run in 3 of 0.5 h
+WALL_H = STARTUP_H + TRAINING_H + OVERHEAD_H + RETRY_H
+INSTANCE_USD = (STARTUP_H + TRAINING_H + OVERHEAD_H) * 2 * 10.0
+RETRIES_USD = RETRY_H * 2 * 10.0
+STORAGE_USD = (100 + 10 * 5) * 2 * 0.023 + 500 * 2 * (WALL_H / 730) * 0.08
+TRANSFER_USD = 50 * 2 * 0.01
+LOGS_USD = 2 * 0.50 + 2 * 2 * 0.03
+DATA_PREP_USD = 3.0 * 1 * 1.428
+TOTAL_USD = INSTANCE_USD + RETRIES_USD + STORAGE_USD + TRANSFER_USD + LOGS_USD + DATA_PREP_USD
+
+
+def test_every_term_of_a_small_case_matches_the_hand_computation():
+    result = estimate(context()).target(TRN)
+    assert result.complete
+    assert result.incomplete_inputs == ()
+    stages = {stage.key: stage for stage in result.stages}
+    assert stages["training_h"].hours == pytest.approx(1.0)
+    assert stages["startup_h"].hours == pytest.approx(STARTUP_H)
+    assert stages["overhead_h"].hours == pytest.approx(0.2)
+    assert stages["retry_h"].hours == pytest.approx(0.3)
+    assert stages["training_h"].instance_hours == pytest.approx(2.0)
+    assert stages["training_h"].usd == pytest.approx(20.0)
+    assert result.instance_hours == pytest.approx(2 * WALL_H)
+    assert result.instance_usd == pytest.approx(INSTANCE_USD)
+    assert result.retries_usd == pytest.approx(6.0)
+    assert result.storage_usd == pytest.approx(STORAGE_USD)
+    assert result.transfer_usd == pytest.approx(1.0)
+    assert result.logs_usd == pytest.approx(1.12)
+    assert result.data_prep_usd == pytest.approx(4.284)
+    assert result.total_usd == pytest.approx(TOTAL_USD)
+    assert result.usd_per_unit == pytest.approx(TOTAL_USD / 7200)
+    assert result.headline() == f"${TOTAL_USD:,.2f}"
+
+
+def test_gpu_target_single_instance():
+    result = estimate(context()).target(GPU)
+    training_h = 7200 / 4.0 / 3600  # 0.5 h
+    billed = 120 / 3600 + training_h * 1.1
+    assert result.instance_usd == pytest.approx(billed * 40.0)
+    assert result.retries_usd == pytest.approx(0.0)
+
+
+def test_provenance_of_inputs():
+    result = estimate(context()).target(TRN)
+    throughput = result.input("steady_throughput")
+    assert throughput.provenance.kind == MEASURED
+    assert throughput.provenance.source == "trn"
+    assert (throughput.low, throughput.high, throughput.runs) == (1.0, 3.0, 2)
+    price = result.input("usd_per_hour")
+    assert price.provenance.kind == QUOTED
+    assert price.provenance.source == "trn3.48xlarge|us-east-1|on-demand|manual"
+    assert "2026-11-20" in price.provenance.detail
+    work = result.input("work_amount")
+    assert work.provenance.kind == ASSUMPTION
+    assert work.provenance.source == "alice"
+    failed = result.input("failed_fraction")
+    assert failed.provenance.kind == MEASURED
+    assert failed.value == pytest.approx(1 / 3)
+
+
+def test_unknown_price_makes_the_estimate_incomplete_without_a_number():
+    result = estimate(context(quotes=book(trn_price=None))).target(TRN)
+    assert result.total_usd is None
+    assert result.instance_usd is None
+    assert result.retries_usd is None
+    assert result.incomplete_inputs == ("Instance price",)
+    assert result.headline() == "incomplete: Instance price"
+    price = result.input("usd_per_hour")
+    assert price.provenance.kind == UNKNOWN
+    assert "not in the price list yet" in price.provenance.source
+    # terms that do not need the price are still known
+    assert result.transfer_usd == pytest.approx(TRANSFER_USD)
+    assert result.data_prep_usd == pytest.approx(DATA_PREP_USD)
+
+
+def test_unset_side_quantity_leaves_only_its_terms_unknown():
+    inv = inventory(side_costs=SideCosts(dataset_gb=100.0))
+    result = estimate(context(inv=inv)).target(TRN)
+    assert result.total_usd is None
+    assert result.storage_usd is None
+    assert result.transfer_usd is None
+    assert result.instance_usd == pytest.approx(INSTANCE_USD)
+    assert "Data moved between zones" in result.incomplete_inputs
+    assert "Data moved between zones" in result.term_unknowns("transfer_usd")
+    assert result.term_unknowns("instance_usd") == ()
+
+
+def test_target_without_run_set_has_unknown_measurements():
+    inv = inventory()
+    targets = (dataclasses.replace(inv.targets[0], run_set=None), inv.targets[1])
+    result = estimate(context(inv=dataclasses.replace(inv, targets=targets))).target(TRN)
+    assert result.total_usd is None
+    throughput = result.input("steady_throughput")
+    assert throughput.provenance.kind == UNKNOWN
+    assert "no run set" in throughput.provenance.source
+
+
+def test_run_set_with_no_counted_run_is_unknown():
+    runs = [run("trn", counted=False), *gpu_runs()]
+    result = estimate(context(runs=runs)).target(TRN)
+    assert result.total_usd is None
+    assert "quality target" in result.input("steady_throughput").provenance.source
+
+
+def test_throughput_in_another_unit_than_the_goal_is_not_converted():
+    runs = [run("trn", unit="steps/s"), *gpu_runs()]
+    result = estimate(context(runs=runs)).target(TRN)
+    assert result.input("steady_throughput").value is None
+    assert "no conversion" in result.input("steady_throughput").provenance.source
+
+
+def test_override_is_an_assumption_with_who_and_why():
+    override = Override("steady_throughput", 4.0, TRN, who="bob", why="SDK 2.x kernels")
+    result = estimate(context(), [override]).target(TRN)
+    assert result.stages[1].hours == pytest.approx(0.5)
+    provenance = result.input("steady_throughput").provenance
+    assert (provenance.kind, provenance.source, provenance.detail) == (
+        ASSUMPTION,
+        "bob",
+        "SDK 2.x kernels",
+    )
+    # the GPU target keeps its own measurement
+    assert estimate(context(), [override]).target(GPU).input("steady_throughput").value == 4.0
+
+
+def test_override_fills_an_unknown_price():
+    override = Override("usd_per_hour", 10.0, TRN, who="sales", why="private offer")
+    result = estimate(context(quotes=book(trn_price=None)), [override]).target(TRN)
+    assert result.total_usd == pytest.approx(TOTAL_USD)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (Override("steady_throughput", 0.0, TRN), "must be above 0"),
+        (Override("data_prep_hours", -1.0), "cannot be negative"),
+        (Override("startup_s", -5.0, TRN), "cannot be negative"),
+        (Override("steady_throughput", 2.0, TRN, unit="furlongs/s"), "unknown unit"),
+        (Override("flux", 1.0), "unknown input"),
+        (Override("usd_per_hour", 1.0, "nope"), "no target named"),
+        (Override("usd_per_hour", 1.0), "per target"),
+        (Override("failed_fraction", 1.0, TRN), "below 1"),
+        (Override("instance_count", 1.5, TRN), "whole number"),
+        (Override("work_amount", float("nan")), "finite"),
+    ],
+)
+def test_invalid_edits_raise_a_typed_error(override, message):
+    with pytest.raises(InvalidInputError, match=message):
+        estimate(context(), [override])
+
+
+def test_risks_are_a_separate_list_in_days():
+    result = estimate(context())
+    assert [r.title for r in result.risks] == ["rewrite attention", "loader"]
+    assert result.risk_effort_days == 10.0
+    assert not any("risk" in stage.label.lower() for stage in result.target(TRN).stages)
+
+
+def test_data_prep_instance_is_read_from_free_text():
+    assert data_prep_instance_type("c7i.8xlarge (CPU)") == "c7i.8xlarge"
+    assert data_prep_instance_type("on-prem cluster") is None
+    assert data_prep_instance_type(None) is None

@@ -1,0 +1,220 @@
+"""Megatron-LM importer against generated logs whose truth is the generator's parameters."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests import loggen
+from trntui.core.errors import InputFileError
+from trntui.core.timeline import TIMELINE_SCHEMA, Kind, TimeSource
+from trntui.importers import detect_format, import_file
+
+SPEC = loggen.MegatronSpec()
+
+
+@pytest.fixture(scope="module")
+def stamped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, loggen.Truth]:
+    path = tmp_path_factory.mktemp("megatron") / "stamped.log"
+    return path, loggen.write_megatron(path, SPEC)
+
+
+@pytest.fixture(scope="module")
+def unstamped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, loggen.Truth]:
+    path = tmp_path_factory.mktemp("megatron") / "plain.log"
+    return path, loggen.write_megatron(path, replace(SPEC, timestamps=False))
+
+
+def expected_logged_iterations() -> list[int]:
+    """Iterations printed: every log interval to the crash, then again from the checkpoint."""
+    assert SPEC.crash_at is not None
+    last_save = SPEC.crash_at - SPEC.crash_at % SPEC.save_interval
+    first = list(range(SPEC.log_interval, SPEC.crash_at + 1, SPEC.log_interval))
+    second = list(range(last_save + SPEC.log_interval, SPEC.train_iters + 1, SPEC.log_interval))
+    return first + second
+
+
+def test_detected_and_schema(stamped: tuple[Path, loggen.Truth]) -> None:
+    path, _ = stamped
+    assert detect_format(path) == "megatron"
+    assert import_file(path).timeline.schema == TIMELINE_SCHEMA
+
+
+@pytest.mark.parametrize("which", ["stamped", "unstamped"])
+def test_steps_and_facts_match_the_generator(which: str, request: pytest.FixtureRequest) -> None:
+    path, truth = request.getfixturevalue(which)
+    run = import_file(path)
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)
+    assert steps["step"].to_list() == expected_logged_iterations()
+    assert steps["samples"].to_list() == [float(i * SPEC.global_batch) for i in steps["step"]]
+    assert (steps["tokens"] == steps["samples"] * SPEC.seq_length).all()
+    meta = run.metadata
+    assert meta.planned_steps == truth.planned_steps
+    assert meta.samples_per_step == SPEC.global_batch
+    assert meta.tokens_per_step == SPEC.global_batch * SPEC.seq_length
+    assert meta.quality_higher_is_better is False
+    evals = run.timeline.filter(pl.col("kind") == Kind.EVAL)
+    for step, metric in evals.select("step", "metric").iter_rows():
+        assert metric == pytest.approx(loggen.validation_loss(step), rel=1e-6)
+    saves = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_STOP)
+    assert saves["duration_s"].to_list() == [SPEC.save_s] * saves.height
+    loads = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_LOAD)["step"].to_list()
+    assert loads == [SPEC.crash_at - SPEC.crash_at % SPEC.save_interval]
+    stops = run.timeline.filter(pl.col("kind") == Kind.RUN_STOP)["status"].to_list()
+    assert stops == ["success"]
+
+
+def test_wall_clock_times_are_the_simulated_ones(stamped: tuple[Path, loggen.Truth]) -> None:
+    path, truth = stamped
+    run = import_file(path)
+    assert run.metadata.time_source is TimeSource.WALL_CLOCK
+    assert run.metadata.launch_time == loggen.LAUNCH
+    starts = run.timeline.filter(pl.col("kind") == Kind.RUN_START)["t_s"].to_list()
+    assert starts[0] == pytest.approx(truth.init_s)
+    assert run.timeline["t_s"].max() == pytest.approx(truth.end_s, abs=1.0)
+
+
+def test_without_timestamps_the_clock_is_rebuilt(unstamped: tuple[Path, loggen.Truth]) -> None:
+    path, truth = unstamped
+    run = import_file(path)
+    assert run.metadata.time_source is TimeSource.REBUILT
+    assert any("rebuilt" in note for note in run.metadata.notes)
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)
+    assert steps["t_s"].null_count() == 0
+    # The rebuilt clock counts init, step times and saves, but not the restart's downtime,
+    # the setup between init and training, or evaluation time.
+    unseen = SPEC.restart_downtime_s + 2 * SPEC.setup_s + truth.eval_s
+    assert run.timeline["t_s"].max() == pytest.approx(truth.end_s - unseen, abs=1.0)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split("\n")
+
+
+def test_truncated_iteration_line_is_named(stamped: tuple[Path, loggen.Truth], tmp_path: Path):
+    path, _ = stamped
+    lines = _lines(path)
+    last = max(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join([*lines[:last], lines[last][:70]]))
+    with pytest.raises(InputFileError) as caught:
+        import_file(cut)
+    assert caught.value.line == last + 1
+    assert "iteration" in (caught.value.expected or "")
+
+
+def test_mixed_encoding_line_is_named(stamped: tuple[Path, loggen.Truth], tmp_path: Path) -> None:
+    path, _ = stamped
+    lines = _lines(path)
+    mixed = tmp_path / "mixed.log"
+    data = "\n".join(lines[:40]).encode() + "\nr\u00e9sum\u00e9 ok\n".encode("latin-1")
+    mixed.write_bytes(data + "\n".join(lines[40:]).encode())
+    with pytest.raises(InputFileError) as caught:
+        import_file(mixed, format="megatron")
+    assert caught.value.line == 41
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [(b"", "empty"), (b"\n\n  \n", "empty"), (b"\x89PNG\r\n\x1a\n\x00\x00garbage", "binary")],
+)
+def test_empty_and_binary_files(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "bad.log"
+    path.write_bytes(content)
+    with pytest.raises(InputFileError) as caught:
+        import_file(path, format="megatron")
+    assert problem in str(caught.value)
+
+
+def test_other_format_forced_as_megatron(tmp_path: Path) -> None:
+    path = tmp_path / "nxd.log"
+    loggen.write_nxd(path)
+    with pytest.raises(InputFileError) as caught:
+        import_file(path, format="megatron")
+    assert "Megatron" in str(caught.value)
+
+
+def test_layout_change_mid_log_is_read_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "changed.log"
+    loggen.write_megatron(path, replace(SPEC, crash_at=None, stall_at=None))
+    lines = _lines(path)
+    changed = [
+        line.replace(" | throughput per GPU (TFLOP/s/GPU): 400.0", "") if i > 100 else line
+        for i, line in enumerate(lines)
+    ]
+    path.write_text("\n".join(changed))
+    steps = import_file(path).timeline.filter(pl.col("kind") == Kind.STEP)
+    assert steps["step_time_s"].null_count() == 0
+    assert steps["loss"].null_count() == 0
+    assert steps.height == SPEC.train_iters // SPEC.log_interval
+
+
+@st.composite
+def damaged_logs(draw: st.DrawFn) -> bytes:
+    spec = replace(
+        SPEC,
+        train_iters=draw(st.integers(10, 200)),
+        log_interval=draw(st.sampled_from([1, 5, 10])),
+        crash_at=None,
+        timestamps=draw(st.booleans()),
+        save_interval=50,
+        eval_interval=40,
+        stall_at=None,
+    )
+    lines = loggen.megatron_lines(spec)
+    for _ in range(draw(st.integers(0, 3))):
+        index = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["cut", "insert", "drop", "number"]))
+        if action == "cut":
+            lines[index] = lines[index][: draw(st.integers(0, len(lines[index])))]
+        elif action == "insert":
+            lines.insert(index, draw(st.text(max_size=60)))
+        elif action == "drop":
+            del lines[index]
+        else:
+            lines[index] = lines[index].replace("1", draw(st.sampled_from(["x", "-", "1e999"])))
+    return "\n".join(lines).encode("utf-8", "surrogatepass") + draw(st.binary(max_size=8))
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=damaged_logs())
+def test_damaged_logs_import_or_raise_input_file_error(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(data)
+    try:
+        run = import_file(path, format="megatron")
+    except InputFileError as error:
+        assert str(path) in str(error)
+    else:
+        assert run.timeline.schema == TIMELINE_SCHEMA
+        times = run.timeline["t_s"].drop_nulls()
+        assert all(math.isfinite(t) for t in times)
+
+
+def test_timestamps_without_fraction(tmp_path: Path) -> None:
+    path = tmp_path / "seconds.log"
+    truth = loggen.write_megatron(path, replace(SPEC, fraction_digits=False))
+    run = import_file(path)
+    assert run.metadata.time_source is TimeSource.WALL_CLOCK
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)
+    assert steps["t_s"].null_count() == 0
+    assert steps["t_s"].max() == pytest.approx(truth.end_s - SPEC.eval_s - SPEC.save_s, abs=1.0)
+
+
+def test_early_exit_is_not_a_success(tmp_path: Path) -> None:
+    lines = loggen.megatron_lines(replace(SPEC, crash_at=None))
+    last = max(i for i, line in enumerate(lines) if "iteration" in line and "/" in line)
+    cut = [line for i, line in enumerate(lines) if i < last - 30 or "training is done" in line]
+    path = tmp_path / "early.log"
+    path.write_text("\n".join(cut) + "\n")
+    stops = import_file(path).timeline.filter(pl.col("kind") == Kind.RUN_STOP)
+    assert stops.height == 1
+    assert stops["status"][0] != "success"

@@ -1,0 +1,81 @@
+"""MLPerf scoring against the officially published times (PUBLISHED.csv, read here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from trntui.core.errors import InputFileError
+from trntui.core.mlperf_score import (
+    MlperfRunTime,
+    olympic_score,
+    read_scaling_factor,
+    run_minutes,
+)
+from trntui.importers import import_file
+
+DATA = Path("/work/shared/data/mlperf")
+PUBLISHED = DATA / "PUBLISHED.csv"
+
+pytestmark = pytest.mark.skipif(not PUBLISHED.is_file(), reason="MLPerf samples not available")
+
+
+def published_sets() -> list[tuple[str, int, float | None]]:
+    if not PUBLISHED.is_file():
+        return []
+    table = pl.read_csv(PUBLISHED)
+    return [
+        (row["set"], row["runs"], row["published_minutes"]) for row in table.iter_rows(named=True)
+    ]
+
+
+def score_folder(folder: Path):
+    runs = [
+        MlperfRunTime(str(path), run_minutes(import_file(path).timeline))
+        for path in sorted(folder.glob("result_*.txt"))
+    ]
+    return runs, olympic_score(runs, read_scaling_factor(folder))
+
+
+@pytest.mark.parametrize(("name", "runs", "published"), published_sets())
+def test_score_equals_published(name: str, runs: int, published: float | None) -> None:
+    results, score = score_folder(DATA / name)
+    assert len(results) == runs
+    if published is None:
+        assert all(r.minutes is None for r in results)
+        assert score.minutes is None
+    else:
+        assert round(score.minutes, 3) == round(published, 3)
+
+
+def test_unfinished_run_is_not_a_completed_run() -> None:
+    tiny = DATA / "v4.0/tinycorp/results/tinybox_green/resnet/result_0.txt"
+    assert run_minutes(import_file(tiny).timeline) is None
+
+
+def test_olympic_rules() -> None:
+    runs = [MlperfRunTime(str(i), m) for i, m in enumerate([10.0, 12.0, 11.0, 30.0, 9.0])]
+    assert olympic_score(runs).minutes == pytest.approx((10 + 11 + 12) / 3)
+    one_failed = [*runs[:4], MlperfRunTime("f", None)]
+    # The failure is the slowest: only the fastest success is dropped.
+    assert olympic_score(one_failed).minutes == pytest.approx((11 + 12 + 30) / 3)
+    two_failed = [*runs[:3], MlperfRunTime("f", None), MlperfRunTime("g", None)]
+    assert olympic_score(two_failed).minutes is None
+    assert olympic_score(runs, scaling_factor=2.0).minutes == pytest.approx(22.0)
+    assert olympic_score([]).minutes is None
+
+
+def test_scaling_file(tmp_path: Path) -> None:
+    assert read_scaling_factor(tmp_path) == 1.0
+    (tmp_path / "scaling.json").write_text(json.dumps({"scaling_factor": 1.25}))
+    assert read_scaling_factor(tmp_path) == 1.25
+    (tmp_path / "scaling.json").write_text("{oops")
+    with pytest.raises(InputFileError):
+        read_scaling_factor(tmp_path)
+    (tmp_path / "scaling.json").write_text(json.dumps({"scaling_factor": -1}))
+    with pytest.raises(InputFileError) as caught:
+        read_scaling_factor(tmp_path)
+    assert caught.value.key == "scaling_factor"

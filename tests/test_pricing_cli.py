@@ -1,0 +1,187 @@
+"""``trntui price fetch|add|list`` against a local price list server and a real project folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_pricing_support import (
+    P5_ON_DEMAND,
+    PUBLICATION_DATE,
+    TRN2_ON_DEMAND,
+    VERSION,
+    FakePriceList,
+    running_price_list,
+)
+from trntui.commands.price import register
+from trntui.core.errors import UserError
+from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
+from trntui.store.project import init_project
+from trntui.store.quotes import load_quote_book
+
+
+@pytest.fixture
+def price_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePriceList]:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(PRICING_URL_ENV, raising=False)
+    with running_price_list() as state:
+        yield state
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="trntui")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def test_fetch_json_holds_the_quote_and_its_provenance(
+    price_server: FakePriceList, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(
+        "price", "fetch", "--pricing-url", price_server.base_url,
+        "--instance-type", "p5.48xlarge", "--instance-type", "trn3.48xlarge", "--json",
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    on_demand = [q for q in document["quotes"] if q["purchase_option"] == "on-demand"]
+    assert len(on_demand) == 1
+    quote = on_demand[0]
+    assert quote["instance_type"] == "p5.48xlarge"
+    assert quote["region"] == "us-east-1"
+    assert quote["usd_per_hour"] == P5_ON_DEMAND
+    assert quote["upfront_usd"] == 0.0
+    assert quote["usd_per_accelerator_hour"] == pytest.approx(P5_ON_DEMAND / 8)
+    assert quote["publication_date"] == PUBLICATION_DATE
+    assert quote["version"] == VERSION
+    assert quote["sku"] == "P5SHARED"
+    assert quote["manual"] is False
+    assert quote["source_url"].startswith(price_server.base_url)
+    assert quote["retrieved_at"].endswith("+00:00")
+    (missing,) = document["missing"]
+    assert missing["instance_type"] == "trn3.48xlarge"
+    assert missing["status"] == "not-listed-yet"
+    assert "add a manual quote" in missing["message"]
+    assert document["source"]["error"] is None
+
+
+def test_fetch_reads_the_url_from_the_environment(
+    price_server: FakePriceList, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(PRICING_URL_ENV, price_server.base_url)
+    assert run("price", "fetch", "--region", "us-west-2", "--instance-type", "trn2.48xlarge") == 0
+    out = capsys.readouterr().out
+    assert "us-west-2" in out
+    assert f"${TRN2_ON_DEMAND:,.4f}" in out
+    assert "$2.7938" in out  # 44.70 / 16 chips
+
+
+def test_fetch_with_side_rates_and_save_into_a_project(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = init_project(tmp_path / "proj")
+    code = run(
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "trn2.48xlarge", "--side-rates", "--save", str(project), "--json",
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    assert {rate["service"] for rate in document["side_rates"]} == {
+        "s3-standard-storage",
+        "ebs-gp3-storage",
+        "cloudwatch-logs-ingestion",
+        "cloudwatch-logs-storage",
+        "inter-az-transfer",
+    }
+    book = load_quote_book(project)
+    assert [(q.instance_type, q.usd_per_hour) for q in book.quotes] == [
+        ("trn2.48xlarge", TRN2_ON_DEMAND)
+    ]
+    assert len(book.rates) == 5
+
+
+def test_insecure_url_is_a_user_error(price_server: FakePriceList) -> None:
+    with pytest.raises(UserError, match="refusing pricing URL"):
+        run("price", "fetch", "--pricing-url", "http://pricing.example.com")
+
+
+def test_add_then_list_a_manual_trainium3_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = init_project(tmp_path / "proj")
+    code = run(
+        "price", "add", str(project), "--instance-type", "trn3.48xlarge", "--region",
+        "us-east-1", "--usd-per-hour", "61.5", "--source", "AWS account team, 2026-11-25",
+        "--date", "2026-11-25",
+    )  # fmt: skip
+    assert code == 0
+    assert "Added manual quote" in capsys.readouterr().out
+    assert run("price", "list", str(project), "--json", "--region", "us-west-2") == 0
+    document = json.loads(capsys.readouterr().out)
+    (quote,) = document["quotes"]
+    assert quote["manual"] is True
+    assert quote["usd_per_hour"] == 61.5
+    assert quote["source_note"] == "AWS account team, 2026-11-25"
+    assert quote["retrieved_at"].startswith("2026-11-25")
+    assert quote["sku"] is None
+    assert any("not the target region us-west-2" in flag for flag in quote["flags"])
+    assert any("manual quote" in flag for flag in quote["flags"])
+    assert run("price", "list", str(project)) == 0
+    assert "trn3.48xlarge" in capsys.readouterr().out
+
+
+def test_old_manual_quote_is_listed_as_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = init_project(tmp_path / "proj")
+    run(
+        "price", "add", str(project), "--instance-type", "p5.48xlarge", "--region", "us-east-1",
+        "--usd-per-hour", "31.0", "--source", "Capacity Block offer", "--purchase-option",
+        "capacity-block", "--date", "2020-01-01",
+    )  # fmt: skip
+    capsys.readouterr()
+    run("price", "list", str(project), "--max-age-days", "10")
+    assert "days old (limit 10)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("price", ["0", "-3", "abc", "nan"])
+def test_add_refuses_a_price_that_is_not_positive(tmp_path: Path, price: str) -> None:
+    project = init_project(tmp_path / "proj")
+    with pytest.raises(SystemExit) as raised:
+        run(
+            "price", "add", str(project), "--instance-type", "p5.48xlarge", "--region",
+            "us-east-1", "--usd-per-hour", price, "--source", "x",
+        )  # fmt: skip
+    assert raised.value.code == 2
+    assert load_quote_book(project).quotes == ()
+
+
+def test_add_refuses_an_unknown_purchase_option(tmp_path: Path) -> None:
+    project = init_project(tmp_path / "proj")
+    with pytest.raises(UserError, match="unknown purchase option 'cheap'"):
+        run(
+            "price", "add", str(project), "--instance-type", "p5.48xlarge", "--region",
+            "us-east-1", "--usd-per-hour", "3", "--source", "x", "--purchase-option", "cheap",
+        )  # fmt: skip
+
+
+def test_add_to_a_folder_that_is_not_a_project(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not a trntui project"):
+        run(
+            "price", "add", str(tmp_path), "--instance-type", "p5.48xlarge", "--region",
+            "us-east-1", "--usd-per-hour", "3", "--source", "x",
+        )  # fmt: skip
+
+
+def test_main_cli_offers_the_price_command(
+    price_server: FakePriceList, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trntui.cli import main
+
+    code = main(["price", "fetch", "--pricing-url", "http://10.1.2.3", "--json"])
+    assert code == 2
+    assert "refusing pricing URL" in capsys.readouterr().err

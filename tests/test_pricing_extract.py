@@ -1,0 +1,161 @@
+"""Reading offer files: metadata checks, record-block splitting, row selection and side rates."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_pricing_support import (
+    CLOUDWATCH_HEADER,
+    EC2_HEADER,
+    PUBLICATION_DATE,
+    S3_HEADER,
+    VERSION,
+    cloudwatch_rows,
+    ec2_rows,
+    offer_csv,
+    s3_rows,
+)
+from trntui.core.quotes import SideService
+from trntui.pricing.errors import PricingFormatError
+from trntui.pricing.extract import (
+    OfferSource,
+    filter_offer,
+    instance_quotes,
+    read_preamble,
+    side_rates,
+)
+
+
+def write(tmp_path: Path, data: bytes, name: str = "index.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def source(offer: str = "AmazonEC2") -> OfferSource:
+    return OfferSource(
+        offer, "http://127.0.0.1/x.csv", PUBLICATION_DATE, VERSION, datetime.now(UTC)
+    )
+
+
+def test_preamble_gives_publication_date_version_and_columns(tmp_path: Path) -> None:
+    path = write(tmp_path, offer_csv("AmazonEC2", EC2_HEADER, ec2_rows()))
+    preamble = read_preamble(path, expected_offer="AmazonEC2")
+    assert preamble.publication_date == PUBLICATION_DATE
+    assert preamble.version == VERSION
+    assert preamble.format_version == "v1.0"
+    assert preamble.columns == tuple(EC2_HEADER)
+
+
+def test_wrong_offer_code_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, offer_csv("AmazonS3", S3_HEADER, s3_rows()))
+    with pytest.raises(PricingFormatError, match="expected 'AmazonEC2'"):
+        read_preamble(path, expected_offer="AmazonEC2")
+
+
+def test_header_without_a_filter_column_names_it(tmp_path: Path) -> None:
+    header = [name for name in EC2_HEADER if name != "Tenancy"]
+    rows = [{k: v for k, v in row.items() if k in header} for row in ec2_rows()]
+    path = write(tmp_path, offer_csv("AmazonEC2", header, rows))
+    with pytest.raises(PricingFormatError, match="'Tenancy'") as raised:
+        read_preamble(path)
+    assert ":6:" in str(raised.value)
+
+
+def test_metadata_rows_out_of_order(tmp_path: Path) -> None:
+    data = offer_csv("AmazonEC2", EC2_HEADER, ec2_rows()).replace(b'"Version"', b'"Versions"')
+    with pytest.raises(PricingFormatError, match="'Version'"):
+        read_preamble(write(tmp_path, data))
+
+
+def test_html_page_is_recognised(tmp_path: Path) -> None:
+    path = write(tmp_path, b"  <!doctype html><html><head><title>Login</title></head></html>")
+    with pytest.raises(PricingFormatError, match="HTML"):
+        read_preamble(path)
+
+
+def test_ambiguous_on_demand_rows_leave_the_price_unknown(tmp_path: Path) -> None:
+    rows = ec2_rows()
+    twin = dict(next(row for row in rows if row["SKU"] == "TRN2SHARED"))
+    twin.update({"SKU": "TRN2TWIN", "PricePerUnit": "50.00"})
+    path = write(tmp_path, offer_csv("AmazonEC2", EC2_HEADER, [*rows, twin]))
+    (quote,) = instance_quotes(path, source(), "us-east-1", ["trn2.48xlarge"])
+    assert quote.usd_per_hour is None
+    assert "2 different on-demand rates" in quote.source_note
+
+
+def _cut_file(cut_after: bytes, extra: int) -> bytes:
+    rows = [row for row in ec2_rows() if row["SKU"] != "TRN1SHARED"]
+    whole = offer_csv("AmazonEC2", EC2_HEADER, rows)
+    trn1 = next(row for row in ec2_rows() if row["SKU"] == "TRN1SHARED")
+    last = offer_csv("AmazonEC2", EC2_HEADER, [trn1]).splitlines()[-1]
+    return whole + last[: last.index(cut_after) + extra]
+
+
+def test_row_cut_off_between_fields_is_not_priced(tmp_path: Path) -> None:
+    data = _cut_file(b'"Shared"', len(b'"Shared"'))  # ends after the Tenancy field
+    quotes = instance_quotes(write(tmp_path, data), source(), "us-east-1")
+    assert "trn1.32xlarge" not in {quote.instance_type for quote in quotes}
+    assert "p5.48xlarge" in {quote.instance_type for quote in quotes}
+
+
+def test_row_cut_off_inside_a_field_is_a_format_error(tmp_path: Path) -> None:
+    data = _cut_file(b'"Shared"', 3)  # ends inside the quoted Tenancy field
+    with pytest.raises(PricingFormatError, match="cannot be read as CSV"):
+        instance_quotes(write(tmp_path, data), source(), "us-east-1")
+
+
+def test_side_rates_in_us_east_1_have_no_prefix(tmp_path: Path) -> None:
+    s3 = write(tmp_path, offer_csv("AmazonS3", S3_HEADER, s3_rows()), "s3.csv")
+    cloudwatch = write(
+        tmp_path, offer_csv("AmazonCloudWatch", CLOUDWATCH_HEADER, cloudwatch_rows()), "cw.csv"
+    )
+    s3_found = side_rates(s3, source("AmazonS3"), "us-east-1")
+    assert s3_found[SideService.S3_STANDARD_STORAGE].usage_type == "TimedStorage-ByteHrs"
+    assert len(s3_found[SideService.S3_STANDARD_STORAGE].tiers) == 3
+    cw_found = side_rates(cloudwatch, source("AmazonCloudWatch"), "us-east-1")
+    assert cw_found[SideService.CLOUDWATCH_LOGS_INGESTION].first_tier_usd_per_unit == 0.5
+    # Vended logs (0.25) must not be taken for standard ingestion.
+    assert cw_found[SideService.CLOUDWATCH_LOGS_STORAGE].first_tier_usd_per_unit == 0.03
+
+
+def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for key, value in (
+        ("FormatVersion", "v1.0"),
+        ("Disclaimer", 'prices, "quoted", and more'),
+        ("Publication Date", PUBLICATION_DATE),
+        ("Version", VERSION),
+        ("OfferCode", "AmazonEC2"),
+    ):
+        writer.writerow([key, value])
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+cell = st.text(alphabet=st.sampled_from('ab,"\n x'), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(cell, min_size=3, max_size=3), max_size=40),
+    block_bytes=st.integers(min_value=1, max_value=200),
+)
+def test_blocks_never_split_a_quoted_field(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[list[str]], block_bytes: int
+) -> None:
+    path = tmp_path_factory.mktemp("blocks") / "index.csv"
+    path.write_bytes(_csv_bytes(["SKU", "Note", "Unit"], rows))
+    frame = filter_offer(path, pl.lit(True), ["SKU", "Note", "Unit"], block_bytes=block_bytes)
+    got = [[value or "" for value in row] for row in frame.iter_rows()]
+    assert got == rows

@@ -1,0 +1,197 @@
+"""Runs stored in a project: duplicates, all-or-nothing imports, sets, and the CLI commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests import loggen
+from trntui.commands import runs as runs_commands
+from trntui.importers import Cancelled, import_file
+from trntui.store import runs as store
+from trntui.store.project import init_project
+
+DATA = Path("/work/shared/data/mlperf")
+DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    return init_project(tmp_path / "project")
+
+
+@pytest.fixture()
+def megatron_log(tmp_path: Path) -> Path:
+    path = tmp_path / "logs" / "megatron.log"
+    path.parent.mkdir()
+    loggen.write_megatron(path)
+    return path
+
+
+def test_round_trip_and_duplicates(project: Path, megatron_log: Path, tmp_path: Path) -> None:
+    outcomes = store.import_paths(project, [megatron_log], set_name="trial")
+    assert [o.outcome for o in outcomes] == [store.ADDED]
+    run_id = outcomes[0].run_id
+    stored = store.load_run(project, run_id)
+    fresh = import_file(megatron_log)
+    assert stored.timeline.equals(fresh.timeline)
+    assert stored.metadata == fresh.metadata
+    copy = tmp_path / "copy.log"
+    shutil.copy(megatron_log, copy)
+    again = store.import_paths(project, [copy, megatron_log])
+    assert [o.outcome for o in again] == [store.DUPLICATE, store.DUPLICATE]
+    assert {o.run_id for o in again} == {run_id}
+    table = store.load_runs(project)
+    assert table.height == 1
+    assert table["set_name"].to_list() == ["trial"]
+    assert table["restarts"].to_list() == [1]
+
+
+def test_bad_file_in_a_batch_fails_alone(project: Path, megatron_log: Path, tmp_path: Path):
+    bad = tmp_path / "logs" / "truncated.log"
+    lines = megatron_log.read_text().splitlines()
+    last = max(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
+    bad.write_text("\n".join([*lines[:last], lines[last][:50]]))
+    outcomes = store.import_paths(project, [bad, megatron_log], format="megatron")
+    assert [o.outcome for o in outcomes] == [store.FAILED, store.ADDED]
+    assert f"{bad}:{last + 1}" in outcomes[0].error
+    assert store.load_runs(project).height == 1
+    timelines = list((project / "runs" / "timelines").glob("*.parquet"))
+    assert len(timelines) == 1
+
+
+def test_failed_table_write_leaves_nothing_behind(
+    project: Path, megatron_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = store.atomic_write_with
+
+    def failing(path: Path, write) -> None:
+        if Path(path).name == store.RUNS_FILE:
+            raise OSError("disk full")
+        real_write(path, write)
+
+    monkeypatch.setattr(store, "atomic_write_with", failing)
+    with pytest.raises(OSError):
+        store.import_paths(project, [megatron_log])
+    monkeypatch.undo()
+    assert store.load_runs(project).is_empty()
+    assert not list((project / "runs" / "timelines").glob("*"))
+    assert [o.outcome for o in store.import_paths(project, [megatron_log])] == [store.ADDED]
+
+
+def test_cancel_keeps_earlier_files(project: Path, tmp_path: Path) -> None:
+    paths = []
+    for seed in (1, 2):
+        path = tmp_path / f"run{seed}.log"
+        loggen.write_megatron(path, loggen.MegatronSpec(seed=seed))
+        paths.append(path)
+    imported = []
+
+    def cancel() -> bool:
+        return len(store.load_runs(project)) >= 1 and len(imported) > 0
+
+    def progress(fraction: float) -> None:
+        if store.load_runs(project).height:
+            imported.append(fraction)
+
+    with pytest.raises(Cancelled):
+        store.import_paths(project, paths, progress=progress, cancel=cancel)
+    assert store.load_runs(project).height == 1
+
+
+@pytest.mark.skipif(not DELL.is_dir(), reason="MLPerf sample logs not available")
+def test_folder_import_groups_sets_and_scores_mlperf(project: Path) -> None:
+    outcomes = store.import_paths(project, [DELL])
+    kinds = {Path(o.path).name: o.outcome for o in outcomes}
+    assert kinds["scaling.json"] == store.SKIPPED
+    assert sum(o.outcome == store.ADDED for o in outcomes) == 5
+    first = next(o for o in outcomes if o.outcome == store.ADDED)
+    stored = store.load_run(project, first.run_id)
+    assert stored.metadata == import_file(Path(first.path)).metadata
+    assert stored.metadata.launch_time.tzinfo is not None
+    (dell_set,) = store.run_sets(project)
+    assert (dell_set.runs, dell_set.succeeded, dell_set.is_mlperf) == (5, 4, True)
+    published = pl.read_csv(DATA / "PUBLISHED.csv").filter(
+        pl.col("set") == "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
+    )["published_minutes"][0]
+    assert round(dell_set.mlperf_score_minutes, 3) == round(published, 3)
+
+
+def test_corrupt_runs_table_is_an_input_error(project: Path) -> None:
+    path = store.runs_path(project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not parquet")
+    with pytest.raises(store.InputFileError):
+        store.load_runs(project)
+
+
+def test_remove_run(project: Path, megatron_log: Path) -> None:
+    (outcome,) = store.import_paths(project, [megatron_log])
+    store.remove_run(project, outcome.run_id)
+    assert store.load_runs(project).is_empty()
+    assert not store.timeline_path(project, outcome.run_id).exists()
+    with pytest.raises(store.UserError):
+        store.remove_run(project, outcome.run_id)
+
+
+def _cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    runs_commands.register(parser.add_subparsers())
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def test_cli_import_and_list_json(
+    project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli("import", str(project), str(megatron_log), "--set", "trn3", "--json") == 0
+    imported = json.loads(capsys.readouterr().out)
+    assert imported["imported"][0]["outcome"] == "added"
+    assert _cli("runs", str(project), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["runs"]
+    assert set(run) == {
+        "run_id",
+        "set",
+        "format",
+        "source",
+        "status",
+        "init_s",
+        "run_s",
+        "launch_to_result_s",
+        "steady_throughput",
+        "throughput_unit",
+        "restarts",
+        "redone_steps",
+    }
+    assert (run["set"], run["format"], run["status"]) == ("trn3", "megatron", "succeeded")
+    assert report["sets"] == [{"name": "trn3", "runs": 1, "succeeded": 1}]
+
+
+def test_cli_reports_failures_and_missing_project(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    assert _cli("import", str(project), str(empty)) == 1
+    assert "empty" in capsys.readouterr().out
+    assert _cli("runs", str(tmp_path / "nowhere")) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_assign_set(project: Path, megatron_log: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.log"
+    loggen.write_megatron(other, loggen.MegatronSpec(seed=99))
+    outcomes = store.import_paths(project, [megatron_log, other], set_name="a")
+    store.assign_set(project, [outcomes[1].run_id], "b")
+    sets = {info.name: info.runs for info in store.run_sets(project)}
+    assert sets == {"a": 1, "b": 1}
+    with pytest.raises(store.UserError):
+        store.assign_set(project, ["nope"], "b")
+    with pytest.raises(store.UserError):
+        store.assign_set(project, [outcomes[0].run_id], "  ")

@@ -1,0 +1,110 @@
+"""Scenario snapshots: save, reopen with the recorded values, stale flags, list and diff."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.test_estimate import GPU, TRN, book, context, gpu_runs, inventory, run, trn_runs
+from trntui.core.errors import UserError
+from trntui.core.estimate import InvalidInputError, Override, estimate
+from trntui.store.scenarios import (
+    ScenarioNotFound,
+    diff_scenarios,
+    list_scenarios,
+    load_scenario,
+    save_scenario,
+    scenario_path,
+    staleness,
+)
+
+FASTER = Override("steady_throughput", 4.0, TRN, who="bob", why="SDK 2.x kernels")
+
+
+def test_save_and_reopen_round_trip(tmp_path):
+    ctx = context()
+    saved = save_scenario(tmp_path, "faster", ctx, [FASTER], note="what if", saved_by="alice")
+    path = scenario_path(tmp_path, "faster")
+    assert path.is_file()
+    reopened = load_scenario(tmp_path, "faster")
+    assert reopened.overrides == (FASTER,)
+    assert reopened.note == "what if" and reopened.saved_by == "alice"
+    expected = estimate(ctx, [FASTER])
+    for name in (TRN, GPU):
+        assert reopened.estimate().target(name).total_usd == pytest.approx(
+            expected.target(name).total_usd
+        )
+        assert reopened.saved_totals[name] == pytest.approx(expected.target(name).total_usd)
+    assert saved.saved_totals == reopened.saved_totals
+    assert staleness(reopened, ctx) == ()
+
+
+def test_file_keeps_inputs_quotes_and_runs_by_id_and_value(tmp_path):
+    save_scenario(tmp_path, "base", context())
+    text = scenario_path(tmp_path, "base").read_text()
+    assert 'id = "trn3.48xlarge|us-east-1|on-demand|manual"' in text
+    assert "usd_per_hour = 10.0" in text
+    assert 'name = "trn"' in text and "run_ids = [" in text
+    assert 'kind = "measured"' in text
+    assert "steady_throughput = 3.0" in text  # a run's own fact, not only the median
+
+
+def test_snapshot_still_opens_flagged_stale_when_quotes_and_runs_change(tmp_path):
+    save_scenario(tmp_path, "base", context())
+    changed = context(
+        quotes=book(trn_price=12.5),
+        runs=[*trn_runs(), run("trn", throughput=9.0, run_id="new"), *gpu_runs()],
+    )
+    reopened = load_scenario(tmp_path, "base")
+    # the snapshot's own numbers are the ones it was saved with
+    assert reopened.estimate().target(TRN).input("usd_per_hour").value == 10.0
+    notes = staleness(reopened, changed)
+    assert any("run set 'trn' changed: 1 run(s) added, 0 removed" in n for n in notes)
+    assert any("Instance price 10 -> 12.5" in n for n in notes)
+
+
+def test_overrides_that_no_longer_apply_are_flagged(tmp_path):
+    save_scenario(tmp_path, "faster", context(), [FASTER])
+    inv = inventory()
+    renamed = dataclasses.replace(inv.targets[0], name="Trn3 renamed")
+    current = context(inv=dataclasses.replace(inv, targets=(renamed, inv.targets[1])))
+    notes = staleness(load_scenario(tmp_path, "faster"), current)
+    assert any("no longer apply" in n for n in notes)
+
+
+def test_diff_shows_what_changed_and_by_how_much(tmp_path):
+    a = save_scenario(tmp_path, "a", context())
+    b = save_scenario(tmp_path, "b", context(), [FASTER])
+    rows = diff_scenarios(load_scenario(tmp_path, "a"), load_scenario(tmp_path, "b"))
+    by_item = {(r.target, r.item): r for r in rows}
+    throughput = by_item[(TRN, "Useful throughput")]
+    assert (throughput.a, throughput.b, throughput.delta) == (2.0, 4.0, 2.0)
+    assert throughput.delta_pct == pytest.approx(100.0)
+    assert "measured" in throughput.a_note and "bob" in throughput.b_note
+    total = by_item[(TRN, "total_usd")]
+    assert total.delta == pytest.approx(b.saved_totals[TRN] - a.saved_totals[TRN])
+    assert not any(r.target == GPU for r in rows)
+
+
+def test_list_scenarios(tmp_path):
+    assert list_scenarios(tmp_path) == []
+    save_scenario(tmp_path, "b", context(), note="second")
+    save_scenario(tmp_path, "a", context(quotes=book(trn_price=None)))
+    infos = list_scenarios(tmp_path)
+    assert [i.name for i in infos] == ["a", "b"]
+    assert infos[0].totals[TRN] is None  # incomplete stays unknown, not 0
+    assert infos[1].note == "second"
+
+
+def test_bad_names_and_missing_scenarios(tmp_path):
+    with pytest.raises(UserError, match="not a usable scenario name"):
+        save_scenario(tmp_path, "../escape", context())
+    with pytest.raises(ScenarioNotFound, match="no scenario 'nope'"):
+        load_scenario(tmp_path, "nope")
+
+
+def test_invalid_override_is_never_saved(tmp_path):
+    with pytest.raises(InvalidInputError):
+        save_scenario(tmp_path, "bad", context(), [Override("steady_throughput", 0.0, TRN)])
+    assert not scenario_path(tmp_path, "bad").exists()

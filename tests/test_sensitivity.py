@@ -1,0 +1,80 @@
+"""Sensitivity over the observed range (ranking known by hand) and seeded resampling."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_estimate import GPU, TRN, context
+from trntui.core.estimate import Override, estimate
+from trntui.core.sensitivity import resample, sensitivity
+
+FAILED_H = (1 / 3) / (2 / 3) * 1800 / 3600  # the one failed run of three, 0.5 h each
+
+
+def trn_total(throughput: float, startup_s: float, overhead: float, retry: float) -> float:
+    """The Trainium3 target's total by hand (2 instances, $10/h, 7200 samples)."""
+    training_h = 7200 / throughput / 3600
+    billed_h = startup_s / 3600 + training_h * (1 + overhead)
+    retry_h = training_h * retry + FAILED_H
+    wall_h = billed_h + retry_h
+    storage = (100 + 10 * 5) * 2 * 0.023 + 500 * 2 * wall_h / 730 * 0.08
+    side = storage + 50 * 2 * 0.01 + (2 * 0.5 + 2 * 2 * 0.03) + 3 * 1.428
+    return (billed_h + retry_h) * 2 * 10.0 + side
+
+
+def test_ranking_and_swings_over_the_observed_range():
+    result = {s.target: s for s in sensitivity(estimate(context()))}[TRN]
+    assert [bar.key for bar in result.bars] == [
+        "steady_throughput",
+        "overhead_ratio",
+        "startup_s",
+        "retry_ratio",
+    ]
+    bars = {bar.key: bar for bar in result.bars}
+    throughput = bars["steady_throughput"]
+    assert (throughput.low, throughput.high) == (1.0, 3.0)
+    assert throughput.total_at_low == pytest.approx(trn_total(1.0, 600, 0.2, 0.05))
+    assert throughput.total_at_high == pytest.approx(trn_total(3.0, 600, 0.2, 0.05))
+    assert bars["startup_s"].swing_usd == pytest.approx(
+        trn_total(2.0, 900, 0.2, 0.05) - trn_total(2.0, 300, 0.2, 0.05)
+    )
+    assert bars["retry_ratio"].swing_usd == pytest.approx(
+        trn_total(2.0, 600, 0.2, 0.1) - trn_total(2.0, 600, 0.2, 0.0)
+    )
+    assert result.base_total_usd == pytest.approx(trn_total(2.0, 600, 0.2, 0.05))
+
+
+def test_no_fixed_percent_margin_identical_runs_have_no_swing():
+    result = {s.target: s for s in sensitivity(estimate(context()))}[GPU]
+    assert all(bar.swing_usd == pytest.approx(0.0) for bar in result.bars)
+
+
+def test_overridden_input_is_not_varied():
+    override = Override("steady_throughput", 2.5, TRN, who="bob", why="guess")
+    result = {s.target: s for s in sensitivity(estimate(context(), [override]))}[TRN]
+    assert "steady_throughput" not in [bar.key for bar in result.bars]
+    assert any(label == "Useful throughput" for label, _ in result.not_varied)
+
+
+def test_resampling_draws_whole_observed_runs():
+    dist = {d.target: d for d in resample(estimate(context()), draws=10_000, seed=7)}[TRN]
+    slow = trn_total(1.0, 300, 0.1, 0.0)
+    fast = trn_total(3.0, 900, 0.3, 0.1)
+    assert dist.runs == 2
+    assert dist.p10_usd == pytest.approx(min(slow, fast))
+    assert dist.p90_usd == pytest.approx(max(slow, fast))
+
+
+def test_resampling_is_reproducible_with_a_seed():
+    runs_estimate = estimate(context())
+    first = resample(runs_estimate, draws=501, seed=3)
+    again = resample(runs_estimate, draws=501, seed=3)
+    assert first == again
+
+
+def test_incomplete_estimate_has_no_distribution():
+    from tests.test_estimate import book
+
+    dist = resample(estimate(context(quotes=book(trn_price=None))), draws=100)[0]
+    assert dist.p50_usd is None
+    assert dist.reason == "estimate incomplete"

@@ -1,0 +1,120 @@
+"""The Prices screen against a real HTTP server on 127.0.0.1: fetch, pick, manual quote."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList, running_price_list
+from trntui.core.quotes import LookupStatus, find_quote
+from trntui.store.project import Project
+from trntui.store.quotes import load_quote_book
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens.fetch_prices import FetchPricesScreen
+from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.prices import PricesScreen
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def price_list(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    with running_price_list() as state:
+        monkeypatch.setenv("TRNTUI_PRICING_URL", state.base_url)
+        monkeypatch.setenv("TRNTUI_CACHE_DIR", str(tmp_path / "cache"))
+        yield state
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    root = tmp_path / "proj"
+    shutil.copytree(
+        SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock", "prices", "runs", "logs")
+    )
+    with Project.open(root) as opened:
+        yield opened
+
+
+async def test_fetch_preselects_the_target_quote_and_keeps_it(
+    project: Project, price_list: FakePriceList
+) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        assert isinstance(app.screen, PricesScreen)
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, FetchPricesScreen)
+        app.screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        results = app.screen.query_one("#results", DataTable)
+        assert results.row_count >= 2
+        message = str(app.screen.query_one("#message").content)
+        assert "trn3.48xlarge" in message and "not in the price list yet" in message
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, PricesScreen)
+    book = load_quote_book(project.root)
+    lookup = find_quote(book.quotes, "p5.48xlarge", "us-east-1", "on-demand")
+    assert lookup.status == LookupStatus.FOUND
+    assert lookup.usd_per_hour == pytest.approx(P5_ON_DEMAND)
+    assert lookup.quote is not None and lookup.quote.source_url.startswith(price_list.base_url)
+    reserved = [q for q in book.quotes if q.purchase_option != "on-demand"]
+    assert reserved == [], "only the picked (target) quote is kept"
+    assert book.rates, "the side-service rates are kept with the quotes"
+
+
+async def test_manual_trainium3_quote_requires_a_source(project: Project) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        price = form.query_one("#field-usd_per_hour", Input)
+        price.value = "61.5"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ItemFormScreen), "no source: the quote is not kept"
+        assert "Source is required" in str(app.screen.query_one(".modal-error").content)
+        form.query_one("#field-source_note", Input).value = "account team offer (example)"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, PricesScreen)
+        targets_text = str(app.screen.query_one("#targets").content)
+        assert "$61.50/h" in targets_text
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+    book = load_quote_book(project.root)
+    lookup = find_quote(book.quotes, "trn3.48xlarge", "us-east-1", "on-demand")
+    assert lookup.status == LookupStatus.NOT_LISTED_YET, "ctrl+z removed the manual quote"
+
+
+async def test_unknown_prices_are_shown_as_unknown_not_zero(project: Project) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        text = str(app.screen.query_one("#targets").content)
+        assert "not in the price list yet" in text
+        assert "price unknown" in text
+        assert "$0" not in text
+        rates = str(app.screen.query_one("#rates").content)
+        assert "unknown" in rates
+
+
+def test_prices_screen_snapshot(project: Project, snap_compare) -> None:
+    async def to_prices(pilot) -> None:
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=to_prices)

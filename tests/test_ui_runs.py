@@ -1,0 +1,129 @@
+"""The Runs screen driven by keys: preview, confirm, cancel, errors, and the plot."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from trntui.store.project import Project, init_project
+from trntui.store.runs import load_runs
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.runs import RunsScreen
+from trntui.ui.widgets.throughput_plot import ThroughputPlot
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf"
+LORA = SHARED / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
+SIZE = (80, 24)
+
+pytestmark = pytest.mark.skipif(not LORA.is_dir(), reason="shared MLPerf data not present")
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    root = init_project(tmp_path / "proj")
+    with Project.open(root) as opened:
+        yield opened
+
+
+async def open_import(pilot, app: TrnTuiApp, paths: str) -> ImportRunsScreen:
+    await pilot.press("2")
+    await pilot.pause()
+    assert isinstance(app.screen, RunsScreen)
+    await pilot.press("i")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, ImportRunsScreen)
+    screen.query_one("#paths", Input).value = paths
+    await pilot.press("enter")
+    return screen
+
+
+async def wait_for_workers(app: TrnTuiApp) -> None:
+    await app.workers.wait_for_complete()
+
+
+async def test_preview_then_confirm_stores_the_runs(project: Project, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(LORA, logs)
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(logs))
+        await wait_for_workers(app)
+        await pilot.pause()
+        preview = screen.query_one("#preview", DataTable)
+        expected = len(list(logs.glob("result_*.txt")))
+        assert preview.row_count == expected
+        assert load_runs(project.root).is_empty(), "the preview must not store anything"
+        await pilot.press("ctrl+s")
+        await wait_for_workers(app)
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        stored = load_runs(project.root)
+        assert stored.height == expected
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.row_count == expected
+        await wait_for_workers(app)
+        await pilot.pause()
+        plot = app.screen.query_one(ThroughputPlot)
+        assert plot._series is not None
+
+
+async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
+    project: Project, tmp_path: Path
+) -> None:
+    bad = tmp_path / "broken.log"
+    bad.write_bytes(b"\x00\x01 this is not a training log\n" * 5)
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(bad))
+        await wait_for_workers(app)
+        await pilot.pause()
+        message = str(screen.query_one("#message").content)
+        assert "broken.log" in message
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ImportRunsScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+    assert load_runs(project.root).is_empty()
+
+
+async def test_missing_path_is_refused_before_any_work(project: Project, tmp_path: Path) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(tmp_path / "nope.log"))
+        await pilot.pause()
+        assert "Not found" in str(screen.query_one("#message").content)
+
+
+async def test_escape_cancels_without_storing(project: Project, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(LORA, logs)
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_import(pilot, app, str(logs))
+        await pilot.press("escape")
+        await wait_for_workers(app)
+        await pilot.pause()
+        if isinstance(app.screen, ImportRunsScreen):
+            await pilot.press("escape")
+            await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+    assert load_runs(project.root).is_empty()
+
+
+async def test_read_only_session_cannot_import(project: Project) -> None:
+    second = Project.open(project.root, allow_read_only=True)
+    try:
+        app = TrnTuiApp(second)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2", "i")
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen)
+    finally:
+        second.close()

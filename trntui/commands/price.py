@@ -1,0 +1,403 @@
+"""``trntui price``: fetch quotes from the AWS Price List, add manual quotes, list a project's.
+
+``fetch`` works without a project (it prints what the price list says, and can ``--save`` the
+quotes into a project); ``add`` and ``list`` work on a project folder. ``--json`` prints one JSON
+document for scripts; times are ISO 8601 in UTC, unknown values are ``null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from trntui.core.errors import UserError
+from trntui.core.hardware import usd_per_accelerator_hour
+from trntui.core.quotes import (
+    DEFAULT_MAX_AGE_DAYS,
+    ON_DEMAND,
+    PriceQuote,
+    ServiceRate,
+    is_known_purchase_option,
+    purchase_option_help,
+    quote_flags,
+)
+from trntui.pricing.service import (
+    FetchResult,
+    SideRatesResult,
+    fetch_instance_quotes,
+    fetch_side_rates,
+)
+from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
+
+DEFAULT_REGION = "us-east-1"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``price fetch|add|list`` to the main parser."""
+    price = subparsers.add_parser("price", help="look up, add and list price quotes")
+    price.set_defaults(func=lambda _args: _usage(price))
+    sub = price.add_subparsers(dest="price_command", metavar="ACTION")
+
+    fetch = sub.add_parser("fetch", help="get current prices from the AWS Price List")
+    fetch.add_argument(
+        "--region", default=DEFAULT_REGION, help=f"region code (default {DEFAULT_REGION})"
+    )
+    fetch.add_argument(
+        "--instance-type", action="append", dest="instance_types", metavar="TYPE",
+        help="instance type to price (repeatable; default: every type in the region)",
+    )  # fmt: skip
+    fetch.add_argument(
+        "--pricing-url", help=f"price list base URL (default: ${PRICING_URL_ENV} or AWS)"
+    )
+    fetch.add_argument(
+        "--side-rates", action="store_true",
+        help="also fetch S3, EBS gp3, CloudWatch Logs and inter-AZ transfer rates",
+    )  # fmt: skip
+    fetch.add_argument(
+        "--offline", action="store_true", help="use the cached price list only, no network"
+    )
+    fetch.add_argument(
+        "--save", metavar="DIR", help="copy the fetched quotes into the project in DIR"
+    )
+    fetch.add_argument("--json", action="store_true", help="print JSON")
+    fetch.set_defaults(func=cmd_fetch)
+
+    add = sub.add_parser("add", help="add a manual quote (Trainium3, negotiated, spot...)")
+    add.add_argument("dir", metavar="DIR", help="project folder")
+    add.add_argument("--instance-type", required=True)
+    add.add_argument("--region", required=True)
+    add.add_argument("--usd-per-hour", required=True, type=_positive_float, metavar="X")
+    add.add_argument("--source", required=True, help="where the price comes from (who, what)")
+    add.add_argument(
+        "--purchase-option", default=ON_DEMAND, help=f"one of: {purchase_option_help()}"
+    )
+    add.add_argument("--upfront-usd", type=_non_negative_float, default=0.0, metavar="X")
+    add.add_argument("--date", type=_date, help="date of the quote, YYYY-MM-DD (default today)")
+    add.set_defaults(func=cmd_add)
+
+    listing = sub.add_parser("list", help="list the project's quotes, with warnings")
+    listing.add_argument("dir", metavar="DIR", help="project folder")
+    listing.add_argument("--region", help="target region (flags quotes for other regions)")
+    listing.add_argument(
+        "--max-age-days", type=int, default=DEFAULT_MAX_AGE_DAYS,
+        help=f"flag quotes older than this (default {DEFAULT_MAX_AGE_DAYS})",
+    )  # fmt: skip
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=cmd_list)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _positive_float(text: str) -> float:
+    value = _float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be above 0 (unknown prices are not entered)"
+        )
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must not be negative")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date as YYYY-MM-DD") from None
+
+
+def quote_to_json(quote: PriceQuote) -> dict[str, Any]:
+    """A quote as plain JSON values (the documented ``--json`` shape)."""
+    return {
+        "instance_type": quote.instance_type,
+        "region": quote.region,
+        "purchase_option": quote.purchase_option,
+        "usd_per_hour": quote.usd_per_hour,
+        "upfront_usd": quote.upfront_usd,
+        "recurring_usd_per_hour": quote.recurring_usd_per_hour,
+        "usd_per_accelerator_hour": usd_per_accelerator_hour(quote),
+        "accelerator_count": quote.accelerator_count,
+        "manual": quote.manual,
+        "source_note": quote.source_note,
+        "source_url": quote.source_url,
+        "offer_code": quote.offer_code,
+        "publication_date": quote.publication_date,
+        "version": quote.version,
+        "sku": quote.sku,
+        "rate_code": quote.rate_code,
+        "effective_date": quote.effective_date,
+        "etag": quote.etag,
+        "last_modified": quote.last_modified,
+        "retrieved_at": quote.retrieved_at.astimezone(UTC).isoformat(),
+    }
+
+
+def rate_to_json(rate: ServiceRate) -> dict[str, Any]:
+    return {
+        "service": rate.service.value,
+        "region": rate.region,
+        "unit": rate.unit,
+        "tiers": [
+            {"start": tier.start, "end": tier.end, "usd_per_unit": tier.usd_per_unit}
+            for tier in rate.tiers
+        ],
+        "usage_type": rate.usage_type,
+        "manual": rate.manual,
+        "source_url": rate.source_url,
+        "publication_date": rate.publication_date,
+        "version": rate.version,
+        "sku": rate.sku,
+        "rate_code": rate.rate_code,
+        "retrieved_at": rate.retrieved_at.astimezone(UTC).isoformat(),
+    }
+
+
+def _progress_printer() -> Any:
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def report(done: int, total: int | None) -> None:
+        step = done * 100 // total if total else done // (50 * 1024 * 1024)
+        if step != last[0]:
+            last[0] = step
+            shown = f"{step}%" if total else f"{done / 1024**2:.0f} MB"
+            print(f"\rdownloading price list... {shown}", end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    settings = PricingSettings.from_env(args.pricing_url)
+    progress = _progress_printer()
+    try:
+        result = fetch_instance_quotes(
+            args.region, args.instance_types, settings=settings, progress=progress,
+            offline=args.offline,
+        )  # fmt: skip
+        side = (
+            fetch_side_rates(
+                args.region, settings=settings, progress=progress, offline=args.offline
+            )
+            if args.side_rates
+            else None
+        )
+    finally:
+        if progress is not None:
+            print("\r", end="", file=sys.stderr)
+    if args.save:
+        _save_into_project(Path(args.save), result, side)
+    if args.json:
+        print(json.dumps(_fetch_json(result, side), indent=2))
+    else:
+        _print_fetch(result, side)
+    return 0
+
+
+def _save_into_project(root: Path, result: FetchResult, side: SideRatesResult | None) -> None:
+    from trntui.store.project import Project
+    from trntui.store.quotes import add_quotes, add_rates
+
+    with Project.open(root) as project:
+        project.require_writable()
+        add_quotes(project.root, result.quotes)
+        if side is not None:
+            add_rates(project.root, side.rates)
+
+
+def _fetch_json(result: FetchResult, side: SideRatesResult | None) -> dict[str, Any]:
+    status = result.status
+    document: dict[str, Any] = {
+        "region": result.region,
+        "quotes": [quote_to_json(quote) for quote in result.quotes],
+        "missing": [
+            {
+                "instance_type": lookup.instance_type,
+                "purchase_option": lookup.purchase_option,
+                "status": lookup.status.value,
+                "message": lookup.message,
+            }
+            for lookup in result.missing
+        ],
+        "source": {
+            "url": status.url,
+            "retrieved_at": status.retrieved_at.astimezone(UTC).isoformat(),
+            "age_s": round(status.age_s()),
+            "from_cache_after_error": status.from_cache_after_error,
+            "not_modified": status.not_modified,
+            "error": None if status.error is None else str(status.error),
+        },
+    }
+    if side is not None:
+        document["side_rates"] = [rate_to_json(rate) for rate in side.rates]
+        document["side_rates_missing"] = {
+            service.value: message for service, message in side.missing.items()
+        }
+    return document
+
+
+def _money(value: float | None, digits: int = 4) -> str:
+    return "unknown" if value is None else f"${value:,.{digits}f}"
+
+
+def _print_fetch(result: FetchResult, side: SideRatesResult | None) -> None:
+    status = result.status
+    if status.error is not None:
+        print(f"warning: {status.describe()}", file=sys.stderr)
+    print(
+        f"Prices for {result.region} (AWS Price List, "
+        f"retrieved {status.retrieved_at:%Y-%m-%d %H:%M} UTC)"
+    )
+    publication = result.quotes[0].publication_date if result.quotes else None
+    if publication:
+        print(f"price list published {publication}, source {status.url}")
+    rows = [
+        (
+            quote.instance_type,
+            quote.purchase_option,
+            _money(quote.usd_per_hour),
+            _money(quote.upfront_usd, 2) if quote.upfront_usd else "-",
+            _money(usd_per_accelerator_hour(quote)),
+        )
+        for quote in result.quotes
+    ]
+    _print_table(
+        ("instance type", "purchase option", "USD/hour", "upfront", "USD/accel-hour"), rows
+    )
+    for lookup in result.missing:
+        print(f"  {lookup.message}")
+    if side is not None:
+        print()
+        _print_table(
+            ("side service", "unit", "USD/unit (first tier)", "tiers"),
+            [
+                (rate.service.value, rate.unit, _money(rate.first_tier_usd_per_unit, 6),
+                 str(len(rate.tiers)))
+                for rate in side.rates
+            ],
+        )  # fmt: skip
+        for message in side.missing.values():
+            print(f"  {message}")
+
+
+def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    if not rows:
+        print("  (no prices found)")
+        return
+    widths = [
+        max(len(str(cell)) for cell in column) for column in zip(headings, *rows, strict=True)
+    ]
+    for row in (headings, *rows):
+        print(
+            "  "
+            + "  ".join(
+                str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)
+            ).rstrip()
+        )
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from trntui.store.project import Project
+    from trntui.store.quotes import add_quotes
+
+    if not is_known_purchase_option(args.purchase_option):
+        raise UserError(
+            f"unknown purchase option {args.purchase_option!r}; expected one of "
+            f"{purchase_option_help()}"
+        )
+    when = datetime.combine(args.date, time(), tzinfo=UTC) if args.date else datetime.now(UTC)
+    quote = PriceQuote(
+        instance_type=args.instance_type.strip(),
+        region=args.region.strip(),
+        purchase_option=args.purchase_option,
+        usd_per_hour=args.usd_per_hour,
+        recurring_usd_per_hour=args.usd_per_hour,
+        upfront_usd=args.upfront_usd,
+        retrieved_at=when,
+        manual=True,
+        source_note=args.source.strip(),
+    )
+    with Project.open(Path(args.dir)) as project:
+        project.require_writable()
+        add_quotes(project.root, [quote])
+    print(
+        f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
+        f"at {_money(quote.usd_per_hour)}/hour ({quote.source_note}, {when:%Y-%m-%d})"
+    )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from trntui.store.quotes import load_quote_book
+
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise UserError(f"{root}: no such project folder")
+    book = load_quote_book(root)
+    today = datetime.now(UTC).date()
+
+    def flags(quote: PriceQuote) -> list[str]:
+        return [
+            flag.message
+            for flag in quote_flags(
+                quote, target_region=args.region or quote.region, today=today,
+                max_age_days=args.max_age_days,
+            )
+        ]  # fmt: skip
+
+    if args.json:
+        document = {
+            "quotes": [{**quote_to_json(quote), "flags": flags(quote)} for quote in book.quotes],
+            "rates": [rate_to_json(rate) for rate in book.rates],
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+    if not book.quotes and not book.rates:
+        print(f"No quotes in {root} yet (add one with `trntui price add` or `price fetch --save`).")
+        return 0
+    rows = [
+        (
+            quote.instance_type,
+            quote.region,
+            quote.purchase_option,
+            _money(quote.usd_per_hour),
+            "manual" if quote.manual else "price list",
+            f"{quote.retrieved_at:%Y-%m-%d}",
+            "; ".join(flags(quote)) or "ok",
+        )
+        for quote in book.quotes
+    ]
+    _print_table(("instance type", "region", "option", "USD/hour", "source", "date", "notes"), rows)
+    if book.rates:
+        print()
+        _print_table(
+            ("side service", "region", "unit", "USD/unit (first tier)", "date"),
+            [
+                (rate.service.value, rate.region, rate.unit,
+                 _money(rate.first_tier_usd_per_unit, 6), f"{rate.retrieved_at:%Y-%m-%d}")
+                for rate in book.rates
+            ],
+        )  # fmt: skip
+    return 0

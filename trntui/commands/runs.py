@@ -1,0 +1,161 @@
+"""``trntui import`` and ``trntui runs``: run logs into a project, headless.
+
+``import DIR PATH... [--format F] [--set NAME] [--json]`` imports log files (a PATH may be a
+folder: every recognised log inside it is imported; other files are skipped). Exit code 0 when
+every named file was imported or already present, 1 when some failed, 2 for a project problem.
+
+``runs DIR [--json]`` lists the imported runs and their sets. JSON: ``{"runs": [...], "sets":
+[...]}`` (``import --json`` adds ``"imported"``: one outcome per file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from trntui.core.errors import UserError
+from trntui.importers import FORMATS
+from trntui.store.runs import FAILED, ImportOutcome, import_paths, load_runs, run_sets
+
+_RUN_FIELDS = (
+    "run_id",
+    "set",
+    "format",
+    "source",
+    "status",
+    "init_s",
+    "run_s",
+    "launch_to_result_s",
+    "steady_throughput",
+    "throughput_unit",
+    "restarts",
+    "redone_steps",
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    importer = subparsers.add_parser(
+        "import",
+        help="import training run logs into a project",
+        description=(
+            "Import training run logs (MLPerf, Megatron-LM, neuronx-distributed, Hugging Face "
+            "trainer_state.json) into a project. A PATH may be a folder: every recognised log "
+            "in it is imported, other files are skipped. The same file content is imported "
+            "once. Exit code: 0 all imported or already present, 1 some files failed, "
+            "2 project problem."
+        ),
+    )
+    importer.add_argument("dir", help="project folder")
+    importer.add_argument("paths", nargs="+", metavar="PATH", help="log file or folder")
+    importer.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
+    importer.add_argument("--set", dest="set_name", metavar="NAME", help="run set to add to")
+    importer.add_argument("--json", action="store_true", help="print JSON")
+    importer.set_defaults(func=import_command)
+
+    lister = subparsers.add_parser(
+        "runs",
+        help="list imported runs and run sets",
+        description="List the imported runs, their facts and their run sets.",
+    )
+    lister.add_argument("dir", help="project folder")
+    lister.add_argument("--json", action="store_true", help="print JSON")
+    lister.set_defaults(func=runs_command)
+
+
+def _open_project(root: Path, *, read_only: bool = False):
+    """The one place the project lock is taken (``trntui.store.project``)."""
+    from trntui.store.project import Project
+
+    return Project.open(root, read_only=read_only)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    try:
+        with _open_project(root) as project:
+            project.require_writable()
+            outcomes = import_paths(
+                root,
+                [Path(p) for p in args.paths],
+                format=args.format,
+                set_name=args.set_name,
+            )
+            report = runs_report(root) if args.json else None
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
+    else:
+        for outcome in outcomes:
+            detail = outcome.error or f"{outcome.run_id} in set {outcome.set_name}"
+            if outcome.outcome == "skipped":
+                detail = "not a recognised log"
+            print(f"{outcome.outcome:9} {outcome.path}: {detail}")
+    return 1 if any(o.outcome == FAILED for o in outcomes) else 0
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    try:
+        with _open_project(root, read_only=True):
+            report = runs_report(root)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for run in report["runs"]:
+        throughput = run["steady_throughput"]
+        speed = f"{throughput:,.1f} {run['throughput_unit']}" if throughput else "throughput ?"
+        print(
+            f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['status']:10}  "
+            f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
+        )
+    for run_set in report["sets"]:
+        score = run_set.get("mlperf_score_minutes")
+        extra = f"  MLPerf score {score:.3f} min" if score is not None else ""
+        print(f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded{extra}")
+    return 0
+
+
+def runs_report(root: Path) -> dict[str, Any]:
+    """The JSON document of ``trntui runs --json``."""
+    runs = load_runs(root).rename({"set_name": "set"}).select(_RUN_FIELDS)
+    sets = []
+    for info in run_sets(root):
+        entry: dict[str, Any] = {
+            "name": info.name,
+            "runs": info.runs,
+            "succeeded": info.succeeded,
+        }
+        if info.is_mlperf:
+            entry["mlperf_score_minutes"] = info.mlperf_score_minutes
+        sets.append(entry)
+    return {"runs": [_clean(row) for row in runs.iter_rows(named=True)], "sets": sets}
+
+
+def _clean(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: None if isinstance(value, float) and not math.isfinite(value) else value
+        for key, value in row.items()
+    }
+
+
+def _outcome_json(outcome: ImportOutcome) -> dict[str, Any]:
+    return {
+        "path": outcome.path,
+        "outcome": outcome.outcome,
+        "run_id": outcome.run_id,
+        "set": outcome.set_name,
+        "error": outcome.error,
+    }
+
+
+def _minutes(seconds: float | None) -> str:
+    return f"{seconds / 60:7.2f} min" if seconds is not None else "      ? min"

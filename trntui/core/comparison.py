@@ -1,0 +1,289 @@
+"""Trainium3 vs GPU: the cost to reach the same quality result, never the price per hour.
+
+The protocol gate comes first (SPEC §5). Two estimates merge into one ratio only when they
+describe an equally acceptable result: the same model version, the same dataset/benchmark, the
+same quality metric and threshold, and the same amount of finished work, each run set having
+reached the quality target. When any of these differs, or cannot be confirmed because it was
+not recorded, the two results are shown side by side with the reason, and no ratio is given.
+
+The break-even throughput is the useful throughput at which the Trainium3 total equals the GPU
+total. The total is affine in training time, which is ``work / throughput``, so two evaluations
+of the formula give the line and the break-even follows exactly.
+
+The decision note applies SPEC §5: *pause* when quality was missed, a price for the region is
+unverified or side costs are incomplete; *try another option* when the target configuration
+costs more to the result than the GPU (its best observed run does not reach break-even), which
+makes the porting effort unjustified; *continue the trial* when quality is reached, the
+operations are supported (no open porting question) and measurements cover every cost stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trntui.core.estimate import (
+    MEASURED,
+    OBSERVED_INPUTS,
+    Estimate,
+    EstimateContext,
+    TargetEstimate,
+    cost_frame,
+    input_frame,
+)
+from trntui.core.quotes import FlagKind
+
+CONTINUE = "continue the trial"
+TRY_ANOTHER = "try another option"
+PAUSE = "pause"
+
+_UNVERIFIED = {
+    FlagKind.STALE,
+    FlagKind.OTHER_REGION,
+    FlagKind.OTHER_PURCHASE_OPTION,
+    FlagKind.UNKNOWN_PRICE,
+}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What a target's result is a result *of*; ``None`` = not recorded."""
+
+    target: str
+    model_version: str | None
+    benchmark: str | None
+    """The benchmark or dataset the run set's logs state."""
+    quality_metric: str | None
+    """The metric the run set's logs report."""
+    goal_metric: str | None
+    quality_threshold: float | None
+    quality_direction: str | None
+    work_amount: float | None
+    work_unit: str | None
+    measured_unit: str | None
+    """The throughput unit of the run set (what its finished work is counted in)."""
+    runs: int
+    counted_runs: int
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    required_throughput: float | None
+    """Useful throughput at which the Trainium3 total equals the GPU total (None: unreachable)."""
+    observed_throughput: float | None
+    observed_low: float | None
+    observed_high: float | None
+    unit: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str
+    """``continue the trial``, ``try another option`` or ``pause``."""
+    facts: tuple[str, ...]
+    """The facts that triggered it."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    trainium: TargetEstimate | None
+    gpu: TargetEstimate | None
+    protocols: tuple[Protocol, ...]
+    comparable: bool
+    reasons: tuple[str, ...]
+    """Why no ratio is given (empty when comparable)."""
+    cost_ratio: float | None
+    """Trainium3 total / GPU total, to the same quality result."""
+    saving_usd: float | None
+    """GPU total minus Trainium3 total (negative: Trainium3 costs more)."""
+    break_even: BreakEven | None
+    decision: Decision
+
+
+def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
+    inventory = context.inventory
+    goal = inventory.goal
+    runs = context.observations
+    name = item.target.run_set
+    rows = runs.filter(runs["set_name"] == name) if name else runs.clear()
+    counted = rows.filter(rows["counted"])
+
+    def single(column: str) -> str | None:
+        values = {v for v in counted[column].to_list() if v is not None}
+        if len(values) == 1:
+            return values.pop()
+        return " / ".join(sorted(values)) if values else None
+
+    work = item.input("work_amount").value
+    return Protocol(
+        target=item.name,
+        model_version=inventory.model.version,
+        benchmark=single("benchmark"),
+        quality_metric=single("quality_metric"),
+        goal_metric=goal.quality_metric,
+        quality_threshold=goal.quality_threshold,
+        quality_direction=goal.quality_direction,
+        work_amount=work,
+        work_unit=goal.work_unit,
+        measured_unit=single("throughput_unit"),
+        runs=rows.height,
+        counted_runs=counted.height,
+    )
+
+
+def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
+    """Why results a and b are not the same protocol; empty when they are."""
+    reasons = []
+    if a.model_version is None:
+        reasons.append("the model version is not recorded (inventory model.version)")
+    if a.goal_metric is None or a.quality_threshold is None or a.quality_direction is None:
+        reasons.append("the quality criterion (metric, threshold, direction) is not set")
+    if a.work_amount is None or a.work_unit is None:
+        reasons.append("the amount of finished work is not set")
+    for p in (a, b):
+        if p.counted_runs == 0:
+            reasons.append(f"{p.target}: no run reached the quality target")
+    checks = (
+        ("benchmark/dataset", a.benchmark, b.benchmark),
+        ("quality metric reported", a.quality_metric, b.quality_metric),
+        ("unit of finished work", a.measured_unit, b.measured_unit),
+    )
+    for what, left, right in checks:
+        if left is not None and right is not None and left != right:
+            reasons.append(f"{what} differs: {a.target} {left!r}, {b.target} {right!r}")
+    return reasons
+
+
+def _pick(estimate: Estimate, family: str) -> TargetEstimate | None:
+    return next((t for t in estimate.targets if t.target.accelerator_family == family), None)
+
+
+def break_even(trainium: TargetEstimate, gpu_total: float) -> BreakEven:
+    """Solve total(throughput) = gpu_total; total = a + b / throughput exactly."""
+    observed = trainium.input("steady_throughput")
+    unit = f"{trainium.work_unit or 'work units'}/s"
+    base = trainium.values()
+    r1 = observed.value
+    frame = cost_frame(input_frame([{**base, "steady_throughput": r1},
+                                    {**base, "steady_throughput": 2 * r1}]))  # fmt: skip
+    t1, t2 = frame["total_usd"].to_list()
+    # total = a + b * x with x = 1 / throughput: x1 = 1/r1, x2 = 1/(2 r1)
+    b = (t1 - t2) / (1 / r1 - 1 / (2 * r1))
+    a = t1 - b / r1
+    if b <= 0 or gpu_total <= a:
+        note = (
+            f"unreachable: even at unlimited throughput the Trainium3 total stays above "
+            f"${a:,.2f} (startup, side costs, data preparation), more than the GPU's "
+            f"${gpu_total:,.2f}"
+        )
+        return BreakEven(None, r1, observed.low, observed.high, unit, note)
+    required = b / (gpu_total - a)
+    if r1 >= required:
+        note = f"observed {r1:,.4g} {unit} is above the break-even {required:,.4g} {unit}"
+    else:
+        note = f"observed {r1:,.4g} {unit} is below the break-even {required:,.4g} {unit}"
+    return BreakEven(required, r1, observed.low, observed.high, unit, note)
+
+
+def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
+    """The Trainium3-vs-GPU comparison of an estimate (first target of each family)."""
+    trainium = _pick(estimate, "Trainium3")
+    gpu = _pick(estimate, "GPU")
+    protocols = tuple(protocol(context, t) for t in (trainium, gpu) if t is not None)
+    reasons: list[str] = []
+    if trainium is None:
+        reasons.append("no Trainium3 target")
+    if gpu is None:
+        reasons.append("no GPU target")
+    if trainium is not None and gpu is not None:
+        reasons += protocol_differences(protocols[0], protocols[1])
+        for item in (trainium, gpu):
+            if item.total_usd is None:
+                reasons.append(f"{item.name}: {item.headline()}")
+    comparable = not reasons
+    ratio = saving = even = None
+    if comparable:
+        ratio = trainium.total_usd / gpu.total_usd
+        saving = gpu.total_usd - trainium.total_usd
+        even = break_even(trainium, gpu.total_usd)
+    decision = decide(context, trainium, gpu, comparable, reasons, even)
+    return Comparison(
+        trainium, gpu, protocols, comparable, tuple(reasons), ratio, saving, even, decision
+    )
+
+
+def decide(
+    context: EstimateContext,
+    trainium: TargetEstimate | None,
+    gpu: TargetEstimate | None,
+    comparable: bool,
+    reasons: list[str],
+    even: BreakEven | None,
+) -> Decision:
+    """The SPEC §5 decision note with the facts that triggered it."""
+    if trainium is None:
+        return Decision(PAUSE, ("no Trainium3 target to decide on",))
+    inventory = context.inventory
+    pause: list[str] = []
+    observed = trainium.input("steady_throughput")
+    if observed.value is None and observed.provenance.kind != "assumption":
+        pause.append(f"quality result missing: {observed.provenance.source}")
+    for item in (trainium, gpu):
+        if item is None:
+            continue
+        price = item.input("usd_per_hour")
+        if price.value is None:
+            pause.append(f"{item.name}: price unverified ({price.provenance.source})")
+        pause += [
+            f"{item.name}: price unverified ({flag.message})"
+            for flag in item.quote_flags
+            if flag.kind in _UNVERIFIED
+        ]
+    for term in ("storage_usd", "transfer_usd", "logs_usd", "data_prep_usd"):
+        missing = trainium.term_unknowns(term)
+        if missing:
+            pause.append(f"side costs incomplete: {term[:-4]} needs {', '.join(missing)}")
+    if pause:
+        return Decision(PAUSE, tuple(pause))
+    open_risks = [r for r in inventory.risks if r.status == "to-confirm"]
+    effort = sum(r.effort_days or 0.0 for r in inventory.risks if r.status != "resolved")
+    if comparable and trainium.total_usd >= gpu.total_usd:
+        facts = [
+            f"Trainium3 costs ${trainium.total_usd:,.2f} to the result, the GPU "
+            f"${gpu.total_usd:,.2f}",
+        ]
+        if even is not None:
+            best = even.observed_high
+            facts.append(even.note)
+            if best is not None and even.required_throughput is not None:
+                facts.append(
+                    f"best observed run {best:,.4g} {even.unit} vs break-even "
+                    f"{even.required_throughput:,.4g} {even.unit}"
+                )
+        if effort:
+            facts.append(f"{effort:g} days of open porting effort buy no saving")
+        return Decision(TRY_ANOTHER, tuple(facts))
+    blockers = []
+    if not comparable:
+        blockers.append("no comparison to the GPU: " + "; ".join(reasons))
+    blockers += [f"operation support to confirm: {r.title}" for r in open_risks]
+    blockers += [f"feature not available: {f}" for f in inventory.software.features_missing]
+    not_measured = [
+        trainium.input(key).label
+        for key in OBSERVED_INPUTS
+        if trainium.input(key).provenance.kind != MEASURED
+    ]
+    if not_measured:
+        blockers.append("stages not measured: " + ", ".join(not_measured))
+    if blockers:
+        return Decision(PAUSE, tuple(blockers))
+    facts = [
+        f"quality reached in {observed.runs} counted run(s) of {observed.provenance.source!r}",
+        "no open porting question",
+        "every cost stage is measured",
+    ]
+    if comparable:
+        facts.append(
+            f"Trainium3 ${trainium.total_usd:,.2f} vs GPU ${gpu.total_usd:,.2f} to the same result"
+        )
+    return Decision(CONTINUE, tuple(facts))

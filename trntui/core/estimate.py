@@ -1,0 +1,908 @@
+"""The estimate of SPEC.md §4, per training target, with the provenance of every input.
+
+    cost = instance price x billed time (per stage, summed)
+         + storage + transfers + logs/monitoring + data preparation + failures and retries
+
+Billed time per instance has four stages, each from a measured run set or a stated input:
+
+* **startup and compile**: ``startup_s``, the median launch-to-first-step time (compilation
+  included: it is billed and recurs on every launch);
+* **training**: ``work_amount / steady_throughput`` (useful work only, at the steady pace);
+* **checkpoints, evaluation, warm-up and stalls**: training time x ``overhead_ratio``, the
+  ratio those phases had to steady training time in the measured runs;
+* **failures and retries**: training time x ``retry_ratio`` (recovery and redone work after
+  restarts inside a run) plus, for the runs of the set that did not count (failed, or quality
+  missed), ``failed_fraction / (1 - failed_fraction)`` extra attempts of ``failed_run_s`` each.
+
+Side costs: S3 keeps the dataset and the kept checkpoints for ``months_stored``; EBS is billed
+per instance for the wall-clock time of the training (730 hours a month, AWS's convention);
+inter-AZ transfer is charged on both sides of a crossing (the rate is per direction); logs pay
+ingestion once and storage per month; data preparation is its own instance time.
+
+An input nobody knows stays ``None`` and every term that needs it stays ``None``: the estimate
+then reads "incomplete: <inputs>" instead of a number that looks final. The arithmetic is one
+set of Polars expressions (``cost_frame``) applied to a frame whose rows are variants of the
+inputs, so the estimate, the sensitivity bars and the resampled draws share the same formula.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from trntui.core.errors import UserError
+from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget
+from trntui.core.quotes import (
+    ON_DEMAND,
+    LookupStatus,
+    PriceQuote,
+    QuoteBook,
+    QuoteFlag,
+    ServiceRate,
+    SideService,
+    find_quote,
+    quote_flags,
+)
+from trntui.core.run_facts import RunFacts
+from trntui.core.timeline import RunMetadata
+
+HOURS_PER_MONTH = 730.0
+"""AWS prices GB-months over 730 hours."""
+
+MEASURED = "measured"
+DERIVED = "derived"
+ASSUMPTION = "assumption"
+QUOTED = "quoted"
+UNKNOWN = "unknown"
+PROVENANCE_KINDS = (MEASURED, DERIVED, ASSUMPTION, QUOTED, UNKNOWN)
+
+THROUGHPUT_UNITS = {"samples/s": "samples", "tokens/s": "tokens", "steps/s": "steps"}
+"""Throughput units a run set can state, and the work unit each one counts."""
+
+# Fact names importers record that identify the benchmark, model or dataset of a run.
+PROTOCOL_FACT_KEYS = ("submission_benchmark", "benchmark", "model", "dataset")
+
+
+class InvalidInputError(UserError):
+    """An edited input is not acceptable (negative hours, zero throughput, unknown unit...).
+
+    The UI shows the message inline and keeps the last valid estimate on screen.
+    """
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where an input comes from.
+
+    ``kind`` is one of ``PROVENANCE_KINDS``. ``source`` names the origin: the run set (measured),
+    the inputs it is computed from (derived), who set it (assumption), the quote id (quoted) or
+    why nobody knows it (unknown). ``detail`` says how, or why.
+    """
+
+    kind: str
+    source: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.kind}: {self.source}"
+        return f"{text} ({self.detail})" if self.detail else text
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    key: str
+    label: str
+    unit: str
+    per_target: bool
+    rule: str
+    """``positive``, ``non-negative``, ``fraction`` (0 <= x < 1) or ``count`` (whole, >= 1)."""
+    observed: bool = False
+    """Measured per run, so it has a range over the repeated runs (SPEC §5)."""
+
+
+_SPECS = (
+    InputSpec("work_amount", "Work to finish", "work units", False, "positive"),
+    InputSpec("instance_count", "Instances", "instances", True, "count"),
+    InputSpec("usd_per_hour", "Instance price", "USD/instance-hour", True, "positive"),
+    InputSpec("steady_throughput", "Useful throughput", "work units/s", True, "positive", True),
+    InputSpec("startup_s", "Startup and compile", "s", True, "non-negative", True),
+    InputSpec(
+        "overhead_ratio",
+        "Checkpoint/eval/warm-up/stall ratio",
+        "x training time",
+        True,
+        "non-negative",
+        True,
+    ),
+    InputSpec(
+        "retry_ratio",
+        "Restart recovery and redone work ratio",
+        "x training time",
+        True,
+        "non-negative",
+        True,
+    ),
+    InputSpec("failed_fraction", "Share of runs that did not count", "fraction", True, "fraction"),
+    InputSpec("failed_run_s", "Billed time of a run that did not count", "s", True, "non-negative"),
+    InputSpec("dataset_gb", "Dataset size", "GB", False, "non-negative"),
+    InputSpec("checkpoint_gb", "Checkpoint size", "GB", False, "non-negative"),
+    InputSpec("checkpoints_kept", "Checkpoints kept", "checkpoints", False, "non-negative"),
+    InputSpec("months_stored", "Months stored", "months", False, "non-negative"),
+    InputSpec("ebs_gb_per_instance", "Block storage", "GB/instance", False, "non-negative"),
+    InputSpec("data_moved_gb", "Data moved between zones", "GB", False, "non-negative"),
+    InputSpec("log_gb", "Log volume", "GB", False, "non-negative"),
+    InputSpec("s3_usd_per_gb_month", "S3 Standard rate", "USD/GB-month", True, "non-negative"),
+    InputSpec("ebs_usd_per_gb_month", "EBS gp3 rate", "USD/GB-month", True, "non-negative"),
+    InputSpec(
+        "transfer_usd_per_gb",
+        "Inter-AZ transfer rate",
+        "USD/GB per direction",
+        True,
+        "non-negative",
+    ),
+    InputSpec(
+        "logs_ingest_usd_per_gb", "CloudWatch Logs ingestion rate", "USD/GB", True, "non-negative"
+    ),
+    InputSpec(
+        "logs_store_usd_per_gb_month",
+        "CloudWatch Logs storage rate",
+        "USD/GB-month",
+        True,
+        "non-negative",
+    ),
+    InputSpec("data_prep_hours", "Data preparation time", "hours", False, "non-negative"),
+    InputSpec(
+        "data_prep_instance_count", "Data preparation instances", "instances", False, "count"
+    ),
+    InputSpec(
+        "data_prep_usd_per_hour",
+        "Data preparation instance price",
+        "USD/instance-hour",
+        True,
+        "positive",
+    ),
+)
+INPUT_SPECS: dict[str, InputSpec] = {spec.key: spec for spec in _SPECS}
+OBSERVED_INPUTS = tuple(spec.key for spec in _SPECS if spec.observed)
+
+TERM_INPUTS: dict[str, tuple[str, ...]] = {
+    "instance_usd": ("work_amount", "steady_throughput", "startup_s", "overhead_ratio",
+                     "instance_count", "usd_per_hour"),
+    "retries_usd": ("work_amount", "steady_throughput", "retry_ratio", "failed_fraction",
+                    "failed_run_s", "instance_count", "usd_per_hour"),
+    "storage_usd": ("dataset_gb", "checkpoint_gb", "checkpoints_kept", "months_stored",
+                    "s3_usd_per_gb_month", "ebs_gb_per_instance", "ebs_usd_per_gb_month",
+                    "instance_count", "work_amount", "steady_throughput", "startup_s",
+                    "overhead_ratio", "retry_ratio", "failed_fraction", "failed_run_s"),
+    "transfer_usd": ("data_moved_gb", "transfer_usd_per_gb"),
+    "logs_usd": ("log_gb", "months_stored", "logs_ingest_usd_per_gb",
+                 "logs_store_usd_per_gb_month"),
+    "data_prep_usd": ("data_prep_hours", "data_prep_instance_count", "data_prep_usd_per_hour"),
+}  # fmt: skip
+"""Which inputs each cost term needs (an unknown one leaves the term unknown)."""
+
+TERMS = ("instance_usd", "storage_usd", "transfer_usd", "logs_usd", "data_prep_usd", "retries_usd")
+STAGES = (
+    ("startup_h", "Startup and compile"),
+    ("training_h", "Training (steady useful work)"),
+    ("overhead_h", "Checkpoints, evaluation, warm-up, stalls"),
+    ("retry_h", "Failures and retries"),
+)
+
+
+def cost_expressions() -> list[pl.Expr]:
+    """The formula as Polars expressions over the input columns (one row = one variant).
+
+    Null inputs give null terms and a null total: unknown stays unknown.
+    """
+    c = pl.col
+    training_h = c("work_amount") / c("steady_throughput") / 3600.0
+    failed_attempts = (
+        pl.when(c("failed_fraction") == 0)
+        .then(pl.lit(0.0))
+        .otherwise(c("failed_fraction") / (1.0 - c("failed_fraction")) * c("failed_run_s") / 3600)
+    )
+    return [
+        (c("startup_s") / 3600.0).alias("startup_h"),
+        training_h.alias("training_h"),
+        (training_h * c("overhead_ratio")).alias("overhead_h"),
+        (training_h * c("retry_ratio") + failed_attempts).alias("retry_h"),
+    ]
+
+
+def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
+    """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``)."""
+    c = pl.col
+    staged = inputs.with_columns(cost_expressions())
+    billed_h = c("startup_h") + c("training_h") + c("overhead_h")
+    wall_h = billed_h + c("retry_h")
+    s3_gb = c("dataset_gb") + c("checkpoint_gb") * c("checkpoints_kept")
+    terms = staged.with_columns(
+        (wall_h * c("instance_count")).alias("instance_hours"),
+        (billed_h * c("instance_count") * c("usd_per_hour")).alias("instance_usd"),
+        (c("retry_h") * c("instance_count") * c("usd_per_hour")).alias("retries_usd"),
+        (
+            s3_gb * c("months_stored") * c("s3_usd_per_gb_month")
+            + c("ebs_gb_per_instance")
+            * c("instance_count")
+            * (wall_h / HOURS_PER_MONTH)
+            * c("ebs_usd_per_gb_month")
+        ).alias("storage_usd"),
+        (c("data_moved_gb") * 2.0 * c("transfer_usd_per_gb")).alias("transfer_usd"),
+        (
+            c("log_gb") * c("logs_ingest_usd_per_gb")
+            + c("log_gb") * c("months_stored") * c("logs_store_usd_per_gb_month")
+        ).alias("logs_usd"),
+        (c("data_prep_hours") * c("data_prep_instance_count") * c("data_prep_usd_per_hour")).alias(
+            "data_prep_usd"
+        ),
+    )
+    return terms.with_columns(pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd"))
+
+
+def input_frame(rows: Sequence[Mapping[str, float | None]]) -> pl.DataFrame:
+    """A frame of input variants with every input column as Float64 (missing = unknown)."""
+    return pl.DataFrame(
+        {key: [row.get(key) for row in rows] for key in INPUT_SPECS},
+        schema={key: pl.Float64 for key in INPUT_SPECS},
+    )
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input value with its unit and provenance; ``low``/``high`` is the observed range."""
+
+    key: str
+    value: float | None
+    provenance: Provenance
+    target: str | None = None
+    low: float | None = None
+    high: float | None = None
+    runs: int | None = None
+    """How many runs the measurement covers."""
+
+    @property
+    def spec(self) -> InputSpec:
+        return INPUT_SPECS[self.key]
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def unit(self) -> str:
+        return self.spec.unit
+
+    @property
+    def name(self) -> str:
+        """``key`` for project-wide inputs, ``<target>: key`` for per-target ones."""
+        return self.key if self.target is None else f"{self.target}: {self.key}"
+
+    @property
+    def is_unknown(self) -> bool:
+        return self.value is None
+
+
+@dataclass(frozen=True)
+class Override:
+    """A scenario parameter: a value set by a person, for a reason (an assumption)."""
+
+    input: str
+    value: float
+    target: str | None = None
+    who: str = ""
+    why: str = ""
+    unit: str | None = None
+
+
+def check_value(key: str, value: Any, *, where: str = "", unit: str | None = None) -> float:
+    """Validate an edited value for ``key``; raise ``InvalidInputError`` with a message."""
+    spec = INPUT_SPECS.get(key)
+    prefix = f"{where}: " if where else ""
+    if spec is None:
+        raise InvalidInputError(
+            f"{prefix}unknown input {key!r}; known inputs: {', '.join(INPUT_SPECS)}"
+        )
+    if unit is not None and unit != spec.unit:
+        raise InvalidInputError(
+            f"{prefix}{spec.label}: unknown unit {unit!r}; this input is in {spec.unit}"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{prefix}{spec.label}: {value!r} is not a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise InvalidInputError(f"{prefix}{spec.label}: {value!r} is not a finite number")
+    if spec.rule == "positive" and number <= 0:
+        raise InvalidInputError(f"{prefix}{spec.label} must be above 0 (got {value})")
+    if spec.rule == "non-negative" and number < 0:
+        raise InvalidInputError(f"{prefix}{spec.label} cannot be negative (got {value})")
+    if spec.rule == "fraction" and not 0 <= number < 1:
+        raise InvalidInputError(
+            f"{prefix}{spec.label} must be at least 0 and below 1 (got {value})"
+        )
+    if spec.rule == "count" and (number < 1 or number != int(number)):
+        raise InvalidInputError(f"{prefix}{spec.label} must be a whole number >= 1 (got {value})")
+    return number
+
+
+# --- observed runs -------------------------------------------------------------------------
+
+OBSERVATION_SCHEMA = pl.Schema(
+    {
+        "run_id": pl.String,
+        "set_name": pl.String,
+        "status": pl.String,
+        "counted": pl.Boolean,
+        "quality_reached": pl.Boolean,
+        "quality_metric": pl.String,
+        "benchmark": pl.String,
+        "throughput_unit": pl.String,
+        "steady_throughput": pl.Float64,
+        "startup_s": pl.Float64,
+        "training_s": pl.Float64,
+        "overhead_ratio": pl.Float64,
+        "retry_ratio": pl.Float64,
+        "total_s": pl.Float64,
+        "restarts": pl.Int64,
+        "redone_steps": pl.Int64,
+    }
+)
+"""One row per imported run: what the estimate needs from its facts, derived once per import
+(or project load), never from the logs on each edit."""
+
+
+def observation_row(
+    run_id: str, set_name: str, facts: RunFacts, metadata: RunMetadata | None = None
+) -> dict[str, Any]:
+    """The estimate's view of one run's facts.
+
+    Checkpoint, evaluation, warm-up and stall time become ``overhead_ratio`` and recovery plus
+    redone work ``retry_ratio``, both relative to the run's own training time, so that they scale
+    with the amount of work. Phases a log cannot tell are inside its training time already
+    (``PhaseSplit.training_s`` is the remainder), so they count as 0 here, consistently.
+    """
+    phases = facts.phases
+    training_s = phases.training_s
+    overhead = sum(
+        value or 0.0
+        for value in (
+            phases.warmup_s,
+            phases.checkpoint_s,
+            phases.eval_s,
+            phases.stall_s,
+            phases.data_loading_s,
+        )
+    )
+    retry = (phases.recovery_s or 0.0) + (phases.redone_s or 0.0)
+    has_training = training_s is not None and training_s > 0
+    facts_text = metadata.facts if metadata is not None else {}
+    benchmark = next((facts_text[k] for k in PROTOCOL_FACT_KEYS if k in facts_text), None)
+    return {
+        "run_id": run_id,
+        "set_name": set_name,
+        "status": facts.status,
+        "counted": facts.counts_as_completed,
+        "quality_reached": facts.quality_reached,
+        "quality_metric": facts.quality_metric,
+        "benchmark": benchmark,
+        "throughput_unit": facts.throughput_unit,
+        "steady_throughput": facts.steady_throughput,
+        "startup_s": facts.init_s,
+        "training_s": training_s,
+        "overhead_ratio": overhead / training_s if has_training else None,
+        "retry_ratio": retry / training_s if has_training else None,
+        "total_s": facts.total_s if facts.total_s is not None else facts.run_s,
+        "restarts": facts.restarts,
+        "redone_steps": facts.redone_steps,
+    }
+
+
+def observations_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame(list(rows), schema=OBSERVATION_SCHEMA)
+
+
+@dataclass(frozen=True)
+class EstimateContext:
+    """Everything an estimate reads; built once per project load or import, not per edit."""
+
+    inventory: Inventory
+    book: QuoteBook
+    observations: pl.DataFrame = dataclasses.field(
+        default_factory=lambda: pl.DataFrame(schema=OBSERVATION_SCHEMA), compare=False
+    )
+    today: date = dataclasses.field(default_factory=date.today)
+    max_quote_age_days: int = 30
+
+
+# --- inputs --------------------------------------------------------------------------------
+
+
+def _unknown(key: str, why: str, target: str | None = None) -> Input:
+    return Input(key, None, Provenance(UNKNOWN, why), target)
+
+
+def _assumed(inventory: Inventory, key: str, value: float | None, field: str) -> Input:
+    if value is None:
+        return _unknown(key, f"not set in the inventory ({field})")
+    owner = inventory.project.owner or "the project owner"
+    return Input(key, float(value), Provenance(ASSUMPTION, owner, f"inventory {field}"))
+
+
+def global_inputs(inventory: Inventory) -> dict[str, Input]:
+    """Project-wide inputs: the training goal, side-cost quantities, data preparation."""
+    goal, side, prep = inventory.goal, inventory.side_costs, inventory.data_prep
+    inputs = {"work_amount": _assumed(inventory, "work_amount", goal.work_amount, "goal")}
+    if goal.work_amount is not None and goal.work_unit is None:
+        inputs["work_amount"] = _unknown("work_amount", "the goal's work unit is not set")
+    for key in (
+        "dataset_gb",
+        "checkpoint_gb",
+        "checkpoints_kept",
+        "months_stored",
+        "ebs_gb_per_instance",
+        "data_moved_gb",
+        "log_gb",
+    ):
+        inputs[key] = _assumed(inventory, key, getattr(side, key), f"side_costs.{key}")
+    inputs["data_prep_hours"] = _assumed(inventory, "data_prep_hours", prep.hours, "data_prep")
+    inputs["data_prep_instance_count"] = _assumed(
+        inventory, "data_prep_instance_count", prep.instance_count, "data_prep.instance_count"
+    )
+    return inputs
+
+
+def quote_id(quote: PriceQuote) -> str:
+    """Stable id of a quote in the project's book (type, region, option, origin)."""
+    origin = "manual" if quote.manual else "price-list"
+    return f"{quote.instance_type}|{quote.region}|{quote.purchase_option}|{origin}"
+
+
+def rate_id(rate: ServiceRate) -> str:
+    origin = "manual" if rate.manual else "price-list"
+    return f"{rate.service.value}|{rate.region}|{origin}"
+
+
+def quote_source(quote: PriceQuote | ServiceRate) -> str:
+    """Where a price comes from and when it was retrieved, in words."""
+    when = quote.retrieved_at.date().isoformat()
+    if quote.manual:
+        return f"manual: {quote.source_note.strip()}, dated {when}"
+    parts = ["AWS Price List"]
+    if quote.offer_code:
+        parts.append(quote.offer_code)
+    if quote.publication_date:
+        parts.append(f"published {quote.publication_date}")
+    if quote.sku:
+        parts.append(f"SKU {quote.sku}")
+    return f"{', '.join(parts)}; retrieved {when}"
+
+
+def _price_input(
+    key: str, lookup_type: str, region: str, option: str, book: QuoteBook, target: str
+) -> tuple[Input, PriceQuote | None]:
+    found = find_quote(book.quotes, lookup_type, region, option)
+    if found.status is not LookupStatus.FOUND or found.quote is None:
+        return _unknown(key, found.message, target), None
+    if found.quote.usd_per_hour is None:
+        return _unknown(key, f"the quote {quote_id(found.quote)} has no hourly price", target), None
+    quote = found.quote
+    provenance = Provenance(QUOTED, quote_id(quote), quote_source(quote))
+    return Input(key, quote.usd_per_hour, provenance, target), quote
+
+
+_RATES = {
+    "s3_usd_per_gb_month": SideService.S3_STANDARD_STORAGE,
+    "ebs_usd_per_gb_month": SideService.EBS_GP3_STORAGE,
+    "transfer_usd_per_gb": SideService.INTER_AZ_TRANSFER,
+    "logs_ingest_usd_per_gb": SideService.CLOUDWATCH_LOGS_INGESTION,
+    "logs_store_usd_per_gb_month": SideService.CLOUDWATCH_LOGS_STORAGE,
+}
+
+
+def _rate_quantity(key: str, inputs: Mapping[str, Input], instance_count: int) -> float | None:
+    """The monthly (or one-off) quantity a rate is applied to, for walking its tiers."""
+
+    def value(name: str) -> float | None:
+        return inputs[name].value
+
+    if key == "s3_usd_per_gb_month":
+        parts = (value("dataset_gb"), value("checkpoint_gb"), value("checkpoints_kept"))
+        if None in parts:
+            return None
+        return parts[0] + parts[1] * parts[2]  # type: ignore[operator]
+    if key == "ebs_usd_per_gb_month":
+        gb = value("ebs_gb_per_instance")
+        return None if gb is None else gb * instance_count
+    if key == "transfer_usd_per_gb":
+        return value("data_moved_gb")
+    return value("log_gb")
+
+
+def _rate_input(
+    key: str, rate: ServiceRate | None, quantity: float | None, region: str, target: str
+) -> Input:
+    """The rate per unit; a tiered rate becomes the average rate for the known quantity."""
+    service = _RATES[key]
+    if rate is None:
+        return _unknown(
+            key, f"no {service.value} rate for {region} in the project's prices", target
+        )
+    if quantity and quantity > 0:
+        value = rate.cost_usd(quantity) / quantity
+        how = f"{quote_source(rate)}; average over the tiers for {quantity:g} {rate.unit}"
+    else:
+        value = rate.first_tier_usd_per_unit
+        how = f"{quote_source(rate)}; first tier"
+    return Input(key, value, Provenance(QUOTED, rate_id(rate), how), target)
+
+
+_INSTANCE_IN_TEXT = re.compile(
+    r"\b([a-z][a-z0-9-]*\.[0-9]*[a-z0-9-]*xlarge|[a-z][a-z0-9-]*\.metal[a-z0-9-]*)\b"
+)
+
+
+def data_prep_instance_type(runs_on: str | None) -> str | None:
+    """The EC2 instance type named in the free-text ``data_prep.runs_on`` (None if none)."""
+    if not runs_on:
+        return None
+    match = _INSTANCE_IN_TEXT.search(runs_on)
+    return match.group(1) if match else None
+
+
+def _run_set_inputs(
+    target: TrainingTarget, work_unit: str | None, observations: pl.DataFrame
+) -> tuple[dict[str, Input], pl.DataFrame]:
+    """Measured inputs of a target from its run set: medians of the runs that count, with the
+    min-max range (SPEC §5: report the range, not one lucky run)."""
+    name = target.name
+    keys = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s")
+    empty = observations.clear()
+    if not target.run_set:
+        why = "no run set measures this target (set 'Measured by run set' on the target)"
+        return {key: _unknown(key, why, name) for key in keys}, empty
+    runs = observations.filter(pl.col("set_name") == target.run_set)
+    if runs.is_empty():
+        why = f"run set {target.run_set!r} has no imported runs"
+        return {key: _unknown(key, why, name) for key in keys}, empty
+    counted = runs.filter(pl.col("counted"))
+    total = runs.height
+    failed = runs.filter(~pl.col("counted"))
+    source = target.run_set
+    inputs: dict[str, Input] = {}
+    fraction = failed.height / total
+    inputs["failed_fraction"] = Input(
+        "failed_fraction",
+        fraction,
+        Provenance(MEASURED, source, f"{failed.height} of {total} runs did not count"),
+        name,
+        runs=total,
+    )
+    if failed.is_empty():
+        inputs["failed_run_s"] = Input(
+            "failed_run_s", 0.0, Provenance(MEASURED, source, "no run failed"), name, runs=total
+        )
+    else:
+        times = failed["total_s"].drop_nulls()
+        inputs["failed_run_s"] = (
+            Input(
+                "failed_run_s",
+                float(times.median()),
+                Provenance(MEASURED, source, f"median over {times.len()} runs that did not count"),
+                name,
+                low=float(times.min()),
+                high=float(times.max()),
+                runs=times.len(),
+            )
+            if times.len()
+            else _unknown("failed_run_s", "the runs that did not count have no clock", name)
+        )
+    if counted.is_empty():
+        why = f"none of the {total} runs in {source!r} finished with the quality target reached"
+        inputs.update({key: _unknown(key, why, name) for key in OBSERVED_INPUTS})
+        return inputs, empty
+    samples = counted
+    for key in OBSERVED_INPUTS:
+        values = counted[key].drop_nulls()
+        if key == "steady_throughput":
+            units = set(counted.filter(pl.col(key).is_not_null())["throughput_unit"].to_list())
+            problem = _unit_problem(units, work_unit, source)
+            if problem:
+                inputs[key] = _unknown(key, problem, name)
+                continue
+        if values.len() == 0:
+            inputs[key] = _unknown(key, f"the counted runs of {source!r} do not show it", name)
+            continue
+        inputs[key] = Input(
+            key,
+            float(values.median()),
+            Provenance(MEASURED, source, f"median of {values.len()} counted runs"),
+            name,
+            low=float(values.min()),
+            high=float(values.max()),
+            runs=values.len(),
+        )
+    return inputs, samples.select(OBSERVED_INPUTS)
+
+
+def _unit_problem(units: set[str | None], work_unit: str | None, source: str) -> str | None:
+    if not units:
+        return None
+    if len(units) > 1:
+        return f"run set {source!r} mixes throughput units {sorted(map(str, units))}"
+    unit = units.pop()
+    if unit not in THROUGHPUT_UNITS:
+        return f"run set {source!r} measures throughput in {unit!r}, not a known work unit"
+    if work_unit is None:
+        return "the goal's work unit is not set"
+    if THROUGHPUT_UNITS[unit] != work_unit:
+        return (
+            f"run set {source!r} measures {unit}, the goal counts {work_unit}: "
+            "no conversion is assumed"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class TargetInputs:
+    target: TrainingTarget
+    inputs: dict[str, Input]
+    quote: PriceQuote | None
+    flags: tuple[QuoteFlag, ...]
+    samples: pl.DataFrame
+    """Observed inputs of each counted run (for resampling); empty when none."""
+
+
+def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
+    inventory, book = context.inventory, context.book
+    name = target.name
+    measured, samples = _run_set_inputs(target, inventory.goal.work_unit, context.observations)
+    inputs = global_inputs(inventory)
+    inputs["instance_count"] = Input(
+        "instance_count",
+        float(target.instance_count),
+        Provenance(ASSUMPTION, inventory.project.owner or "the project owner", "target"),
+        name,
+    )
+    price, quote = _price_input(
+        "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
+    )
+    inputs["usd_per_hour"] = price
+    inputs.update(measured)
+    for key, service in _RATES.items():
+        quantity = _rate_quantity(key, inputs, target.instance_count)
+        rate = book.rate(service, target.region)
+        inputs[key] = _rate_input(key, rate, quantity, target.region, name)
+    prep_type = data_prep_instance_type(inventory.data_prep.runs_on)
+    if prep_type is None:
+        runs_on = inventory.data_prep.runs_on
+        why = (
+            f"data preparation runs on {runs_on!r}, not an EC2 instance type: "
+            "set its hourly cost in a scenario"
+            if runs_on
+            else "data_prep.runs_on is not set"
+        )
+        inputs["data_prep_usd_per_hour"] = _unknown("data_prep_usd_per_hour", why, name)
+    else:
+        prep_price, _ = _price_input(
+            "data_prep_usd_per_hour", prep_type, target.region, ON_DEMAND, book, name
+        )
+        inputs["data_prep_usd_per_hour"] = prep_price
+    flags = ()
+    if quote is not None:
+        flags = quote_flags(
+            quote,
+            target_region=target.region,
+            today=context.today,
+            max_age_days=context.max_quote_age_days,
+            target_purchase_option=target.purchase_option,
+        )
+    return TargetInputs(target, inputs, quote, flags, samples)
+
+
+def apply_overrides(
+    prepared: Sequence[TargetInputs], overrides: Sequence[Override]
+) -> list[TargetInputs]:
+    """Replace inputs by scenario overrides; each becomes an assumption by who, for why.
+
+    Raises ``InvalidInputError`` for an unknown input or target, a wrong unit or a value out of
+    range, so the caller can keep the last valid estimate.
+    """
+    names = {p.target.name for p in prepared}
+    result = list(prepared)
+    for override in overrides:
+        spec = INPUT_SPECS.get(override.input)
+        where = override.target or "project"
+        value = check_value(override.input, override.value, where=where, unit=override.unit)
+        if override.target is not None and override.target not in names:
+            raise InvalidInputError(
+                f"no target named {override.target!r}; targets: {', '.join(sorted(names))}"
+            )
+        if spec is not None and spec.per_target and override.target is None:
+            raise InvalidInputError(
+                f"{spec.label} is set per target: name the target the override applies to"
+            )
+        provenance = Provenance(
+            ASSUMPTION, override.who or "unnamed", override.why or "scenario override"
+        )
+        for index, item in enumerate(result):
+            if override.target is not None and item.target.name != override.target:
+                continue
+            inputs = dict(item.inputs)
+            target = item.target.name if spec is not None and spec.per_target else None
+            inputs[override.input] = Input(override.input, value, provenance, target)
+            result[index] = dataclasses.replace(item, inputs=inputs)
+    return result
+
+
+# --- the estimate --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stage:
+    key: str
+    label: str
+    hours: float | None
+    """Wall-clock hours per instance."""
+    instance_hours: float | None
+    usd: float | None
+
+
+@dataclass(frozen=True)
+class RiskLine:
+    """A porting risk: engineering effort in days, never instance hours."""
+
+    title: str
+    kind: str | None
+    status: str
+    effort_days: float | None
+    owner: str | None
+
+
+@dataclass(frozen=True)
+class TargetEstimate:
+    target: TrainingTarget
+    inputs: tuple[Input, ...]
+    stages: tuple[Stage, ...]
+    instance_hours: float | None
+    instance_usd: float | None
+    storage_usd: float | None
+    transfer_usd: float | None
+    logs_usd: float | None
+    data_prep_usd: float | None
+    retries_usd: float | None
+    total_usd: float | None
+    usd_per_unit: float | None
+    work_unit: str | None
+    quote: PriceQuote | None
+    quote_flags: tuple[QuoteFlag, ...]
+    samples: pl.DataFrame = dataclasses.field(compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def incomplete_inputs(self) -> tuple[str, ...]:
+        """Labels of the unknown inputs; empty when the total is a number."""
+        return tuple(i.label for i in self.inputs if i.is_unknown)
+
+    @property
+    def complete(self) -> bool:
+        return self.total_usd is not None
+
+    def input(self, key: str) -> Input:
+        return next(i for i in self.inputs if i.key == key)
+
+    def values(self) -> dict[str, float | None]:
+        return {i.key: i.value for i in self.inputs}
+
+    def term(self, key: str) -> float | None:
+        return getattr(self, key)
+
+    def term_unknowns(self, key: str) -> tuple[str, ...]:
+        """Unknown inputs that keep one cost term from being a number."""
+        needed = TERM_INPUTS[key]
+        return tuple(i.label for i in self.inputs if i.key in needed and i.is_unknown)
+
+    def headline(self) -> str:
+        """The total as a person should read it: a number, or what is missing."""
+        if self.total_usd is None:
+            return "incomplete: " + ", ".join(self.incomplete_inputs)
+        return f"${self.total_usd:,.2f}"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    targets: tuple[TargetEstimate, ...]
+    risks: tuple[RiskLine, ...]
+    overrides: tuple[Override, ...] = ()
+    work_unit: str | None = None
+
+    def target(self, name: str) -> TargetEstimate:
+        for item in self.targets:
+            if item.name == name:
+                return item
+        raise KeyError(name)
+
+    @property
+    def risk_effort_days(self) -> float:
+        """Effort of the risks not resolved yet (unknown efforts are not counted: see list)."""
+        return sum(r.effort_days or 0.0 for r in self.risks if r.status != "resolved")
+
+
+def _risk_line(risk: MigrationRisk) -> RiskLine:
+    return RiskLine(risk.title, risk.kind, risk.status, risk.effort_days, risk.owner)
+
+
+def estimate_from_inputs(
+    prepared: Sequence[TargetInputs],
+    risks: Iterable[MigrationRisk] = (),
+    overrides: Sequence[Override] = (),
+    work_unit: str | None = None,
+) -> Estimate:
+    """Evaluate the formula once for all targets (one Polars frame, one row per target)."""
+    frame = cost_frame(input_frame([{k: i.value for k, i in p.inputs.items()} for p in prepared]))
+    rows = frame.to_dicts()
+    targets = []
+    for item, row in zip(prepared, rows, strict=True):
+        count = row["instance_count"]
+        stages = tuple(
+            Stage(
+                key,
+                label,
+                row[key],
+                None if row[key] is None or count is None else row[key] * count,
+                None
+                if row[key] is None or count is None or row["usd_per_hour"] is None
+                else row[key] * count * row["usd_per_hour"],
+            )
+            for key, label in STAGES
+        )
+        total = row["total_usd"]
+        work = row["work_amount"]
+        targets.append(
+            TargetEstimate(
+                target=item.target,
+                inputs=tuple(item.inputs[key] for key in INPUT_SPECS),
+                stages=stages,
+                instance_hours=row["instance_hours"],
+                instance_usd=row["instance_usd"],
+                storage_usd=row["storage_usd"],
+                transfer_usd=row["transfer_usd"],
+                logs_usd=row["logs_usd"],
+                data_prep_usd=row["data_prep_usd"],
+                retries_usd=row["retries_usd"],
+                total_usd=total,
+                usd_per_unit=None if total is None or not work else total / work,
+                work_unit=work_unit,
+                quote=item.quote,
+                quote_flags=item.flags,
+                samples=item.samples,
+            )
+        )
+    risk_lines = tuple(_risk_line(r) for r in risks)
+    return Estimate(tuple(targets), risk_lines, tuple(overrides), work_unit)
+
+
+def prepare(context: EstimateContext) -> list[TargetInputs]:
+    """The inputs of every target before overrides (cache this between edits of overrides)."""
+    return [target_inputs(context, target) for target in context.inventory.targets]
+
+
+def estimate(
+    context: EstimateContext,
+    overrides: Sequence[Override] = (),
+    prepared: Sequence[TargetInputs] | None = None,
+) -> Estimate:
+    """The estimate of every target, with ``overrides`` applied (``InvalidInputError`` if bad)."""
+    base = prepare(context) if prepared is None else prepared
+    inputs = apply_overrides(base, overrides)
+    inventory = context.inventory
+    return estimate_from_inputs(inputs, inventory.risks, overrides, inventory.goal.work_unit)

@@ -1,0 +1,381 @@
+"""Price quotes: what an instance hour (or a side-service unit) costs, and where that came from.
+
+A quote keeps its provenance (offer file, SKU, rate code, publication date, retrieval time) so an
+estimate can be redone later and audited. Three honesty rules live here, because every screen and
+command must apply them the same way:
+
+- an instance type with no row for the region is **not offered** there; it never becomes $0;
+- a Trainium3 (``trn3*``) type missing from the price list is **not in the price list yet**: the
+  user adds a manual quote, nothing is filled in from another region or instance;
+- a quote older than a maximum age, from another region or for another purchase option than the
+  target is **flagged** (``quote_flags``) so the estimate can show it is not current.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+from trntui.core.errors import UserError
+
+DEFAULT_MAX_AGE_DAYS = 30
+HOURS_PER_YEAR = 8760  # AWS amortises reserved upfront fees over 365-day years
+
+ON_DEMAND = "on-demand"
+SPOT = "spot"
+CAPACITY_BLOCK = "capacity-block"
+NEGOTIATED = "negotiated"
+_RESERVED_PATTERN = re.compile(
+    r"^reserved-(?P<years>[13])yr-(?P<klass>standard|convertible)-(?P<payment>no|partial|all)-upfront$"
+)
+_SAVINGS_PLAN_PATTERN = re.compile(
+    r"^savings-plan-(?:compute|ec2-instance)-[13]yr-(?:no|partial|all)-upfront$"
+)
+_TRAINIUM3_PATTERN = re.compile(r"^trn3", re.IGNORECASE)
+
+
+class InvalidQuoteError(UserError):
+    """A quote the user entered (or a stored one) breaks a rule; the message says which."""
+
+
+def reserved_option(years: int, offering_class: str, payment: str) -> str:
+    """Name a reserved purchase option, e.g. ``reserved-1yr-standard-partial-upfront``."""
+    name = f"reserved-{years}yr-{offering_class}-{payment}-upfront"
+    if not _RESERVED_PATTERN.match(name):
+        raise InvalidQuoteError(f"not a reserved purchase option: {name!r}")
+    return name
+
+
+def reserved_term_years(purchase_option: str) -> int | None:
+    """Years in a reserved term (1 or 3), or None for options that are not reserved instances."""
+    match = _RESERVED_PATTERN.match(purchase_option)
+    return int(match["years"]) if match else None
+
+
+def is_known_purchase_option(purchase_option: str) -> bool:
+    """Options the app understands: on-demand, reserved and savings-plan terms, spot,
+    capacity blocks and negotiated (private) pricing."""
+    return (
+        purchase_option in {ON_DEMAND, SPOT, CAPACITY_BLOCK, NEGOTIATED}
+        or _RESERVED_PATTERN.match(purchase_option) is not None
+        or _SAVINGS_PLAN_PATTERN.match(purchase_option) is not None
+    )
+
+
+def purchase_option_help() -> str:
+    """A one-line list of accepted purchase options, for error messages and ``--help``."""
+    return (
+        f"{ON_DEMAND}, reserved-<1|3>yr-<standard|convertible>-<no|partial|all>-upfront, "
+        f"savings-plan-<compute|ec2-instance>-<1|3>yr-<no|partial|all>-upfront, "
+        f"{SPOT}, {CAPACITY_BLOCK}, {NEGOTIATED}"
+    )
+
+
+def is_trainium3(instance_type: str) -> bool:
+    return _TRAINIUM3_PATTERN.match(instance_type) is not None
+
+
+@dataclass(frozen=True)
+class PriceQuote:
+    """The price of one instance type, in one region, under one purchase option.
+
+    ``usd_per_hour`` is the effective hourly rate: for reserved terms it is the recurring hourly
+    part plus the upfront fee spread over the term's hours, so ``usd_per_hour x hours`` compares
+    with on-demand; the upfront fee and the recurring part are kept too (``upfront_usd``,
+    ``recurring_usd_per_hour``). ``None`` means unknown, never zero.
+    """
+
+    instance_type: str
+    region: str
+    purchase_option: str
+    usd_per_hour: float | None
+    retrieved_at: datetime
+    manual: bool
+    upfront_usd: float = 0.0
+    recurring_usd_per_hour: float | None = None
+    accelerator_count: int | None = None
+    source_url: str | None = None
+    source_note: str = ""
+    offer_code: str | None = None
+    publication_date: str | None = None
+    version: str | None = None
+    sku: str | None = None
+    rate_code: str | None = None
+    effective_date: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.instance_type.strip():
+            raise InvalidQuoteError("a quote needs an instance type")
+        if not self.region.strip():
+            raise InvalidQuoteError(f"quote for {self.instance_type}: a region is required")
+        if not is_known_purchase_option(self.purchase_option):
+            raise InvalidQuoteError(
+                f"quote for {self.instance_type}: unknown purchase option "
+                f"{self.purchase_option!r}; expected one of {purchase_option_help()}"
+            )
+        if self.usd_per_hour is not None and not self.usd_per_hour > 0:
+            raise InvalidQuoteError(
+                f"quote for {self.instance_type} in {self.region}: the hourly price must be "
+                f"above $0 (got {self.usd_per_hour}); leave it unknown instead"
+            )
+        if self.upfront_usd < 0:
+            raise InvalidQuoteError(
+                f"quote for {self.instance_type}: the upfront fee cannot be negative"
+            )
+        if self.retrieved_at.tzinfo is None:
+            raise InvalidQuoteError(
+                f"quote for {self.instance_type}: retrieval time needs a time zone"
+            )
+        if self.manual and not self.source_note.strip():
+            raise InvalidQuoteError(
+                f"manual quote for {self.instance_type} in {self.region}: say where the price "
+                "comes from (a source note is required)"
+            )
+
+    @property
+    def key(self) -> tuple[str, str, str, bool]:
+        """Identity in a project's quote list: one quote per type, region, option and origin."""
+        return (self.instance_type, self.region, self.purchase_option, self.manual)
+
+    def age_days(self, today: date) -> int:
+        return (today - self.retrieved_at.astimezone(UTC).date()).days
+
+
+@dataclass(frozen=True)
+class RateTier:
+    """One band of a tiered rate: units from ``start`` up to ``end`` (None = no upper end)."""
+
+    start: float
+    end: float | None
+    usd_per_unit: float
+
+
+class SideService(enum.StrEnum):
+    """Side costs the estimate needs, each priced per a fixed unit."""
+
+    S3_STANDARD_STORAGE = "s3-standard-storage"
+    EBS_GP3_STORAGE = "ebs-gp3-storage"
+    CLOUDWATCH_LOGS_INGESTION = "cloudwatch-logs-ingestion"
+    CLOUDWATCH_LOGS_STORAGE = "cloudwatch-logs-storage"
+    INTER_AZ_TRANSFER = "inter-az-transfer"
+
+    @property
+    def unit(self) -> str:
+        return _SIDE_SERVICE_UNITS[self]
+
+
+_SIDE_SERVICE_UNITS = {
+    SideService.S3_STANDARD_STORAGE: "GB-Mo",
+    SideService.EBS_GP3_STORAGE: "GB-Mo",
+    SideService.CLOUDWATCH_LOGS_INGESTION: "GB",
+    SideService.CLOUDWATCH_LOGS_STORAGE: "GB-Mo",
+    SideService.INTER_AZ_TRANSFER: "GB",
+}
+
+
+@dataclass(frozen=True)
+class ServiceRate:
+    """A side-service price with its tiers (ascending) and provenance.
+
+    Inter-AZ transfer is charged per GB in each direction; ``tiers`` holds the per-direction rate.
+    """
+
+    service: SideService
+    region: str
+    tiers: tuple[RateTier, ...]
+    retrieved_at: datetime
+    manual: bool = False
+    usage_type: str | None = None
+    source_url: str | None = None
+    source_note: str = ""
+    offer_code: str | None = None
+    publication_date: str | None = None
+    version: str | None = None
+    sku: str | None = None
+    rate_code: str | None = None
+    effective_date: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.tiers:
+            raise InvalidQuoteError(f"{self.service} rate in {self.region} has no price tiers")
+        if self.retrieved_at.tzinfo is None:
+            raise InvalidQuoteError(f"{self.service} rate: retrieval time needs a time zone")
+
+    @property
+    def unit(self) -> str:
+        return self.service.unit
+
+    @property
+    def first_tier_usd_per_unit(self) -> float:
+        return self.tiers[0].usd_per_unit
+
+    def cost_usd(self, quantity: float) -> float:
+        """Charge for ``quantity`` units, walking the tiers the way AWS bills tiered storage."""
+        if quantity < 0:
+            raise ValueError("quantity must not be negative")
+        total = 0.0
+        for tier in self.tiers:
+            if quantity <= tier.start:
+                break
+            upper = quantity if tier.end is None else min(quantity, tier.end)
+            total += (upper - tier.start) * tier.usd_per_unit
+        return total
+
+
+class FlagKind(enum.StrEnum):
+    STALE = "stale"
+    OTHER_REGION = "other-region"
+    OTHER_PURCHASE_OPTION = "other-purchase-option"
+    UNKNOWN_PRICE = "unknown-price"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True)
+class QuoteFlag:
+    kind: FlagKind
+    message: str
+
+
+def quote_flags(
+    quote: PriceQuote,
+    *,
+    target_region: str,
+    today: date,
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+    target_purchase_option: str | None = None,
+) -> tuple[QuoteFlag, ...]:
+    """Reasons a quote should not be used as-is for an estimate in ``target_region``.
+
+    The section 3 rule: the price must be current and for the chosen region and purchase option.
+    A quote is stale when it was retrieved (or, for a manual quote, dated) more than
+    ``max_age_days`` days before ``today``. A manual quote is flagged too, so the estimate shows
+    that a person, not the price list, supplied it.
+    """
+    flags: list[QuoteFlag] = []
+    age = quote.age_days(today)
+    if age > max_age_days:
+        flags.append(
+            QuoteFlag(
+                FlagKind.STALE,
+                f"price is {age} days old (limit {max_age_days}); look it up again",
+            )
+        )
+    if quote.region != target_region:
+        flags.append(
+            QuoteFlag(
+                FlagKind.OTHER_REGION,
+                f"price is for {quote.region}, not the target region {target_region}",
+            )
+        )
+    if target_purchase_option is not None and quote.purchase_option != target_purchase_option:
+        flags.append(
+            QuoteFlag(
+                FlagKind.OTHER_PURCHASE_OPTION,
+                f"price is {quote.purchase_option}, not {target_purchase_option}",
+            )
+        )
+    if quote.usd_per_hour is None:
+        flags.append(QuoteFlag(FlagKind.UNKNOWN_PRICE, "hourly price is unknown"))
+    if quote.manual:
+        note = quote.source_note.strip()
+        flags.append(QuoteFlag(FlagKind.MANUAL, f"manual quote: {note}"))
+    return tuple(flags)
+
+
+class LookupStatus(enum.StrEnum):
+    FOUND = "found"
+    NOT_OFFERED = "not-offered"
+    NOT_LISTED_YET = "not-listed-yet"
+
+
+@dataclass(frozen=True)
+class QuoteLookup:
+    """The answer to "what does this instance cost here?": a quote, or why there is none."""
+
+    instance_type: str
+    region: str
+    purchase_option: str
+    status: LookupStatus
+    quote: PriceQuote | None = None
+    message: str = ""
+
+    @property
+    def usd_per_hour(self) -> float | None:
+        return None if self.quote is None else self.quote.usd_per_hour
+
+
+def missing_quote(instance_type: str, region: str, purchase_option: str) -> QuoteLookup:
+    """Explain a missing price without inventing one.
+
+    Trainium3 types are expected to be missing from the price list for a while after launch, so
+    the message asks for a manual quote; any other type simply is not offered there.
+    """
+    if is_trainium3(instance_type):
+        return QuoteLookup(
+            instance_type,
+            region,
+            purchase_option,
+            LookupStatus.NOT_LISTED_YET,
+            message=(
+                f"{instance_type} ({purchase_option}, {region}) is not in the price list yet: "
+                "add a manual quote"
+            ),
+        )
+    return QuoteLookup(
+        instance_type,
+        region,
+        purchase_option,
+        LookupStatus.NOT_OFFERED,
+        message=f"{instance_type} is not offered in {region} as {purchase_option}",
+    )
+
+
+def find_quote(
+    quotes: Iterable[PriceQuote],
+    instance_type: str,
+    region: str,
+    purchase_option: str = ON_DEMAND,
+) -> QuoteLookup:
+    """Pick the quote for exactly this type, region and option, or say why there is none.
+
+    Only exact matches count: a price from another region or option is never borrowed. When
+    several match, a manual quote wins (it records a deliberate choice such as a negotiated
+    rate); among equals the most recently retrieved wins.
+    """
+    matches = [
+        quote
+        for quote in quotes
+        if quote.instance_type == instance_type
+        and quote.region == region
+        and quote.purchase_option == purchase_option
+    ]
+    if not matches:
+        return missing_quote(instance_type, region, purchase_option)
+    best = max(matches, key=lambda quote: (quote.manual, quote.retrieved_at))
+    return QuoteLookup(instance_type, region, purchase_option, LookupStatus.FOUND, quote=best)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class QuoteBook:
+    """Everything priced for a project: instance quotes and side-service rates."""
+
+    quotes: tuple[PriceQuote, ...] = ()
+    rates: tuple[ServiceRate, ...] = field(default_factory=tuple)
+
+    def rate(self, service: SideService, region: str) -> ServiceRate | None:
+        """The side rate for this region, manual entries first, else the newest; None if absent."""
+        matches = [rate for rate in self.rates if rate.service == service and rate.region == region]
+        if not matches:
+            return None
+        return max(matches, key=lambda rate: (rate.manual, rate.retrieved_at))

@@ -1,0 +1,597 @@
+"""Run facts: what one trial run measured, derived from its normalized timeline.
+
+Two clocks are kept apart (SPEC §2): ``run_s`` is "training running" time (run start to run
+stop, diagnoses speed) and ``launch_to_result_s`` is launch to the evaluation that verified the
+quality target (what the team pays for).
+
+How the steady state is found (``run_facts``):
+
+1. Progress rows are ``step`` rows (else ``epoch_stop``, else ``block_stop``), counted by step
+   (else epoch, else samples). Each closes an interval since the previous progress row or, at
+   the start of a segment, since the latest ``run_start`` / ``compile_stop`` /
+   ``checkpoint_load``. A segment ends where the step counter goes back: that is a restart; the
+   steps between the point resumed from (the loaded checkpoint, else one printing interval
+   earlier) and the highest step reached are redone work, and the time from the last progress
+   before the restart to the first one after it, less that interval's own work, is recovery.
+2. Each interval's time per step is the log's own step time when it prints one, else wall time
+   minus the checkpoint saves and evaluations that fall inside it, divided by its steps.
+3. ``median_step_time_s`` is the median over all intervals; the median is used because it
+   ignores the few slow intervals (warm-up, stalls) that a mean would absorb.
+4. Warm-up of each segment lasts until the first interval that starts a run of three
+   consecutive intervals (fewer at the end) at most 1.25x the median; compilation and graph
+   tracing of the first steps therefore fall in warm-up, never in steady throughput.
+5. After warm-up, an interval slower than 3x the median is a stall; its time beyond the median
+   pace is counted as stall time. The steady window is every remaining post-warm-up interval,
+   and ``steady_throughput`` is their work divided by their time (samples/s when the log counts
+   samples or states samples per step, else the log's own throughput's median, else steps/s).
+
+A run counts as completed work only when it finished (``status == "succeeded"``) and did not
+miss its quality target; otherwise its effective throughput is 0: a failed run produced no
+usable result, however fast it ran. Without a target (given, or implied as by an MLPerf
+``success``) ``quality_reached`` is ``None`` ("not verified") and a note says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from trntui.core.timeline import ImportedRun, Kind, RunMetadata, with_interval_steps
+
+WARMUP_TOLERANCE = 1.25
+WARMUP_CONFIRM_INTERVALS = 3
+STALL_FACTOR = 3.0
+
+SUCCEEDED = "succeeded"
+ABORTED = "aborted"
+INCOMPLETE = "incomplete"
+_SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
+
+
+@dataclass(frozen=True)
+class QualityTarget:
+    """The quality criterion a run must meet to count (e.g. ``eval_accuracy >= 0.759``)."""
+
+    metric: str | None
+    threshold: float
+    higher_is_better: bool
+
+    def met_by(self, value: float) -> bool:
+        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+
+@dataclass(frozen=True)
+class Stall:
+    at_s: float
+    step: int | None
+    lost_s: float
+    """Time beyond the median pace spent in the interval."""
+
+
+@dataclass(frozen=True)
+class PhaseSplit:
+    """Where the launch-to-end time went, in seconds; ``None`` where the log cannot tell."""
+
+    init_compile_s: float | None
+    warmup_s: float | None
+    training_s: float | None
+    checkpoint_s: float | None
+    eval_s: float | None
+    stall_s: float | None
+    recovery_s: float | None
+    """Downtime, re-initialization and recompilation after a crash, before progress resumed."""
+    redone_s: float | None
+    """Time spent recomputing steps already done before a restart."""
+    data_loading_s: float | None = None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    status: str
+    counts_as_completed: bool
+    init_s: float | None
+    run_s: float | None
+    launch_to_result_s: float | None
+    total_s: float | None
+    phases: PhaseSplit
+    median_step_time_s: float | None
+    warmup_end_s: float | None
+    warmup_steps: int | None
+    steady_start_s: float | None
+    steady_end_s: float | None
+    steady_throughput: float | None
+    throughput_unit: str | None
+    steady_tokens_per_s: float | None
+    effective_throughput: float | None
+    """Useful work per second from launch to end; 0 for a run that does not count."""
+    stalls: tuple[Stall, ...]
+    restarts: int
+    redone_steps: int | None
+    completed_steps: int | None
+    planned_steps: int | None
+    quality_metric: str | None
+    quality_value: float | None
+    quality_target: QualityTarget | None
+    quality_reached: bool | None
+    notes: tuple[str, ...] = ()
+
+
+def _status(timeline: pl.DataFrame, final_step: int | None, planned: int | None) -> str:
+    stops = timeline.filter(pl.col("kind") == Kind.RUN_STOP)["status"].to_list()
+    if stops:
+        words = {str(s).lower() for s in stops if s is not None}
+        if words & _SUCCESS_WORDS:
+            return SUCCEEDED
+        return ABORTED
+    if planned is not None and final_step is not None and final_step >= planned:
+        return SUCCEEDED
+    return INCOMPLETE
+
+
+def _first_t(timeline: pl.DataFrame, kind: str) -> float | None:
+    values = timeline.filter(pl.col("kind") == kind)["t_s"].drop_nulls()
+    return float(values[0]) if values.len() else None
+
+
+def _last_t(timeline: pl.DataFrame, kind: str) -> float | None:
+    values = timeline.filter(pl.col("kind") == kind)["t_s"].drop_nulls()
+    return float(values[-1]) if values.len() else None
+
+
+def _progress_kind(timeline: pl.DataFrame) -> str | None:
+    for kind in (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP):
+        if (timeline["kind"] == kind).any():
+            return str(kind)
+    return None
+
+
+def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataFrame:
+    """``t_s`` (the stop) and ``duration_s`` of each start/stop pair, or a stated duration."""
+    rows = timeline.filter(pl.col("kind").is_in([start, stop]) & pl.col("t_s").is_not_null())
+    rows = rows.with_columns(
+        pl.when(pl.col("kind") == stop)
+        .then(
+            pl.coalesce(
+                pl.col("duration_s"),
+                pl.when(pl.col("kind").shift(1) == start).then(
+                    pl.col("t_s") - pl.col("t_s").shift(1)
+                ),
+            )
+        )
+        .alias("overhead_s")
+    )
+    return rows.filter((pl.col("kind") == stop) & pl.col("overhead_s").is_not_null()).select(
+        "t_s", "overhead_s"
+    )
+
+
+def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
+    """Progress rows with their interval: steps, wall time, busy time and time per step."""
+    anchors = timeline.filter(
+        pl.col("kind").is_in(
+            [progress_kind, Kind.RUN_START, Kind.COMPILE_STOP, Kind.CHECKPOINT_LOAD]
+        )
+    ).with_row_index("order")
+    anchors = anchors.with_columns(
+        pl.when(pl.col("kind") == progress_kind)
+        .then(pl.coalesce("step", "epoch", pl.col("samples").cast(pl.Int64, strict=False)))
+        .otherwise(pl.col("step"))
+        .alias("step")
+    )
+    # A progress row without any counter cannot be placed in the run.
+    anchors = anchors.filter((pl.col("kind") != progress_kind) | pl.col("step").is_not_null())
+    loads = anchors.filter(pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD]))
+    loads = with_interval_steps(
+        loads.with_columns(
+            pl.when(pl.col("kind") == progress_kind)
+            .then(pl.lit(str(Kind.STEP)))
+            .otherwise(pl.col("kind"))
+            .alias("kind")
+        ).select("order", "kind", "step")
+    )
+    anchors = anchors.join(loads.select("order", "interval_steps"), on="order", how="left")
+    anchors = anchors.with_columns(
+        (pl.col("t_s") - pl.col("t_s").shift(1)).alias("wall_s"),
+        (pl.col("kind").shift(1) != progress_kind).fill_null(True).alias("segment_first"),
+        (pl.col("samples") - pl.col("samples").shift(1)).alias("delta_samples"),
+    )
+    progress = anchors.filter(pl.col("kind") == progress_kind)
+    overheads = pl.concat(
+        [
+            _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+            _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
+        ]
+    ).sort("t_s")
+    if not overheads.is_empty() and progress["t_s"].drop_nulls().len():
+        assigned = overheads.join_asof(
+            progress.select(pl.col("t_s").alias("row_t"), "order").sort("row_t"),
+            left_on="t_s",
+            right_on="row_t",
+            strategy="forward",
+        )
+        per_row = assigned.group_by("order").agg(pl.col("overhead_s").sum())
+        progress = progress.join(per_row, on="order", how="left")
+    else:
+        progress = progress.with_columns(pl.lit(None, pl.Float64).alias("overhead_s"))
+    restart = pl.col("step") <= pl.col("step").shift(1)
+    return (
+        progress.with_columns(
+            pl.col("overhead_s").fill_null(0.0),
+            restart.fill_null(False).alias("restart"),
+        )
+        .with_columns(
+            pl.coalesce(
+                pl.col("step_time_s"),
+                (pl.col("wall_s") - pl.col("overhead_s")) / pl.col("interval_steps"),
+            ).alias("per_step_s"),
+        )
+        .with_columns((pl.col("per_step_s") * pl.col("interval_steps")).alias("busy_s"))
+    )
+
+
+def _classified(iv: pl.DataFrame) -> pl.DataFrame:
+    """Mark segments; a restart's first interval without a stated step time has no pace."""
+    unknown_pace = pl.col("restart") & pl.col("step_time_s").is_null()
+    return iv.with_columns(
+        (pl.col("segment_first") | pl.col("restart")).alias("segment_first"),
+        pl.when(unknown_pace).then(None).otherwise(pl.col("per_step_s")).alias("per_step_s"),
+        pl.when(unknown_pace).then(None).otherwise(pl.col("busy_s")).alias("busy_s"),
+        (pl.col("t_s") - pl.col("t_s").shift(1)).alias("since_previous_s"),
+        pl.col("step").cum_max().shift(1).alias("highest_before"),
+    ).with_columns(pl.col("segment_first").cast(pl.Int64).cum_sum().alias("segment"))
+
+
+def _median_step(iv: pl.DataFrame) -> float | None:
+    paces = iv.filter(pl.col("t_s").is_not_null())["per_step_s"].drop_nulls()
+    return float(paces.median()) if paces.len() else None
+
+
+def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
+    """Flag warm-up, stall and steady intervals and the cost of each restart."""
+    ok = (pl.col("per_step_s") <= WARMUP_TOLERANCE * median).fill_null(False)
+    confirmed = ok
+    for ahead in range(1, WARMUP_CONFIRM_INTERVALS):
+        confirmed = confirmed & ok.shift(-ahead).over("segment").fill_null(True)
+    iv = iv.with_columns(
+        pl.col("busy_s").fill_null(median * pl.col("interval_steps")),
+        ((pl.col("per_step_s") - median) * pl.col("interval_steps")).alias("excess_s"),
+        (confirmed.cast(pl.Int64).cum_sum().over("segment") == 0).alias("warm"),
+    )
+    timed = pl.col("per_step_s").is_not_null() & pl.col("t_s").is_not_null()
+    stall = ~pl.col("warm") & timed & (pl.col("per_step_s") > STALL_FACTOR * median)
+    return iv.with_columns(
+        stall.alias("stall"),
+        (~pl.col("warm") & timed & ~stall).alias("steady"),
+        pl.when(pl.col("restart"))
+        .then(
+            (pl.col("highest_before") - (pl.col("step") - pl.col("interval_steps")))
+            .clip(lower_bound=0)
+            .fill_null(0)
+        )
+        .otherwise(0)
+        .alias("redone"),
+        pl.when(pl.col("restart"))
+        .then((pl.col("since_previous_s") - pl.col("busy_s")).clip(lower_bound=0.0))
+        .otherwise(0.0)
+        .fill_null(0.0)
+        .alias("recovery_s"),
+    )
+
+
+def _quality(
+    timeline: pl.DataFrame, meta: RunMetadata, target: QualityTarget | None, status: str
+) -> tuple[float | None, bool | None, float | None]:
+    evals = timeline.filter((pl.col("kind") == Kind.EVAL) & pl.col("metric").is_not_null())
+    if target is not None:
+        if evals.is_empty():
+            return None, False, None
+        values = evals["metric"].to_list()
+        best = max(values) if target.higher_is_better else min(values)
+        hits = evals.filter(
+            pl.col("metric") >= target.threshold
+            if target.higher_is_better
+            else pl.col("metric") <= target.threshold
+        )
+        reached_at = hits["t_s"].drop_nulls()
+        return best, not hits.is_empty(), float(reached_at[0]) if reached_at.len() else None
+    last = float(evals["metric"][-1]) if not evals.is_empty() else None
+    if meta.success_means_target_reached and status == SUCCEEDED:
+        stop_t = _last_t(timeline, Kind.RUN_STOP)
+        verified = evals.filter(pl.col("t_s") <= stop_t) if stop_t is not None else evals
+        times = verified["t_s"].drop_nulls()
+        return last, True, float(times[-1]) if times.len() else stop_t
+    return last, None, None
+
+
+def run_facts(
+    run: ImportedRun,
+    target: QualityTarget | None = None,
+    planned_steps: int | None = None,
+) -> RunFacts:
+    """Derive the run facts of one imported run (rules in the module docstring)."""
+    tl = run.timeline
+    meta = run.metadata
+    planned = planned_steps if planned_steps is not None else meta.planned_steps
+    notes: list[str] = []
+    has_clock = tl["t_s"].drop_nulls().len() > 0
+    progress_kind = _progress_kind(tl)
+    steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
+    final_step = int(steps_series[-1]) if steps_series.len() else None
+    status = _status(tl, final_step, planned)
+    quality_value, reached, reached_at = _quality(tl, meta, target, status)
+    counts = status == SUCCEEDED and reached is not False
+
+    total_s = float(tl["t_s"].max()) if has_clock else None
+    run_start = _first_t(tl, Kind.RUN_START)
+    run_stop = _last_t(tl, Kind.RUN_STOP)
+
+    iv = _classified(_intervals(tl, progress_kind)) if progress_kind and has_clock else None
+    has_rows = iv is not None and not iv.is_empty()
+    median = _median_step(iv) if has_rows else None
+
+    # Training starts at run_start; else when the last compile before the first step ended.
+    first_progress_t = iv["t_s"][0] if has_rows else None
+    training_start = run_start
+    if training_start is None and first_progress_t is not None:
+        compiles = tl.filter(
+            (pl.col("kind") == Kind.COMPILE_STOP) & (pl.col("t_s") <= first_progress_t)
+        )["t_s"]
+        training_start = float(compiles.max()) if compiles.len() else first_progress_t
+    init_start = _first_t(tl, Kind.INIT_START)
+    init_s = (
+        training_start - (init_start if init_start is not None and run_start else 0.0)
+        if training_start is not None
+        else None
+    )
+    run_s = None
+    if run_stop is not None and (run_start is not None or training_start is not None):
+        run_s = run_stop - (run_start if run_start is not None else training_start)
+    elif not has_clock:
+        durations = tl.filter(pl.col("kind") == Kind.RUN_STOP)["duration_s"].drop_nulls()
+        run_s = float(durations[-1]) if durations.len() else None
+
+    restarts = 0
+    redone: int | None = None
+    recovery_s = warmup_s = stall_s = redone_s = 0.0
+    stalls: tuple[Stall, ...] = ()
+    warmup_end_s = steady_start = steady_end = None
+    warmup_steps = None
+    steady_throughput = None
+    unit = meta.throughput_unit
+    if has_rows and median:
+        iv = _with_phases(iv, median)
+        restart_rows = iv.filter(pl.col("restart"))
+        restarts = restart_rows.height
+        redone = int(restart_rows["redone"].sum())
+        recovery_s = float(restart_rows["recovery_s"].sum())
+        warm = iv.filter(pl.col("warm") & ~pl.col("restart"))
+        warmup_s = float(warm["excess_s"].clip(lower_bound=0.0).sum())
+        warmup_steps = int(warm.filter(pl.col("segment") == 1)["interval_steps"].sum())
+        stall_rows = iv.filter(pl.col("stall"))
+        stalls = tuple(
+            Stall(t, step, lost)
+            for t, step, lost in stall_rows.select("t_s", "step", "excess_s").iter_rows()
+        )
+        stall_s = float(stall_rows["excess_s"].sum())
+        steady = iv.filter(pl.col("steady"))
+        if not steady.is_empty():
+            warmup_end_s = steady_start = float(steady["t_s"][0] - steady["busy_s"][0])
+            steady_end = float(steady["t_s"][-1])
+            steady_throughput, unit = _steady_throughput(steady, meta)
+        redone_s = redone * median
+    elif has_rows:
+        redone = 0
+    elif not has_clock:
+        summary = tl.filter(pl.col("kind") == Kind.RUN_STOP)["throughput"].drop_nulls()
+        if summary.len():
+            steady_throughput = float(summary[-1])
+            notes.append("throughput is the whole-run average (no clock to find warm-up)")
+
+    tokens_per_s = None
+    if (
+        steady_throughput is not None
+        and unit == "samples/s"
+        and meta.tokens_per_step
+        and meta.samples_per_step
+    ):
+        tokens_per_s = steady_throughput * meta.tokens_per_step / meta.samples_per_step
+
+    checkpoint_s = _sum_overheads(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP)
+    eval_s = _sum_overheads(tl, Kind.EVAL_START, Kind.EVAL_STOP)
+    if has_rows and median and not (tl["kind"] == Kind.EVAL_STOP).any():
+        end_t = run_stop if run_stop is not None else total_s
+        unstated = _unstated_eval_time(tl, iv, end_t)
+        if unstated is not None:
+            eval_s = (eval_s or 0.0) + unstated
+    phases = None
+    if has_clock:
+        known = [
+            init_s or 0.0,
+            warmup_s,
+            checkpoint_s or 0.0,
+            eval_s or 0.0,
+            stall_s,
+            recovery_s,
+            redone_s,
+        ]
+        training_s = None if total_s is None else max(0.0, total_s - sum(known))
+        phases = PhaseSplit(
+            init_compile_s=init_s,
+            warmup_s=warmup_s if has_rows else None,
+            training_s=training_s,
+            checkpoint_s=checkpoint_s,
+            eval_s=eval_s,
+            stall_s=stall_s if has_rows else None,
+            recovery_s=recovery_s if has_rows else None,
+            redone_s=redone_s if has_rows else None,
+        )
+    else:
+        phases = PhaseSplit(None, None, run_s, None, None, None, None, None)
+
+    useful = _useful_work(tl, meta, unit)
+    effective = None
+    if not counts:
+        effective = 0.0
+        notes.append("the run does not count (not finished or quality target missed)")
+    elif useful is not None:
+        span = reached_at if reached_at is not None else total_s
+        effective = useful / span if span else None
+    if reached is None:
+        notes.append("quality not verified: no target given and none implied by the log")
+
+    return RunFacts(
+        status=status,
+        counts_as_completed=counts,
+        init_s=init_s,
+        run_s=run_s,
+        launch_to_result_s=reached_at if reached else None,
+        total_s=total_s,
+        phases=phases,
+        median_step_time_s=median,
+        warmup_end_s=warmup_end_s,
+        warmup_steps=warmup_steps,
+        steady_start_s=steady_start,
+        steady_end_s=steady_end,
+        steady_throughput=steady_throughput,
+        throughput_unit=unit if steady_throughput is not None else meta.throughput_unit,
+        steady_tokens_per_s=tokens_per_s,
+        effective_throughput=effective,
+        stalls=stalls,
+        restarts=restarts,
+        redone_steps=redone,
+        completed_steps=final_step,
+        planned_steps=planned,
+        quality_metric=(target.metric if target and target.metric else meta.quality_metric),
+        quality_value=quality_value,
+        quality_target=target,
+        quality_reached=reached,
+        notes=tuple(notes),
+    )
+
+
+def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float | None, str | None]:
+    busy = float(steady["busy_s"].sum())
+    deltas = steady["delta_samples"]
+    if busy > 0 and deltas.null_count() == 0 and (deltas >= 0).all() and deltas.sum() > 0:
+        return float(deltas.sum()) / busy, "samples/s"
+    steps = float(steady["interval_steps"].sum())
+    if meta.samples_per_step and busy > 0:
+        return steps * meta.samples_per_step / busy, "samples/s"
+    own = steady["throughput"].drop_nulls()
+    if own.len():
+        return float(own.median()), meta.throughput_unit
+    if busy > 0:
+        return steps / busy, "steps/s"
+    return None, None
+
+
+def _sum_overheads(tl: pl.DataFrame, start: str, stop: str) -> float | None:
+    if not (tl["kind"] == stop).any():
+        return None
+    pairs = _paired_durations(tl, start, stop)
+    return float(pairs["overhead_s"].sum()) if not pairs.is_empty() else None
+
+
+def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) -> float | None:
+    """Evaluation time a log leaves unstated (Megatron prints its own step time only): the
+    part of an interval holding an ``eval`` row beyond its steps and stated overheads, and the
+    time from the last step to the end when the final evaluation comes after it."""
+    evals = tl.filter((pl.col("kind") == Kind.EVAL) & pl.col("t_s").is_not_null()).select(
+        pl.col("t_s").alias("eval_t")
+    )
+    if evals.is_empty():
+        return None
+    rows = iv.filter(~pl.col("restart") & pl.col("t_s").is_not_null()).sort("t_s")
+    matched = evals.sort("eval_t").join_asof(
+        rows.select("t_s", "order"),
+        left_on="eval_t",
+        right_on="t_s",
+        strategy="forward",
+        allow_exact_matches=False,
+    )
+    holding = rows.join(matched.select("order").unique(), on="order", how="semi")
+    gaps = holding.select(
+        (pl.col("since_previous_s") - pl.col("busy_s") - pl.col("overhead_s"))
+        .clip(lower_bound=0.0)
+        .sum()
+    ).item()
+    total = float(gaps or 0.0)
+    last_t = float(iv["t_s"].drop_nulls().max())
+    if end_t is not None and (evals["eval_t"] >= last_t).any():
+        later = _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP).filter(
+            pl.col("t_s") > last_t
+        )
+        total += max(0.0, end_t - last_t - float(later["overhead_s"].sum()))
+    return total
+
+
+def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
+    """Work that counts once: the highest cumulative count reached (redone steps add none)."""
+    if unit == "samples/s":
+        samples = tl["samples"].drop_nulls()
+        if samples.len():
+            return float(samples.max())
+        steps = tl["step"].drop_nulls()
+        if steps.len() and meta.samples_per_step:
+            return float(steps.max()) * meta.samples_per_step
+        return None
+    if unit == "steps/s":
+        steps = tl["step"].drop_nulls()
+        return float(steps.max()) if steps.len() else None
+    return None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The range seen over repeated runs (SPEC §5: report the range, not one lucky run)."""
+
+    n: int
+    min: float
+    median: float
+    max: float
+    trimmed_mean: float
+    """Mean after dropping the lowest and highest value (when at least 3 values)."""
+
+
+@dataclass(frozen=True)
+class RunSetSummary:
+    runs: int
+    succeeded: int
+    counted: int
+    steady_throughput: Spread | None
+    throughput_unit: str | None
+    run_s: Spread | None
+    launch_to_result_s: Spread | None
+
+
+def spread(values: Sequence[float | None]) -> Spread | None:
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    trimmed = known[1:-1] if len(known) >= 3 else known
+    return Spread(
+        n=len(known),
+        min=known[0],
+        median=statistics.median(known),
+        max=known[-1],
+        trimmed_mean=statistics.fmean(trimmed),
+    )
+
+
+def summarize_set(facts: Sequence[RunFacts]) -> RunSetSummary:
+    """Range of steady throughput and durations over the runs that count."""
+    counted = [f for f in facts if f.counts_as_completed]
+    units = {f.throughput_unit for f in counted if f.steady_throughput is not None}
+    unit = units.pop() if len(units) == 1 else None
+    return RunSetSummary(
+        runs=len(facts),
+        succeeded=sum(f.status == SUCCEEDED for f in facts),
+        counted=len(counted),
+        steady_throughput=spread([f.steady_throughput for f in counted]) if unit else None,
+        throughput_unit=unit,
+        run_s=spread([f.run_s for f in counted]),
+        launch_to_result_s=spread([f.launch_to_result_s for f in counted]),
+    )

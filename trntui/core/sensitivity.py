@@ -1,0 +1,163 @@
+"""How much the total moves with each observed input, and its spread over the observed runs.
+
+SPEC §5: vary **only observed inputs**, over **the range seen in the repeated runs** (the
+minimum and maximum of the run set's counted runs), never an arbitrary "+20 %". An input set
+by a scenario override is an assumption, not an observation, so it is not varied; neither are
+inventory quantities (storage, transfer, logs), which no run log measures.
+
+Resampling draws whole runs, with replacement, from the counted runs of each target's run set:
+each draw takes the throughput, startup, overhead and retry figures of one observed run
+together (they are not independent: a slow run is often a stalling one), keeps every other
+input as in the estimate, and applies the same formula. P10/P50/P90 of the drawn totals show
+what one training will cost given the run-to-run variation seen. All draws are one Polars
+frame: no per-draw Python loop; the same seed gives the same draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from trntui.core.estimate import (
+    MEASURED,
+    OBSERVED_INPUTS,
+    Estimate,
+    TargetEstimate,
+    cost_frame,
+    input_frame,
+)
+
+DEFAULT_DRAWS = 10_000
+
+
+@dataclass(frozen=True)
+class SensitivityBar:
+    """One bar of the tornado chart: the total at the low and the high end of an input."""
+
+    key: str
+    label: str
+    unit: str
+    base: float
+    low: float
+    high: float
+    total_at_low: float
+    total_at_high: float
+
+    @property
+    def swing_usd(self) -> float:
+        return abs(self.total_at_high - self.total_at_low)
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    target: str
+    base_total_usd: float | None
+    bars: tuple[SensitivityBar, ...]
+    """Largest swing first."""
+    not_varied: tuple[tuple[str, str], ...]
+    """(input label, why it is not varied)."""
+
+
+@dataclass(frozen=True)
+class Distribution:
+    target: str
+    draws: int
+    runs: int
+    """Counted runs the draws come from."""
+    seed: int
+    p10_usd: float | None
+    p50_usd: float | None
+    p90_usd: float | None
+    reason: str = ""
+    """Why there is no distribution (an incomplete estimate, no counted runs)."""
+
+
+def _varied(item: TargetEstimate) -> tuple[list, list[tuple[str, str]]]:
+    varied, skipped = [], []
+    for key in OBSERVED_INPUTS:
+        value = item.input(key)
+        if value.provenance.kind != MEASURED:
+            skipped.append((value.label, f"{value.provenance.kind}, not a measurement"))
+        elif value.low is None or value.high is None:
+            skipped.append((value.label, "no range observed"))
+        else:
+            varied.append(value)
+    skipped += [
+        ("Storage, transfer and log quantities", "inventory values: no run log measures them"),
+        ("Accelerator utilization", "not recorded in the imported run facts"),
+    ]
+    return varied, skipped
+
+
+def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
+    """Tornado bars per target, all variants of all targets evaluated in one frame."""
+    rows: list[dict[str, float | None]] = []
+    plan: list[tuple[int, object]] = []
+    skipped_by_target = []
+    for index, item in enumerate(estimate.targets):
+        base = item.values()
+        varied, skipped = _varied(item)
+        skipped_by_target.append(skipped)
+        if item.total_usd is None:
+            continue
+        for value in varied:
+            rows.append({**base, value.key: value.low})
+            rows.append({**base, value.key: value.high})
+            plan.append((index, value))
+    totals = cost_frame(input_frame(rows))["total_usd"].to_list() if rows else []
+    bars: dict[int, list[SensitivityBar]] = {}
+    for position, (index, value) in enumerate(plan):
+        low_total, high_total = totals[2 * position], totals[2 * position + 1]
+        bars.setdefault(index, []).append(
+            SensitivityBar(
+                key=value.key,
+                label=value.label,
+                unit=value.unit,
+                base=value.value,
+                low=value.low,
+                high=value.high,
+                total_at_low=low_total,
+                total_at_high=high_total,
+            )
+        )
+    result = []
+    for index, item in enumerate(estimate.targets):
+        ranked = sorted(bars.get(index, []), key=lambda bar: bar.swing_usd, reverse=True)
+        skipped = skipped_by_target[index]
+        if item.total_usd is None:
+            skipped = [("every input", "the estimate is incomplete"), *skipped]
+        result.append(Sensitivity(item.name, item.total_usd, tuple(ranked), tuple(skipped)))
+    return tuple(result)
+
+
+def resample(
+    estimate: Estimate, draws: int = DEFAULT_DRAWS, seed: int = 0
+) -> tuple[Distribution, ...]:
+    """P10/P50/P90 of each target's total over ``draws`` runs drawn from its counted runs."""
+    if draws < 1:
+        raise ValueError("draws must be at least 1")
+    return tuple(_resample_target(item, draws, seed) for item in estimate.targets)
+
+
+def _resample_target(item: TargetEstimate, draws: int, seed: int) -> Distribution:
+    samples = item.samples
+    if item.total_usd is None:
+        return Distribution(item.name, draws, 0, seed, None, None, None, "estimate incomplete")
+    if samples.is_empty():
+        return Distribution(
+            item.name, draws, 0, seed, None, None, None, "no counted runs to draw from"
+        )
+    measured = [
+        key
+        for key in OBSERVED_INPUTS
+        if item.input(key).provenance.kind == MEASURED and samples[key].null_count() == 0
+    ]
+    constants = {key: value for key, value in item.values().items() if key not in measured}
+    drawn = samples.select(measured).sample(n=draws, with_replacement=True, seed=seed)
+    frame = drawn.with_columns(
+        [pl.lit(value, pl.Float64).alias(key) for key, value in constants.items()]
+    )
+    totals = cost_frame(frame.select(input_frame([]).columns))["total_usd"]
+    p10, p50, p90 = (totals.quantile(q, interpolation="linear") for q in (0.1, 0.5, 0.9))
+    return Distribution(item.name, draws, samples.height, seed, p10, p50, p90)

@@ -1,0 +1,100 @@
+"""Throughput over time, resampled onto a fixed number of columns for a terminal plot.
+
+Between two progress rows of the timeline the run advanced at one rate (work done / time taken),
+so throughput is a step function of time. Each plot column shows the rate of the interval that
+covers the column's middle instant: a sparse log (an MLPerf block every few minutes) and a dense
+one (a Megatron line every iteration) are drawn the same way, and a long stall shows as a dip as
+wide as the stall itself. Restarts (the step counter going back) are returned separately so the
+plot can mark them; time with no covering interval (initialisation, evaluation gaps, downtime)
+is null, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from trntui.core.timeline import ImportedRun, Kind
+
+_PROGRESS_KINDS = (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP)
+
+
+@dataclass(frozen=True)
+class ThroughputSeries:
+    start_s: float
+    end_s: float
+    rates: tuple[float | None, ...]
+    """Work per second in each column; ``None`` where no progress interval covers it."""
+    unit: str
+    """'samples/s', 'tokens/s' or 'steps/s'."""
+    restart_columns: tuple[int, ...]
+
+
+def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None:
+    """The run's throughput in ``columns`` equal time slices; ``None`` without a clock."""
+    timeline = run.timeline
+    kinds = set(timeline["kind"].unique().to_list())
+    kind = next((k for k in _PROGRESS_KINDS if k in kinds), None)
+    if kind is None or columns < 1:
+        return None
+    progress = timeline.filter((pl.col("kind") == kind) & pl.col("t_s").is_not_null())
+    if progress.height < 2:
+        return None
+    progress = progress.sort("line")
+    work, unit = _work(progress, run)
+    steps = progress.select(
+        pl.col("t_s").alias("end_s"),
+        pl.col("t_s").shift(1).alias("begin_s"),
+        (work - work.shift(1)).alias("work"),
+        (pl.col("step") < pl.col("step").shift(1)).fill_null(False).alias("restart"),
+    ).slice(1)
+    steps = steps.with_columns(
+        pl.when((pl.col("end_s") > pl.col("begin_s")) & (pl.col("work") >= 0) & ~pl.col("restart"))
+        .then(pl.col("work") / (pl.col("end_s") - pl.col("begin_s")))
+        .alias("rate")
+    )
+    start_s = float(progress["t_s"].min())
+    end_s = float(progress["t_s"].max())
+    width = (end_s - start_s) / columns
+    if width <= 0:
+        return None
+    centres = pl.DataFrame(
+        {"at_s": [start_s + (i + 0.5) * width for i in range(columns)]}
+    ).with_row_index("column")
+    covering = (
+        centres.join_asof(
+            steps.filter(~pl.col("restart")).sort("end_s"),
+            left_on="at_s",
+            right_on="end_s",
+            strategy="forward",
+        )
+        .with_columns(
+            pl.when(pl.col("begin_s") <= pl.col("at_s")).then(pl.col("rate")).alias("rate")
+        )
+        .sort("column")
+    )
+    restarts = steps.filter(pl.col("restart"))["end_s"]
+    restart_columns = tuple(
+        sorted({min(columns - 1, int((t - start_s) / width)) for t in restarts.to_list()})
+    )
+    return ThroughputSeries(
+        start_s=start_s,
+        end_s=end_s,
+        rates=tuple(covering["rate"].to_list()),
+        unit=unit,
+        restart_columns=restart_columns,
+    )
+
+
+def _work(progress: pl.DataFrame, run: ImportedRun) -> tuple[pl.Expr, str]:
+    """Cumulative work at each progress row, in the most meaningful unit the log allows."""
+    for column, unit in (("samples", "samples/s"), ("tokens", "tokens/s")):
+        if progress[column].null_count() == 0:
+            return pl.col(column), unit
+    per_step = run.metadata.samples_per_step
+    if progress["step"].null_count() == 0:
+        if per_step:
+            return pl.col("step").cast(pl.Float64) * per_step, "samples/s"
+        return pl.col("step").cast(pl.Float64), "steps/s"
+    return pl.col("samples"), "samples/s"

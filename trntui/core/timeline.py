@@ -1,0 +1,179 @@
+"""The normalized run timeline every importer produces.
+
+One row per event a log tells us about, in one Polars schema whatever the source format, so that
+run facts, storage and the UI never look at a log format again. A fact the log does not give is
+null, never 0: a null ``t_s`` means "this format has no wall clock here", not "at launch".
+
+Columns (see ``TIMELINE_SCHEMA``):
+
+``t_s``          seconds since the log's first timestamp (null where the format has no clock)
+``kind``         what happened, one of ``Kind`` (an interval is a ``*_start`` / ``*_stop`` pair)
+``step``         optimizer step / iteration counter as the log prints it
+``epoch``        epoch number where the log gives one
+``samples``      cumulative samples consumed at this event
+``tokens``       cumulative tokens consumed at this event
+``step_time_s``  the log's own seconds per step for the interval ending here
+``throughput``   the log's own throughput (unit in ``RunMetadata.throughput_unit``)
+``loss``         training loss
+``metric``       quality metric of an ``eval`` row (name in ``RunMetadata.quality_metric``)
+``duration_s``   length of the interval this event closes, when the log states it
+``status``       end state on ``run_stop`` rows (``success``, ``aborted``, ...)
+``line``         1-based line number in the source file (for tracing a figure to its origin)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import polars as pl
+
+
+class Kind(StrEnum):
+    """Event kinds of the ``kind`` column."""
+
+    INIT_START = "init_start"
+    INIT_STOP = "init_stop"
+    COMPILE_START = "compile_start"
+    COMPILE_STOP = "compile_stop"
+    RUN_START = "run_start"
+    RUN_STOP = "run_stop"
+    BLOCK_START = "block_start"
+    BLOCK_STOP = "block_stop"
+    EPOCH_START = "epoch_start"
+    EPOCH_STOP = "epoch_stop"
+    STEP = "step"
+    EVAL_START = "eval_start"
+    EVAL_STOP = "eval_stop"
+    EVAL = "eval"
+    CHECKPOINT_START = "checkpoint_start"
+    CHECKPOINT_STOP = "checkpoint_stop"
+    CHECKPOINT_LOAD = "checkpoint_load"
+    ERROR = "error"
+
+
+TIMELINE_SCHEMA = pl.Schema(
+    {
+        "t_s": pl.Float64,
+        "kind": pl.String,
+        "step": pl.Int64,
+        "epoch": pl.Int64,
+        "samples": pl.Float64,
+        "tokens": pl.Float64,
+        "step_time_s": pl.Float64,
+        "throughput": pl.Float64,
+        "loss": pl.Float64,
+        "metric": pl.Float64,
+        "duration_s": pl.Float64,
+        "status": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+
+class TimeSource(StrEnum):
+    """Where ``t_s`` comes from."""
+
+    WALL_CLOCK = "wall_clock"
+    """Timestamps printed in the log."""
+    REBUILT = "rebuilt_from_step_times"
+    """No timestamps: the clock is the running sum of the log's own durations (step time x
+    iterations per interval, plus stated init and checkpoint durations); time the log does not
+    account for, such as the downtime before a restart, is missing from it."""
+    NONE = "none"
+    """No per-event clock at all; ``t_s`` is null everywhere."""
+
+
+@dataclass(frozen=True)
+class RunMetadata:
+    """Run-level facts of one imported log; unknown facts are ``None``."""
+
+    format: str
+    source: str
+    sha256: str
+    time_source: TimeSource
+    launch_time: dt.datetime | None = None
+    """Wall-clock time of ``t_s == 0`` when the log gives absolute times: time-zone aware (UTC)
+    when the log says so (MLPerf's epoch milliseconds), naive host local time for text logs
+    that print no zone (Megatron-LM, neuronx-distributed)."""
+    throughput_unit: str | None = None
+    quality_metric: str | None = None
+    quality_higher_is_better: bool | None = None
+    samples_per_step: float | None = None
+    tokens_per_step: float | None = None
+    planned_steps: int | None = None
+    success_means_target_reached: bool = False
+    """True where the format only writes a successful end after the quality target was
+    verified (MLPerf ``run_stop`` with ``status: success``)."""
+    facts: dict[str, str] = field(default_factory=dict)
+    """Other facts the log states (benchmark, submitter, batch size, ...), as text."""
+    not_derivable: tuple[str, ...] = ()
+    """Figures this format cannot give, said explicitly so the UI can show them as unknown."""
+    notes: tuple[str, ...] = ()
+    """How the importer interpreted the log (deduplication, rebuilt clock, ...)."""
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["time_source"] = str(self.time_source)
+        data["launch_time"] = self.launch_time.isoformat() if self.launch_time else None
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunMetadata:
+        data: dict[str, Any] = json.loads(text)
+        launch = data.get("launch_time")
+        data["launch_time"] = dt.datetime.fromisoformat(launch) if launch else None
+        data["time_source"] = TimeSource(data["time_source"])
+        data["not_derivable"] = tuple(data.get("not_derivable", ()))
+        data["notes"] = tuple(data.get("notes", ()))
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """What an importer returns: the timeline plus run-level metadata."""
+
+    timeline: pl.DataFrame
+    metadata: RunMetadata
+
+
+def empty_timeline() -> pl.DataFrame:
+    return pl.DataFrame(schema=TIMELINE_SCHEMA)
+
+
+def conform(frame: pl.DataFrame) -> pl.DataFrame:
+    """Give ``frame`` exactly the timeline columns, in order; missing columns become null."""
+    return frame.select(
+        [
+            (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+            for name, dtype in TIMELINE_SCHEMA.items()
+        ]
+    )
+
+
+def with_interval_steps(progress: pl.DataFrame) -> pl.DataFrame:
+    """Add ``interval_steps``: how many steps the interval ending at each ``step`` row covers.
+
+    ``progress`` holds ``step`` rows and ``checkpoint_load`` rows in log order. Logs print every
+    N-th step, so the count is the difference to the previous printed step; after a checkpoint
+    load it is counted from the loaded step; the first row counts from step 0; where the counter
+    went back without a load line (a restart the log does not explain), the typical printing
+    interval (median difference) is assumed, never more than the step number itself.
+    """
+    prev = pl.col("step").shift(1)
+    delta = pl.col("step") - prev
+    diffs = progress.filter(pl.col("kind") == Kind.STEP)["step"].diff().drop_nulls()
+    diffs = diffs.filter(diffs > 0)
+    typical_steps = float(diffs.median()) if diffs.len() else 1.0
+    return progress.with_columns(
+        pl.when(prev.is_not_null() & (delta > 0))
+        .then(delta.cast(pl.Float64))
+        .when(prev.is_null())
+        .then(pl.col("step").cast(pl.Float64))
+        .otherwise(pl.min_horizontal(pl.lit(typical_steps), pl.col("step").cast(pl.Float64)))
+        .clip(lower_bound=1.0)
+        .alias("interval_steps")
+    )

@@ -1,0 +1,104 @@
+"""Run log importers: one module per log format, all producing the normalized timeline.
+
+``import_file(path)`` sniffs the format unless told, and returns an ``ImportedRun``. Adding a
+format means one new module with ``NAME``, ``sniff(head) -> bool`` and an import function, plus
+one entry in ``_FORMATS`` below. Sniffing order matters: the most specific marker first.
+
+Every user-caused problem raises ``InputFileError`` (file, line, what was expected); a
+``cancel`` callable returning True makes the import raise ``Cancelled``; ``progress`` receives
+the fraction done, so the UI can run an import in a thread worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from trntui.core.errors import InputFileError
+from trntui.core.timeline import ImportedRun
+from trntui.importers import hf, megatron, mlperf, nxd
+from trntui.importers._base import CancelCheck, Cancelled, Progress, Steps
+
+__all__ = ["FORMATS", "CancelCheck", "Cancelled", "Progress", "detect_format", "import_file"]
+
+
+@dataclass(frozen=True)
+class _Format:
+    name: str
+    sniff: Callable[[str], bool]
+    load: Callable[[Path, Steps], ImportedRun]
+    description: str
+
+
+_FORMATS = (
+    _Format(mlperf.NAME, mlperf.sniff, mlperf.import_mlperf, "MLPerf Training :::MLLOG log"),
+    _Format(hf.NAME, hf.sniff, hf.import_hf, "Hugging Face trainer_state.json"),
+    _Format(nxd.NAME, nxd.sniff, nxd.import_nxd, "neuronx-distributed training log"),
+    _Format(megatron.NAME, megatron.sniff, megatron.import_megatron, "Megatron-LM training log"),
+)
+FORMATS: dict[str, str] = {fmt.name: fmt.description for fmt in _FORMATS}
+"""Format name -> what it is, for menus and ``--format`` choices."""
+
+_SNIFF_CHUNK = 1 << 20
+_SNIFF_LIMIT = 32 << 20
+
+
+def detect_format(path: Path) -> str:
+    """Name of the format of ``path``, from markers in its text (read in 1 MB chunks).
+
+    Megatron logs can start with thousands of lines of arguments before the first iteration,
+    so reading continues past the first chunk until a marker is seen or 32 MB were read.
+    """
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise InputFileError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputFileError(str(path), "is a folder, not a log file") from None
+    except OSError as error:
+        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
+    with handle:
+        head = ""
+        read = 0
+        while read < _SNIFF_LIMIT:
+            chunk = handle.read(_SNIFF_CHUNK)
+            if not chunk:
+                break
+            if read == 0 and not chunk.strip():
+                raise InputFileError(str(path), "file is empty", expected="a training log")
+            read += len(chunk)
+            head = head[-4096:] + chunk.decode("utf-8", errors="replace")
+            for fmt in _FORMATS:
+                if fmt.sniff(head):
+                    return fmt.name
+    if read == 0:
+        raise InputFileError(str(path), "file is empty", expected="a training log")
+    raise InputFileError(
+        str(path),
+        "the log format was not recognised",
+        line=1,
+        expected="one of: " + "; ".join(FORMATS.values()),
+    )
+
+
+def import_file(
+    path: Path,
+    format: str | None = None,
+    progress: Progress | None = None,
+    cancel: CancelCheck | None = None,
+) -> ImportedRun:
+    """Read one log into a timeline + metadata, or raise ``InputFileError`` / ``Cancelled``."""
+    path = Path(path)
+    steps = Steps(str(path), progress, cancel)
+    steps.at(0.0)
+    name = format or detect_format(path)
+    for fmt in _FORMATS:
+        if fmt.name == name:
+            run = fmt.load(path, steps)
+            steps.at(1.0)
+            return run
+    raise InputFileError(
+        str(path), f"unknown log format {name!r}", expected="one of " + ", ".join(FORMATS)
+    )

@@ -1,0 +1,167 @@
+"""What every importer shares: reading a file safely, progress and cancellation.
+
+A log is read whole (training logs fit in memory; a 100 MB Megatron log is read in well under a
+second) and split into lines by Polars, so each format's parser works on a column of lines with
+vectorized string expressions instead of a Python loop per line.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.errors import InputFileError, UserError
+
+Progress = Callable[[float], object]
+"""Called with the fraction done, 0.0 to 1.0."""
+CancelCheck = Callable[[], bool]
+"""Returns True when the caller wants the import abandoned."""
+
+
+class Cancelled(UserError):
+    """The caller cancelled the import; nothing was imported."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: import cancelled")
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Reports progress and honours cancellation between the stages of one import."""
+
+    path: str
+    progress: Progress | None = None
+    cancel: CancelCheck | None = None
+
+    def at(self, fraction: float) -> None:
+        if self.cancel is not None and self.cancel():
+            raise Cancelled(self.path)
+        if self.progress is not None:
+            self.progress(min(1.0, max(0.0, fraction)))
+
+
+class SourceFile:
+    """A log file's bytes and their SHA-256.
+
+    The hash runs on a background thread (hashlib releases the GIL) while the parser works:
+    hashing a 100 MB log costs about as much as splitting it into lines.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self._hash: concurrent.futures.Future[str] = _HASHER.submit(
+            lambda: hashlib.sha256(data).hexdigest()
+        )
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.result()
+
+
+_SEPARATOR = b"\x1f"
+"""A control byte that logs do not contain; a file that does is split in Python instead."""
+_HASHER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trntui-hash")
+
+
+def read_source(path: Path) -> SourceFile:
+    """Open ``path``; a missing, unreadable or empty file is the user's problem, not a bug."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputFileError(str(path), "no such file") from None
+    except OSError as error:
+        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
+    if path.is_dir():
+        raise InputFileError(str(path), "is a folder, not a log file")
+    if size == 0:
+        raise InputFileError(str(path), "file is empty", expected="a training log")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
+    if data.isspace():
+        raise InputFileError(str(path), "file is empty", expected="a training log")
+    return SourceFile(path, data)
+
+
+def line_of_offset(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode_text(source: SourceFile) -> str:
+    """The file as text; binary data or bytes that are not UTF-8 raise ``InputFileError``.
+
+    Logs with a mix of encodings are refused rather than guessed at: a misread byte in a number
+    would silently change a measurement.
+    """
+    nul = source.data.find(b"\x00")
+    if nul >= 0:
+        raise InputFileError(
+            source.name,
+            "contains binary data (NUL byte)",
+            line=line_of_offset(source.data, nul),
+            expected="a text log",
+        )
+    try:
+        return source.data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputFileError(
+            source.name,
+            "text is not valid UTF-8 (binary data or a mix of encodings)",
+            line=line_of_offset(source.data, error.start),
+            expected="UTF-8 text",
+        ) from None
+
+
+def read_lines(source: SourceFile) -> pl.DataFrame:
+    """One row per line: ``line`` (1-based) and ``text`` (without the line break, never null).
+
+    Polars' CSV reader splits the bytes (in parallel) with a separator byte that logs do not
+    contain: the fastest way to get a column of lines. It refuses bytes that are not
+    UTF-8; only then, or when the file holds NUL or the separator byte, is the text decoded in
+    Python, to name the offending line or to split it safely.
+    """
+    try:
+        frame = pl.read_csv(
+            source.data,
+            has_header=False,
+            separator=_SEPARATOR.decode(),
+            quote_char=None,
+            new_columns=["text"],
+            schema={"text": pl.String},
+            truncate_ragged_lines=True,
+            comment_prefix=None,
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
+        frame = None
+    if frame is None or b"\x00" in source.data or _SEPARATOR in source.data:
+        lines = decode_text(source).split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        frame = pl.DataFrame({"text": [line.removesuffix("\r") for line in lines]})
+    frame = frame.select(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        pl.col("text").fill_null(""),
+    )
+    return frame
+
+
+def no_events_error(source: SourceFile, format_name: str, expected: str) -> InputFileError:
+    return InputFileError(
+        source.name,
+        f"no {format_name} lines found (is this the right format?)",
+        line=1,
+        expected=expected,
+    )

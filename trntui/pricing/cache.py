@@ -1,0 +1,76 @@
+"""The on-disk cache of price list files, with what is needed to re-validate them.
+
+Each cached file has a JSON sidecar (``<name>.meta.json``) holding its URL, ``ETag``,
+``Last-Modified`` and the time the server last confirmed it (a 200 or a 304). The data file is
+replaced first and the sidecar second, so after a crash in between the sidecar can only be
+older than the data: the next conditional request then misses and downloads again, never the
+reverse (a sidecar claiming freshness for an old file).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from trntui.store.atomic import atomic_write_text
+
+_META_SUFFIX = ".meta.json"
+
+
+@dataclass(frozen=True)
+class CachedFile:
+    """A downloaded file and its validators. ``retrieved_at`` = last confirmed by the server."""
+
+    path: Path
+    url: str
+    retrieved_at: datetime
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False
+    """True when this copy was just confirmed by a 304 (not stored in the sidecar)."""
+
+    def age_s(self, now: datetime | None = None) -> float:
+        now = now or datetime.now(UTC)
+        return (now - self.retrieved_at).total_seconds()
+
+
+def offer_csv_path(cache_dir: Path, offer_code: str, region: str) -> Path:
+    return Path(cache_dir) / offer_code / region / "index.csv"
+
+
+def region_index_path(cache_dir: Path, offer_code: str) -> Path:
+    return Path(cache_dir) / offer_code / "region_index.json"
+
+
+def meta_path(data_path: Path) -> Path:
+    return data_path.with_name(data_path.name + _META_SUFFIX)
+
+
+def read_cached(data_path: Path) -> CachedFile | None:
+    """The cached file with its sidecar, or None when either is missing or unreadable."""
+    sidecar = meta_path(data_path)
+    if not data_path.is_file() or not sidecar.is_file():
+        return None
+    try:
+        meta = json.loads(sidecar.read_text("utf-8"))
+        return CachedFile(
+            path=data_path,
+            url=str(meta["url"]),
+            retrieved_at=datetime.fromisoformat(meta["retrieved_at"]),
+            etag=meta.get("etag"),
+            last_modified=meta.get("last_modified"),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_meta(cached: CachedFile) -> None:
+    document = {
+        "url": cached.url,
+        "retrieved_at": cached.retrieved_at.isoformat(),
+        "etag": cached.etag,
+        "last_modified": cached.last_modified,
+    }
+    atomic_write_text(meta_path(cached.path), json.dumps(document, indent=2) + "\n")

@@ -1,0 +1,347 @@
+"""HTTP access to the AWS Price List Bulk API, through the local cache.
+
+Every download is conditional when a cached copy exists (``If-None-Match`` /
+``If-Modified-Since``; a 304 reuses the file and only refreshes its confirmation time). A body is
+streamed to a temporary file in the cache folder, checked (complete, within the size limit, the
+expected format), and only then renamed over the cached file, so a failed, partial or cancelled
+download never replaces a good one. Redirects are not followed: the price list does not use
+them, and following one could leave the checked host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from trntui.pricing.cache import (
+    CachedFile,
+    meta_path,
+    offer_csv_path,
+    read_cached,
+    region_index_path,
+    write_meta,
+)
+from trntui.pricing.errors import (
+    PricingCancelledError,
+    PricingError,
+    PricingFormatError,
+    PricingHTTPError,
+    PricingNetworkError,
+    PricingTooLargeError,
+    RegionNotInPriceListError,
+)
+from trntui.pricing.extract import OfferPreamble, read_preamble
+from trntui.pricing.settings import PricingSettings, check_pricing_url
+from trntui.store.atomic import fsync_folder
+
+ProgressCallback = Callable[[int, int | None], None]
+"""Called with (bytes downloaded so far, total bytes if the server said)."""
+CancelCheck = Callable[[], bool]
+"""Returns True when the caller wants the download abandoned."""
+
+_CHUNK_BYTES = 1024 * 1024
+_TMP_PREFIX = ".trntui-download-"
+_USER_AGENT = "trntui (price lookup)"
+
+
+@dataclass(frozen=True)
+class OfferFile:
+    """A validated offer CSV in the cache, its metadata, and whether the server was reached."""
+
+    offer_code: str
+    region: str
+    cached: CachedFile
+    preamble: OfferPreamble
+    not_modified: bool
+
+
+def offer_csv_url(base_url: str, version_url: str) -> str:
+    """The region's CSV: the ``currentVersionUrl`` path with ``.json`` replaced by ``.csv``.
+
+    The index gives a path from the host root; it is appended to the base URL (not resolved
+    against it) so a mirror under a path prefix keeps working. A full URL is accepted only if
+    it passes the same https/loopback check as the base URL.
+    """
+    csv_path = re.sub(r"\.json$", ".csv", version_url.strip())
+    if "://" in csv_path:
+        return check_pricing_url(csv_path)
+    return f"{base_url}/{csv_path.lstrip('/')}"
+
+
+class PriceListClient:
+    """Downloads region indexes and offer files into the cache. Not thread-safe; one per worker."""
+
+    def __init__(
+        self, settings: PricingSettings, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self.settings = settings
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(settings.timeout_s),
+            follow_redirects=False,
+            headers={"User-Agent": _USER_AGENT},
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> PriceListClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def region_index_url(self, offer_code: str) -> str:
+        return f"{self.settings.base_url}/offers/v1.0/aws/{offer_code}/current/region_index.json"
+
+    def offer_csv_url(self, offer_code: str, region: str) -> str:
+        """Look the region up in the offer's region index and return its CSV URL."""
+        cached = self.download(
+            self.region_index_url(offer_code),
+            region_index_path(self.settings.cache_path, offer_code),
+            max_bytes=self.settings.max_index_bytes,
+            validate=_validate_region_index,
+        )
+        regions = _load_region_index(cached.path)
+        entry = regions.get(region)
+        if not isinstance(entry, dict) or not entry.get("currentVersionUrl"):
+            raise RegionNotInPriceListError(
+                f"{offer_code} has no price list for region {region!r}; check the region code "
+                f"(the index lists {len(regions)} regions)",
+                url=cached.url,
+            )
+        return offer_csv_url(self.settings.base_url, str(entry["currentVersionUrl"]))
+
+    def offer_file(
+        self,
+        offer_code: str,
+        region: str,
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: CancelCheck | None = None,
+    ) -> OfferFile:
+        """Bring the region's offer CSV up to date in the cache and return it."""
+        url = self.offer_csv_url(offer_code, region)
+        target = offer_csv_path(self.settings.cache_path, offer_code, region)
+        remove_partial_downloads(target.parent)
+
+        def fetch() -> CachedFile:
+            return self.download(
+                url,
+                target,
+                max_bytes=self.settings.max_offer_bytes,
+                validate=lambda path: read_preamble(path, expected_offer=offer_code),
+                progress=progress,
+                cancel=cancel,
+            )
+
+        cached = fetch()
+        try:
+            preamble = read_preamble(cached.path, expected_offer=offer_code)
+        except PricingFormatError:
+            if not cached.not_modified:
+                raise
+            # The server says "unchanged" but the local copy was damaged: fetch it whole.
+            meta_path(target).unlink(missing_ok=True)
+            cached = fetch()
+            preamble = read_preamble(cached.path, expected_offer=offer_code)
+        return OfferFile(offer_code, region, cached, preamble, not_modified=cached.not_modified)
+
+    def download(
+        self,
+        url: str,
+        target: Path,
+        *,
+        max_bytes: int,
+        validate: Callable[[Path], object],
+        progress: ProgressCallback | None = None,
+        cancel: CancelCheck | None = None,
+    ) -> CachedFile:
+        """Fetch ``url`` into ``target`` (conditionally), or raise a ``PricingError``."""
+        previous = read_cached(target)
+        headers = {}
+        if previous is not None and previous.url == url:
+            if previous.etag:
+                headers["If-None-Match"] = previous.etag
+            if previous.last_modified:
+                headers["If-Modified-Since"] = previous.last_modified
+        try:
+            with self._client.stream("GET", url, headers=headers) as response:
+                if response.status_code == 304 and previous is not None and headers:
+                    confirmed = CachedFile(
+                        path=target,
+                        url=url,
+                        retrieved_at=datetime.now(UTC),
+                        etag=response.headers.get("ETag", previous.etag),
+                        last_modified=response.headers.get("Last-Modified", previous.last_modified),
+                        not_modified=True,
+                    )
+                    write_meta(confirmed)
+                    return confirmed
+                _check_status(response, url)
+                _check_not_html(response, url)
+                self._stream_to_cache(response, url, target, max_bytes, validate, progress, cancel)
+                fetched = CachedFile(
+                    path=target,
+                    url=url,
+                    retrieved_at=datetime.now(UTC),
+                    etag=response.headers.get("ETag"),
+                    last_modified=response.headers.get("Last-Modified"),
+                )
+        except httpx.TimeoutException as error:
+            raise PricingNetworkError(
+                f"no answer from {url} within {self.settings.timeout_s:g} s "
+                f"({type(error).__name__})",
+                url=url,
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.DecodingError) as error:
+            raise PricingFormatError(
+                f"the download of {url} was cut off or garbled ({error}); nothing was replaced",
+                url=url,
+            ) from None
+        except httpx.HTTPError as error:
+            raise PricingNetworkError(f"could not reach {url}: {error}", url=url) from None
+        write_meta(fetched)
+        return fetched
+
+    def _stream_to_cache(
+        self,
+        response: httpx.Response,
+        url: str,
+        target: Path,
+        max_bytes: int,
+        validate: Callable[[Path], object],
+        progress: ProgressCallback | None,
+        cancel: CancelCheck | None,
+    ) -> None:
+        total = _content_length(response)
+        if total is not None and total > max_bytes:
+            raise PricingTooLargeError(
+                f"{url} is {total:,} bytes, above the limit of {max_bytes:,}", url=url
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=target.suffix, dir=target.parent)
+        tmp = Path(tmp_name)
+        try:
+            written = 0
+            with os.fdopen(fd, "wb") as handle:
+                for chunk in response.iter_bytes(_CHUNK_BYTES):
+                    if cancel is not None and cancel():
+                        raise PricingCancelledError(f"download of {url} cancelled", url=url)
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise PricingTooLargeError(
+                            f"{url} is larger than the limit of {max_bytes:,} bytes", url=url
+                        )
+                    handle.write(chunk)
+                    if progress is not None:
+                        progress(response.num_bytes_downloaded, total)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if total is not None and response.num_bytes_downloaded < total:
+                raise PricingFormatError(
+                    f"the download of {url} stopped at {response.num_bytes_downloaded:,} of "
+                    f"{total:,} bytes; nothing was replaced",
+                    url=url,
+                )
+            try:
+                validate(tmp)
+            except PricingFormatError as error:
+                raise PricingFormatError(
+                    f"{url} is not a usable price list file: "
+                    f"{str(error).replace(str(tmp), 'the downloaded file')}",
+                    url=url,
+                ) from None
+            os.replace(tmp, target)
+            fsync_folder(target.parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+
+
+def remove_partial_downloads(folder: Path, *, older_than_s: float = 86400) -> None:
+    """Delete temporary download files a killed process left in ``folder``.
+
+    Only files older than ``older_than_s`` go, so a download running in another process right
+    now keeps its temporary file.
+    """
+    cutoff = time.time() - older_than_s
+    for leftover in Path(folder).glob(f"{_TMP_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+
+
+def _content_length(response: httpx.Response) -> int | None:
+    value = response.headers.get("Content-Length")
+    if value is None or response.headers.get("Content-Encoding", "identity") != "identity":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _check_status(response: httpx.Response, url: str) -> None:
+    status = response.status_code
+    if status == 200:
+        return
+    if 300 <= status < 400:
+        where = response.headers.get("Location", "?")
+        message = f"{url} redirected ({status}) to {where}; redirects are not followed"
+    elif status == 404:
+        message = f"{url} was not found (404); is the pricing URL right?"
+    elif status in {403, 429}:
+        message = f"{url} refused the request ({status}); try again later"
+    elif status >= 500:
+        message = f"the price list server failed ({status}) for {url}; try again later"
+    else:
+        message = f"{url} answered {status}"
+    raise PricingHTTPError(message, url=url, status_code=status)
+
+
+def _check_not_html(response: httpx.Response, url: str) -> None:
+    content_type = response.headers.get("Content-Type", "").lower()
+    if "html" in content_type:
+        raise PricingFormatError(
+            f"{url} returned a web page ({content_type}) instead of price list data "
+            "(a proxy or login page?)",
+            url=url,
+        )
+
+
+def _validate_region_index(path: Path) -> None:
+    _load_region_index(path)
+
+
+def _load_region_index(path: Path) -> dict[str, object]:
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise PricingFormatError(f"{path}: the region index is not valid JSON ({error})") from None
+    regions = document.get("regions") if isinstance(document, dict) else None
+    if not isinstance(regions, dict):
+        raise PricingFormatError(f"{path}: the region index has no 'regions' table")
+    return regions
+
+
+__all__ = [
+    "CancelCheck",
+    "OfferFile",
+    "PriceListClient",
+    "PricingError",
+    "ProgressCallback",
+    "offer_csv_url",
+    "remove_partial_downloads",
+]

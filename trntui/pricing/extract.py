@@ -1,0 +1,575 @@
+"""Turning an AWS Price List CSV offer file into quotes and side-service rates.
+
+A regional EC2 file is several hundred MB, so it is never loaded whole: Polars scans it lazily
+with only the needed columns and the filters pushed into the scan, on the streaming engine.
+Every value is read as text (prices included) and converted after filtering, so a new column
+or an odd value elsewhere in the file cannot break type inference.
+
+Which rows are an on-demand Linux price (all must hold): ``TermType=OnDemand``,
+``Tenancy=Shared``, ``Operating System=Linux``, ``CapacityStatus=Used`` (not unused or allocated
+capacity reservations), ``Pre Installed S/W`` empty or ``NA`` (no SQL Server etc.),
+``MarketOption=OnDemand`` (Capacity Block rows share the file), ``Unit=Hrs``, ``Currency=USD``
+and a price above zero. Reserved rows pass the same product filters with ``TermType=Reserved``;
+each offer (SKU + OfferTermCode) has an hourly row and, for partial/all upfront, an upfront fee
+row (``Unit=Quantity``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from queue import Empty, Full, Queue
+
+import polars as pl
+
+from trntui.core.quotes import (
+    HOURS_PER_YEAR,
+    ON_DEMAND,
+    PriceQuote,
+    RateTier,
+    ServiceRate,
+    SideService,
+    reserved_option,
+)
+from trntui.pricing.errors import PricingFormatError
+
+PREAMBLE_KEYS = ("FormatVersion", "Disclaimer", "Publication Date", "Version", "OfferCode")
+PREAMBLE_ROWS = len(PREAMBLE_KEYS)
+BLOCK_BYTES = 16 * 1024 * 1024
+
+_PRICE_COLUMNS = (
+    "SKU",
+    "OfferTermCode",
+    "RateCode",
+    "TermType",
+    "EffectiveDate",
+    "StartingRange",
+    "EndingRange",
+    "Unit",
+    "PricePerUnit",
+    "Currency",
+)
+_INSTANCE_COLUMNS = (
+    "LeaseContractLength",
+    "PurchaseOption",
+    "OfferingClass",
+    "Instance Type",
+    "Tenancy",
+    "Operating System",
+    "CapacityStatus",
+    "MarketOption",
+    "Pre Installed S/W",
+)
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "AmazonEC2": (*_PRICE_COLUMNS, *_INSTANCE_COLUMNS, "usageType", "Volume API Name"),
+    "AmazonS3": (*_PRICE_COLUMNS, "usageType", "Storage Class", "Volume Type"),
+    "AmazonCloudWatch": (*_PRICE_COLUMNS, "usageType"),
+    "AWSDataTransfer": (*_PRICE_COLUMNS, "usageType", "Transfer Type"),
+}
+
+_PURCHASE_PAYMENT = {"No Upfront": "no", "Partial Upfront": "partial", "All Upfront": "all"}
+_LEASE_YEARS = {"1yr": 1, "3yr": 3}
+
+
+@dataclass(frozen=True)
+class OfferPreamble:
+    """The five metadata rows and the column names of an offer file."""
+
+    format_version: str
+    publication_date: str
+    version: str
+    offer_code: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OfferSource:
+    """Provenance copied onto every quote extracted from one downloaded file."""
+
+    offer_code: str
+    url: str
+    publication_date: str
+    version: str
+    retrieved_at: datetime
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPreamble:
+    """Read and check the metadata rows and header; raise ``PricingFormatError`` if they are off.
+
+    Checks: not an HTML page, the five metadata keys in order, the offer code expected, and the
+    columns this module filters on all present in the header.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(64 * 1024)
+    stripped = head.lstrip()
+    if stripped[:1] == b"<":
+        raise PricingFormatError(
+            f"{path}: got an HTML/XML page instead of a price list CSV "
+            "(a proxy, login or error page?)"
+        )
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    rows = list(csv.reader(io.StringIO(text)))[: PREAMBLE_ROWS + 1]
+    if len(rows) < PREAMBLE_ROWS + 1:
+        raise PricingFormatError(f"{path}: too short to be a price list CSV (no header row)")
+    values: dict[str, str] = {}
+    for number, (row, key) in enumerate(zip(rows, PREAMBLE_KEYS, strict=False), start=1):
+        if len(row) < 2 or row[0] != key:
+            raise PricingFormatError(
+                f"{path}:{number}: expected the metadata row {key!r}, found {row[:2]!r}"
+            )
+        values[key] = row[1]
+    offer = values["OfferCode"]
+    if expected_offer is not None and offer != expected_offer:
+        raise PricingFormatError(
+            f"{path}: offer file is for {offer!r}, expected {expected_offer!r}"
+        )
+    columns = tuple(rows[PREAMBLE_ROWS])
+    required = REQUIRED_COLUMNS.get(offer, _PRICE_COLUMNS)
+    missing = [name for name in required if name not in columns]
+    if missing:
+        raise PricingFormatError(
+            f"{path}:{PREAMBLE_ROWS + 1}: the header lacks the columns "
+            + ", ".join(repr(name) for name in missing)
+            + " (has the price list format changed?)"
+        )
+    return OfferPreamble(
+        format_version=values["FormatVersion"],
+        publication_date=values["Publication Date"],
+        version=values["Version"],
+        offer_code=offer,
+        columns=columns,
+    )
+
+
+def filter_offer(
+    path: Path, predicate: pl.Expr, columns: Sequence[str], *, block_bytes: int = BLOCK_BYTES
+) -> pl.DataFrame:
+    """Rows of the offer file matching ``predicate``, with ``columns``, all as text.
+
+    The file is read in blocks of whole records (a newline counts as a record end only outside
+    quotes) and each block is scanned lazily with the filter and projection pushed down, on the
+    streaming engine. Scanning the path directly would map the whole file into memory (a few
+    hundred MB resident for a regional EC2 file); blocks keep the peak near one block.
+    """
+    with open(path, "rb") as handle:
+        header = _read_header_records(handle)
+        schema = dict.fromkeys(header, pl.String)
+        try:
+            parts = [
+                pl.scan_csv(
+                    block,
+                    has_header=False,
+                    schema=schema,
+                    quote_char='"',
+                    missing_columns="insert",  # a last row cut short is read with nulls
+                )
+                .filter(predicate)
+                .select(columns)
+                .collect(engine="streaming")
+                for block in _read_ahead(iter_record_blocks(handle, block_bytes))
+            ]
+        except pl.exceptions.PolarsError as error:
+            raise PricingFormatError(
+                f"{path}: the price list file cannot be read as CSV ({error}); "
+                "delete it from the cache and fetch again"
+            ) from None
+    if not parts:
+        return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+    return pl.concat(parts, how="vertical")
+
+
+def _read_header_records(handle: io.BufferedReader) -> list[str]:
+    """Skip the metadata rows and return the column names, leaving ``handle`` on the first row."""
+    records: list[bytes] = []
+    while len(records) < PREAMBLE_ROWS + 1:
+        record = handle.readline()
+        if not record:
+            raise PricingFormatError(f"{handle.name}: ends before the header row")
+        while record.count(b'"') % 2:
+            more = handle.readline()
+            if not more:
+                raise PricingFormatError(f"{handle.name}: unterminated quote near the top")
+            record += more
+        records.append(record)
+    text = records[-1].decode("utf-8").lstrip("\ufeff")
+    return next(csv.reader(io.StringIO(text)))
+
+
+def iter_record_blocks(
+    handle: io.BufferedReader, block_bytes: int = BLOCK_BYTES
+) -> Iterator[bytes]:
+    """Yield the rest of ``handle`` in pieces of about ``block_bytes``, each ending at a record end.
+
+    Every piece starts at a record start, so the parity of the quotes counted from its start
+    tells whether a newline is inside a quoted field (odd) or ends a record (even).
+    """
+    carry = b""
+    while True:
+        data = handle.read(block_bytes)
+        if not data:
+            if carry.strip():
+                yield carry
+            return
+        cut = _last_record_end(data, carry.count(b'"') % 2)
+        if cut == 0:
+            carry += data
+            continue
+        yield b"".join((carry, memoryview(data)[:cut]))
+        carry = data[cut:]
+
+
+def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """Cut the next block in a helper thread while Polars (GIL released) parses this one.
+
+    Cutting is plain Python (reading, counting quotes); overlapping it with parsing saves most
+    of its time. One block waits at most, so memory stays bounded.
+    """
+    handoff: Queue[tuple[bytes | None, BaseException | None]] = Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for block in blocks:
+                while not stop.is_set():
+                    try:
+                        handoff.put((block, None), timeout=0.1)
+                        break
+                    except Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put((None, None))
+        except BaseException as error:  # re-raised in the consuming thread
+            handoff.put((None, error))
+
+    worker = threading.Thread(target=produce, name="trntui-offer-blocks", daemon=True)
+    worker.start()
+    try:
+        while True:
+            block, error = handoff.get()
+            if error is not None:
+                raise error
+            if block is None:
+                return
+            yield block
+    finally:
+        stop.set()
+        while worker.is_alive():
+            with contextlib.suppress(Empty):
+                handoff.get_nowait()
+            worker.join(timeout=0.05)
+
+
+def _last_record_end(data: bytes, parity_before: int) -> int:
+    """Offset just after the last newline of ``data`` that lies outside quotes, or 0."""
+    position = data.rfind(b"\n")
+    while position >= 0:
+        if (parity_before + data.count(b'"', 0, position)) % 2 == 0:
+            return position + 1
+        position = data.rfind(b"\n", 0, position)
+    return 0
+
+
+def _is_blank_or_na(column: str) -> pl.Expr:
+    return pl.col(column).is_null() | pl.col(column).is_in(["", "NA"])
+
+
+def _instance_filter(instance_types: Sequence[str] | None) -> pl.Expr:
+    expr = (
+        pl.col("TermType").is_in(["OnDemand", "Reserved"])
+        & (pl.col("Tenancy") == "Shared")
+        & (pl.col("Operating System") == "Linux")
+        & (pl.col("CapacityStatus") == "Used")
+        & _is_blank_or_na("Pre Installed S/W")
+        & (pl.col("MarketOption") == "OnDemand")
+        & (pl.col("Currency") == "USD")
+        & pl.col("Instance Type").is_not_null()
+    )
+    if instance_types is not None:
+        expr = expr & pl.col("Instance Type").is_in(list(instance_types))
+    return expr
+
+
+def instance_price_rows(
+    path: Path, instance_types: Sequence[str] | None = None, *, columns: Sequence[str] = ()
+) -> pl.DataFrame:
+    """The on-demand and reserved Linux rows (all text), read with the streaming engine."""
+    wanted = [
+        "SKU",
+        "OfferTermCode",
+        "RateCode",
+        "TermType",
+        "EffectiveDate",
+        "Unit",
+        "PricePerUnit",
+        "LeaseContractLength",
+        "PurchaseOption",
+        "OfferingClass",
+        "Instance Type",
+        *columns,
+    ]
+    return filter_offer(path, _instance_filter(instance_types), wanted)
+
+
+def instance_quotes(
+    path: Path,
+    source: OfferSource,
+    region: str,
+    instance_types: Sequence[str] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+) -> list[PriceQuote]:
+    """On-demand and reserved quotes for ``instance_types`` (all types when None).
+
+    A type with no qualifying row gets no quote here; ``find_quote`` then reports it as not
+    offered. If one type has several on-demand rows with different prices the quote's price is
+    left unknown, with a note, rather than picking one.
+    """
+    present = set(columns) if columns is not None else set(read_preamble(path).columns)
+    extra = [name for name in ("GPU",) if name in present]
+    rows = instance_price_rows(path, instance_types, columns=extra).with_columns(
+        pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd")
+    )
+    gpu = "GPU" if extra else None
+    on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
+    quotes = [
+        quote
+        for instance_type, group in _groups(on_demand, "Instance Type")
+        if (quote := _on_demand_quote(instance_type, group, source, region, gpu)) is not None
+    ]
+    reserved = rows.filter(pl.col("TermType") == "Reserved")
+    for (instance_type, _sku, _term), group in _groups(
+        reserved, ["Instance Type", "SKU", "OfferTermCode"]
+    ):
+        quote = _reserved_quote(instance_type, group, source, region, gpu)
+        if quote is not None:
+            quotes.append(quote)
+    return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
+
+
+def _groups(frame: pl.DataFrame, by: str | list[str]) -> Iterable[tuple[object, pl.DataFrame]]:
+    keys = [by] if isinstance(by, str) else by
+    for key, group in frame.sort(keys).group_by(keys, maintain_order=True):
+        yield (key[0] if isinstance(by, str) else key), group
+
+
+def _gpu_count(group: pl.DataFrame, gpu: str | None) -> int | None:
+    if gpu is None:
+        return None
+    counts = {
+        int(value)
+        for value in group[gpu].cast(pl.Float64, strict=False).drop_nulls().to_list()
+        if value > 0
+    }
+    return counts.pop() if len(counts) == 1 else None
+
+
+def _provenance(source: OfferSource) -> dict[str, object]:
+    return {
+        "source_url": source.url,
+        "offer_code": source.offer_code,
+        "publication_date": source.publication_date,
+        "version": source.version,
+        "retrieved_at": source.retrieved_at,
+        "etag": source.etag,
+        "last_modified": source.last_modified,
+    }
+
+
+def _on_demand_quote(
+    instance_type: object,
+    group: pl.DataFrame,
+    source: OfferSource,
+    region: str,
+    gpu: str | None,
+) -> PriceQuote | None:
+    priced = group.filter(pl.col("price_usd") > 0)
+    if priced.is_empty():
+        return None
+    prices = sorted(set(priced["price_usd"].to_list()))
+    first = priced.row(0, named=True)
+    ambiguous = len(prices) > 1
+    return PriceQuote(
+        instance_type=str(instance_type),
+        region=region,
+        purchase_option=ON_DEMAND,
+        usd_per_hour=None if ambiguous else prices[0],
+        recurring_usd_per_hour=None if ambiguous else prices[0],
+        manual=False,
+        accelerator_count=_gpu_count(priced, gpu),
+        sku=None if ambiguous else first["SKU"],
+        rate_code=None if ambiguous else first["RateCode"],
+        effective_date=first["EffectiveDate"],
+        source_note=(
+            f"price list has {len(prices)} different on-demand rates for this type; left unknown"
+            if ambiguous
+            else ""
+        ),
+        **_provenance(source),  # type: ignore[arg-type]
+    )
+
+
+def _reserved_quote(
+    instance_type: object,
+    group: pl.DataFrame,
+    source: OfferSource,
+    region: str,
+    gpu: str | None,
+) -> PriceQuote | None:
+    first = group.row(0, named=True)
+    years = _LEASE_YEARS.get(first["LeaseContractLength"] or "")
+    payment = _PURCHASE_PAYMENT.get(first["PurchaseOption"] or "")
+    offering_class = (first["OfferingClass"] or "").lower()
+    if years is None or payment is None or offering_class not in {"standard", "convertible"}:
+        return None
+    hourly_rows = group.filter(pl.col("Unit") == "Hrs")
+    upfront_rows = group.filter(pl.col("Unit") == "Quantity")
+    if hourly_rows.height != 1 or upfront_rows.height > 1:
+        return None
+    hourly = hourly_rows["price_usd"][0]
+    upfront = upfront_rows["price_usd"][0] if upfront_rows.height else 0.0
+    if hourly is None or upfront is None:
+        return None
+    effective = hourly + upfront / (years * HOURS_PER_YEAR)
+    if effective <= 0:
+        return None
+    hourly_row = hourly_rows.row(0, named=True)
+    return PriceQuote(
+        instance_type=str(instance_type),
+        region=region,
+        purchase_option=reserved_option(years, offering_class, payment),
+        usd_per_hour=effective,
+        recurring_usd_per_hour=hourly,
+        upfront_usd=upfront,
+        manual=False,
+        accelerator_count=_gpu_count(group, gpu),
+        sku=hourly_row["SKU"],
+        rate_code=hourly_row["RateCode"],
+        effective_date=hourly_row["EffectiveDate"],
+        **_provenance(source),  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True)
+class _SideFilter:
+    offer_code: str
+    usage_suffix: str
+    unit: str
+    equals: tuple[tuple[str, str], ...] = ()
+    drop_zero_tiers: bool = False
+
+
+_SIDE_FILTERS = {
+    SideService.S3_STANDARD_STORAGE: _SideFilter(
+        "AmazonS3",
+        "TimedStorage-ByteHrs",
+        "GB-Mo",
+        (("Storage Class", "General Purpose"), ("Volume Type", "Standard")),
+    ),
+    SideService.EBS_GP3_STORAGE: _SideFilter(
+        "AmazonEC2", "EBS:VolumeUsage.gp3", "GB-Mo", (("Volume API Name", "gp3"),)
+    ),
+    SideService.CLOUDWATCH_LOGS_INGESTION: _SideFilter(
+        "AmazonCloudWatch", "DataProcessing-Bytes", "GB"
+    ),
+    SideService.CLOUDWATCH_LOGS_STORAGE: _SideFilter(
+        "AmazonCloudWatch", "TimedStorage-ByteHrs", "GB-Mo"
+    ),
+    # The 2025 reorganisation added ...-xAZ-In/Out-Bytes rows priced $0.00; they do not match
+    # this usage type, and a $0 tier is never taken as the inter-AZ charge.
+    SideService.INTER_AZ_TRANSFER: _SideFilter(
+        "AWSDataTransfer",
+        "DataTransfer-Regional-Bytes",
+        "GB",
+        (("Transfer Type", "IntraRegion"),),
+        drop_zero_tiers=True,
+    ),
+}
+
+
+def side_services_in(offer_code: str) -> tuple[SideService, ...]:
+    return tuple(
+        service for service, spec in _SIDE_FILTERS.items() if spec.offer_code == offer_code
+    )
+
+
+def side_rates(path: Path, source: OfferSource, region: str) -> dict[SideService, ServiceRate]:
+    """The side-service rates found in one offer file; a service absent here is simply missing.
+
+    The usage type is matched exactly after an optional region prefix (``USE2-``, ``EUC1-``...),
+    so look-alike usage types (other storage classes, xAZ rows) never match.
+    """
+    found: dict[SideService, ServiceRate] = {}
+    for service in side_services_in(source.offer_code):
+        rate = _side_rate(path, service, _SIDE_FILTERS[service], source, region)
+        if rate is not None:
+            found[service] = rate
+    return found
+
+
+def _side_rate(
+    path: Path, service: SideService, spec: _SideFilter, source: OfferSource, region: str
+) -> ServiceRate | None:
+    usage = rf"^(?:[A-Z]{{2,4}}[0-9]*-)?{_regex_escape(spec.usage_suffix)}$"
+    expr = (
+        (pl.col("TermType") == "OnDemand")
+        & (pl.col("Currency") == "USD")
+        & (pl.col("Unit") == spec.unit)
+        & pl.col("usageType").str.contains(usage)
+    )
+    for column, value in spec.equals:
+        expr = expr & (pl.col(column) == value)
+    columns = (
+        "SKU", "RateCode", "EffectiveDate", "StartingRange", "EndingRange", "PricePerUnit",
+        "usageType",
+    )  # fmt: skip
+    rows = (
+        filter_offer(path, expr, columns)
+        .with_columns(
+            pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"),
+            pl.col("StartingRange").cast(pl.Float64, strict=False).fill_null(0.0).alias("start"),
+            pl.col("EndingRange").cast(pl.Float64, strict=False).fill_nan(None).alias("end"),
+        )
+        .filter(pl.col("price_usd").is_not_null())
+    )
+    if spec.drop_zero_tiers:
+        rows = rows.filter(pl.col("price_usd") > 0)
+    candidates = [
+        group.sort("start")
+        for _sku, group in _groups(rows, "SKU")
+        if (group["price_usd"] > 0).any()
+    ]
+    if len(candidates) != 1:
+        return None
+    group = candidates[0]
+    tiers = tuple(
+        RateTier(
+            start=row["start"],
+            end=None if row["end"] is None or row["end"] == float("inf") else row["end"],
+            usd_per_unit=row["price_usd"],
+        )
+        for row in group.iter_rows(named=True)
+    )
+    first = group.row(0, named=True)
+    return ServiceRate(
+        service=service,
+        region=region,
+        tiers=tiers,
+        usage_type=first["usageType"],
+        sku=first["SKU"],
+        rate_code=first["RateCode"],
+        effective_date=first["EffectiveDate"],
+        **_provenance(source),  # type: ignore[arg-type]
+    )
+
+
+def _regex_escape(text: str) -> str:
+    return "".join(f"\\{char}" if char in r".^$*+?{}[]\|()" else char for char in text)

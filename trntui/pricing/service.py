@@ -1,0 +1,268 @@
+"""Price look-ups as the UI and the CLI ask for them: fetch if possible, else the last good cache.
+
+A network or server fault does not leave the user without prices when a file was downloaded
+before: the cached copy is used, and the result carries the error and the copy's age so the
+screen can say "price list unreachable; showing prices retrieved 3 days ago". Faults the user
+must fix (a cancelled fetch, an unsafe URL, an unknown region) are raised, never papered over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx
+
+from trntui.core.quotes import (
+    ON_DEMAND,
+    LookupStatus,
+    PriceQuote,
+    QuoteLookup,
+    ServiceRate,
+    SideService,
+    find_quote,
+)
+from trntui.pricing.cache import offer_csv_path, read_cached
+from trntui.pricing.client import CancelCheck, OfferFile, PriceListClient, ProgressCallback
+from trntui.pricing.errors import (
+    NoCachedPriceListError,
+    PricingCancelledError,
+    PricingError,
+    PricingFormatError,
+    PricingHTTPError,
+    PricingNetworkError,
+    PricingTooLargeError,
+)
+from trntui.pricing.extract import (
+    OfferSource,
+    instance_quotes,
+    read_preamble,
+    side_rates,
+    side_services_in,
+)
+from trntui.pricing.settings import PricingSettings
+
+EC2_OFFER = "AmazonEC2"
+SIDE_OFFERS = ("AmazonEC2", "AmazonS3", "AmazonCloudWatch", "AWSDataTransfer")
+
+# Faults where the cached copy is still the best answer: the server or the path to it failed.
+_RECOVERABLE = (PricingNetworkError, PricingHTTPError, PricingFormatError, PricingTooLargeError)
+
+
+@dataclass(frozen=True)
+class OfferStatus:
+    """Where one offer file's prices came from this time."""
+
+    offer_code: str
+    region: str
+    url: str
+    retrieved_at: datetime
+    from_cache_after_error: bool
+    not_modified: bool
+    error: PricingError | None = None
+
+    def age_s(self, now: datetime | None = None) -> float:
+        return ((now or datetime.now(UTC)) - self.retrieved_at).total_seconds()
+
+    def describe(self, now: datetime | None = None) -> str:
+        age = format_age(self.age_s(now))
+        if self.error is not None:
+            return (
+                f"{self.offer_code}: price list unreachable ({self.error}); "
+                f"using the copy retrieved {age} ago"
+            )
+        if self.not_modified:
+            return f"{self.offer_code}: unchanged since the cached copy (confirmed now)"
+        return f"{self.offer_code}: downloaded now"
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Instance quotes for one region, the types asked for that have none, and their origin."""
+
+    region: str
+    quotes: tuple[PriceQuote, ...]
+    missing: tuple[QuoteLookup, ...]
+    status: OfferStatus
+
+    @property
+    def error(self) -> PricingError | None:
+        return self.status.error
+
+
+@dataclass(frozen=True)
+class SideRatesResult:
+    region: str
+    rates: tuple[ServiceRate, ...]
+    missing: dict[SideService, str] = field(default_factory=dict)
+    statuses: tuple[OfferStatus, ...] = ()
+
+
+def format_age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(0, int(seconds))} s"
+    if seconds < 2 * 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def load_offer(
+    client: PriceListClient,
+    offer_code: str,
+    region: str,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCheck | None = None,
+    offline: bool = False,
+) -> tuple[OfferFile, OfferStatus]:
+    """Refresh the offer file, falling back to the cached copy when the server fails."""
+    error: PricingError | None = None
+    if not offline:
+        try:
+            offer = client.offer_file(offer_code, region, progress=progress, cancel=cancel)
+        except PricingCancelledError:
+            raise
+        except _RECOVERABLE as fault:
+            error = fault
+        else:
+            status = OfferStatus(
+                offer_code,
+                region,
+                offer.cached.url,
+                offer.cached.retrieved_at,
+                from_cache_after_error=False,
+                not_modified=offer.not_modified,
+            )
+            return offer, status
+    offer = cached_offer(client.settings, offer_code, region)
+    if offer is None:
+        if error is not None:
+            raise error
+        raise NoCachedPriceListError(
+            f"no {offer_code} price list for {region} has been downloaded yet; "
+            "fetch it once while online"
+        )
+    status = OfferStatus(
+        offer_code,
+        region,
+        offer.cached.url,
+        offer.cached.retrieved_at,
+        from_cache_after_error=error is not None,
+        not_modified=False,
+        error=error,
+    )
+    return offer, status
+
+
+def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> OfferFile | None:
+    """The last good cached offer file, or None when there is none (or it is unreadable)."""
+    cached = read_cached(offer_csv_path(settings.cache_path, offer_code, region))
+    if cached is None:
+        return None
+    try:
+        preamble = read_preamble(cached.path, expected_offer=offer_code)
+    except PricingError:
+        return None
+    return OfferFile(offer_code, region, cached, preamble, not_modified=False)
+
+
+def offer_source(offer: OfferFile) -> OfferSource:
+    return OfferSource(
+        offer_code=offer.offer_code,
+        url=offer.cached.url,
+        publication_date=offer.preamble.publication_date,
+        version=offer.preamble.version,
+        retrieved_at=offer.cached.retrieved_at,
+        etag=offer.cached.etag,
+        last_modified=offer.cached.last_modified,
+    )
+
+
+def fetch_instance_quotes(
+    region: str,
+    instance_types: Sequence[str] | None = None,
+    *,
+    settings: PricingSettings | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCheck | None = None,
+    offline: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> FetchResult:
+    """On-demand and reserved Linux quotes for ``instance_types`` (all types when None).
+
+    Blocking (a regional EC2 file is a few hundred MB on first download): run it in a worker
+    thread, pass ``progress`` for a progress bar and ``cancel`` to stop it.
+    """
+    settings = settings or PricingSettings.from_env()
+    with PriceListClient(settings, transport=transport) as client:
+        offer, status = load_offer(
+            client, EC2_OFFER, region, progress=progress, cancel=cancel, offline=offline
+        )
+    wanted = None if instance_types is None else list(dict.fromkeys(instance_types))
+    quotes = tuple(
+        instance_quotes(
+            offer.cached.path, offer_source(offer), region, wanted, columns=offer.preamble.columns
+        )
+    )
+    missing = tuple(
+        lookup
+        for instance_type in wanted or ()
+        if (lookup := find_quote(quotes, instance_type, region, ON_DEMAND)).status
+        != LookupStatus.FOUND
+    )
+    return FetchResult(region, quotes, missing, status)
+
+
+_SIDE_NAMES = {
+    SideService.S3_STANDARD_STORAGE: "S3 Standard storage",
+    SideService.EBS_GP3_STORAGE: "EBS gp3 storage",
+    SideService.CLOUDWATCH_LOGS_INGESTION: "CloudWatch Logs ingestion",
+    SideService.CLOUDWATCH_LOGS_STORAGE: "CloudWatch Logs storage",
+    SideService.INTER_AZ_TRANSFER: "inter-AZ data transfer",
+}
+
+
+def fetch_side_rates(
+    region: str,
+    *,
+    settings: PricingSettings | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCheck | None = None,
+    offline: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> SideRatesResult:
+    """S3 Standard, EBS gp3, CloudWatch Logs and inter-AZ transfer rates for ``region``.
+
+    A rate not found is reported in ``missing`` (and so stays unknown in the estimate); an offer
+    file that cannot be had at all makes its services missing, with the reason.
+    """
+    settings = settings or PricingSettings.from_env()
+    rates: list[ServiceRate] = []
+    missing: dict[SideService, str] = {}
+    statuses: list[OfferStatus] = []
+    with PriceListClient(settings, transport=transport) as client:
+        for offer_code in SIDE_OFFERS:
+            services = side_services_in(offer_code)
+            try:
+                offer, status = load_offer(
+                    client, offer_code, region, progress=progress, cancel=cancel, offline=offline
+                )
+            except PricingCancelledError:
+                raise
+            except PricingError as error:
+                for service in services:
+                    missing[service] = f"{_SIDE_NAMES[service]}: {error}"
+                continue
+            statuses.append(status)
+            found = side_rates(offer.cached.path, offer_source(offer), region)
+            rates.extend(found[service] for service in services if service in found)
+            for service in services:
+                if service not in found:
+                    missing[service] = (
+                        f"{_SIDE_NAMES[service]}: no single matching rate in the {offer_code} "
+                        f"price list for {region}; add a manual rate"
+                    )
+    return SideRatesResult(region, tuple(rates), missing, tuple(statuses))

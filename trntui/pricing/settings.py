@@ -1,0 +1,99 @@
+"""Where the price list comes from, where it is cached, and the limits every request obeys.
+
+The base URL can point at a mirror or a local test server (``--pricing-url`` or
+``TRNTUI_PRICING_URL``). Prices decide money, so plain http is accepted only for this machine
+(loopback), where nobody on the path can alter the file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import platformdirs
+
+from trntui.pricing.errors import InsecurePricingURLError
+
+DEFAULT_PRICING_URL = "https://pricing.us-east-1.amazonaws.com"
+PRICING_URL_ENV = "TRNTUI_PRICING_URL"
+CACHE_DIR_ENV = "TRNTUI_CACHE_DIR"
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_OFFER_BYTES = 4 * 1024**3  # a regional EC2 offer file is a few hundred MB
+DEFAULT_MAX_INDEX_BYTES = 32 * 1024**2
+
+_LOOPBACK_NAMES = {"localhost"}
+
+
+def check_pricing_url(url: str) -> str:
+    """Return ``url`` without a trailing slash, or raise if it is not safe to fetch prices from."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as error:
+        raise InsecurePricingURLError(f"not a valid pricing URL: {url!r} ({error})") from None
+    host = parsed.host
+    if parsed.scheme == "https" and host:
+        return url.rstrip("/")
+    if parsed.scheme == "http" and host and _is_loopback(host):
+        return url.rstrip("/")
+    raise InsecurePricingURLError(
+        f"refusing pricing URL {url!r}: use https, or http only for this machine "
+        "(127.0.0.1, ::1 or localhost)",
+        url=url,
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    override = environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_cache_dir("trntui"))
+
+
+@dataclass(frozen=True)
+class PricingSettings:
+    base_url: str = DEFAULT_PRICING_URL
+    cache_dir: Path | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_offer_bytes: int = DEFAULT_MAX_OFFER_BYTES
+    max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", check_pricing_url(self.base_url))
+        cache_dir = default_cache_dir() if self.cache_dir is None else Path(self.cache_dir)
+        object.__setattr__(self, "cache_dir", cache_dir)
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+
+    @property
+    def cache_path(self) -> Path:
+        assert self.cache_dir is not None
+        return Path(self.cache_dir)
+
+    @classmethod
+    def from_env(
+        cls,
+        pricing_url: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        **overrides: object,
+    ) -> PricingSettings:
+        """Settings from ``--pricing-url``, else the environment, else the defaults."""
+        environ = os.environ if environ is None else environ
+        url = pricing_url or environ.get(PRICING_URL_ENV) or DEFAULT_PRICING_URL
+        overrides.setdefault("cache_dir", default_cache_dir(environ))
+        return cls(base_url=url, **overrides)  # type: ignore[arg-type]

@@ -1,0 +1,285 @@
+"""The price quotes a project uses, kept in ``prices/quotes.toml`` inside the project.
+
+Quotes are copied here (not referenced from the download cache) so an estimate can be redone
+later even when the cache is gone or the price list has moved on. TOML is used because a price
+change then shows as a one-line ``git diff``. Unknown values are left out of the file (TOML has
+no null), and read back as unknown.
+
+Layout::
+
+    schema_version = 1
+
+    [[quote]]            # one per instance type x region x purchase option x manual/fetched
+    instance_type = "p5.48xlarge"
+    ...
+
+    [[rate]]             # side-service rates (S3, EBS gp3, CloudWatch Logs, inter-AZ)
+    service = "s3-standard-storage"
+    tiers = [{ start = 0.0, end = 51200.0, usd_per_unit = 0.023 }, ...]
+
+Every function takes the project root and assumes the caller holds the project write lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from trntui.core.errors import InputFileError, UserError
+from trntui.core.quotes import (
+    InvalidQuoteError,
+    PriceQuote,
+    QuoteBook,
+    RateTier,
+    ServiceRate,
+    SideService,
+)
+from trntui.store.atomic import atomic_write_text
+from trntui.store.toml_file import decode_utf8, locate, parse_toml
+
+SCHEMA_VERSION = 1
+QUOTES_FILE = Path("prices") / "quotes.toml"
+
+_QUOTE_FIELDS = {f.name: f for f in dataclasses.fields(PriceQuote)}
+_RATE_FIELDS = {f.name: f for f in dataclasses.fields(ServiceRate)}
+_QUOTE_ORDER = (
+    "instance_type", "region", "purchase_option", "usd_per_hour", "upfront_usd",
+    "recurring_usd_per_hour", "accelerator_count", "manual", "source_note", "retrieved_at",
+    "offer_code", "source_url", "publication_date", "version", "sku", "rate_code",
+    "effective_date", "etag", "last_modified",
+)  # fmt: skip
+_FLOAT_KEYS = {"usd_per_hour", "upfront_usd", "recurring_usd_per_hour"}
+_INT_KEYS = {"accelerator_count"}
+_BOOL_KEYS = {"manual"}
+
+
+def quotes_path(root: Path) -> Path:
+    return Path(root) / QUOTES_FILE
+
+
+def load_quote_book(root: Path) -> QuoteBook:
+    """Read the project's quotes: no file is an empty book; a bad one an ``InputFileError``."""
+    path = quotes_path(root)
+    if not path.is_file():
+        return QuoteBook()
+    text = decode_utf8(path, path.read_bytes())
+    document = parse_toml(path, text)
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise UserError(
+                f"{path} was written by a newer trntui (schema_version {version}); upgrade trntui"
+            )
+        raise InputFileError(
+            str(path),
+            f"schema_version is {version!r}",
+            line=locate(text, "", "schema_version") or 1,
+            key="schema_version",
+            expected=str(SCHEMA_VERSION),
+        )
+    unknown = set(document) - {"schema_version", "quote", "rate"}
+    if unknown:
+        name = sorted(unknown)[0]
+        raise InputFileError(
+            str(path), f"unknown key {name!r}", line=locate(text, "", name), key=name,
+            expected="schema_version, [[quote]] or [[rate]]",
+        )  # fmt: skip
+    quotes = tuple(
+        _quote_from_table(path, text, index, table)
+        for index, table in enumerate(_tables(path, text, document, "quote"))
+    )
+    rates = tuple(
+        _rate_from_table(path, text, index, table)
+        for index, table in enumerate(_tables(path, text, document, "rate"))
+    )
+    return QuoteBook(quotes=quotes, rates=rates)
+
+
+def sorted_book(book: QuoteBook) -> QuoteBook:
+    """The book as written: file order (type, region, option, fetched first), whole seconds."""
+    quotes = (
+        dataclasses.replace(quote, retrieved_at=_to_second(quote.retrieved_at))
+        for quote in book.quotes
+    )
+    rates = (
+        dataclasses.replace(rate, retrieved_at=_to_second(rate.retrieved_at)) for rate in book.rates
+    )
+    return QuoteBook(
+        quotes=tuple(sorted(quotes, key=lambda quote: quote.key)),
+        rates=tuple(sorted(rates, key=lambda rate: (rate.service.value, rate.region, rate.manual))),
+    )
+
+
+def _to_second(moment: datetime) -> datetime:
+    """Retrieval times are kept to the second, in UTC: enough to audit, short to read."""
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
+    """Write the whole book atomically, sorted so unchanged quotes never move in a diff.
+
+    Returns the book in the order written (what ``load_quote_book`` will read back).
+    """
+    book = sorted_book(book)
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if book.quotes:
+        document["quote"] = [_quote_to_table(quote) for quote in book.quotes]
+    if book.rates:
+        document["rate"] = [_rate_to_table(rate) for rate in book.rates]
+    header = (
+        "# Price quotes this project's estimates use (written by trntui; see `trntui price`).\n"
+        "# Fetched quotes keep their AWS Price List provenance; manual ones a source note.\n"
+    )
+    atomic_write_text(quotes_path(root), header + tomli_w.dumps(document))
+    return book
+
+
+def add_quotes(root: Path, quotes: list[PriceQuote] | tuple[PriceQuote, ...]) -> QuoteBook:
+    """Add or replace quotes (same type, region, option and manual/fetched) and save."""
+    book = load_quote_book(root)
+    replaced = {quote.key for quote in quotes}
+    kept = [quote for quote in book.quotes if quote.key not in replaced]
+    return save_quote_book(root, QuoteBook(quotes=(*kept, *quotes), rates=book.rates))
+
+
+def add_rates(root: Path, rates: list[ServiceRate] | tuple[ServiceRate, ...]) -> QuoteBook:
+    """Add or replace side-service rates (same service, region and manual/fetched) and save."""
+    book = load_quote_book(root)
+    replaced = {(rate.service, rate.region, rate.manual) for rate in rates}
+    kept = [rate for rate in book.rates if (rate.service, rate.region, rate.manual) not in replaced]
+    return save_quote_book(root, QuoteBook(quotes=book.quotes, rates=(*kept, *rates)))
+
+
+def remove_quote(root: Path, key: tuple[str, str, str, bool]) -> bool:
+    """Remove the quote with this key; False when there was none."""
+    book = load_quote_book(root)
+    kept = tuple(quote for quote in book.quotes if quote.key != key)
+    if len(kept) == len(book.quotes):
+        return False
+    save_quote_book(root, QuoteBook(quotes=kept, rates=book.rates))
+    return True
+
+
+def _tables(path: Path, text: str, document: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    tables = document.get(name, [])
+    if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):
+        raise InputFileError(
+            str(path), f"'{name}' must be an array of tables", line=locate(text, "", name),
+            key=name, expected=f"[[{name}]] sections",
+        )  # fmt: skip
+    return tables
+
+
+def _quote_to_table(quote: PriceQuote) -> dict[str, Any]:
+    values = dataclasses.asdict(quote)
+    return {key: values[key] for key in _QUOTE_ORDER if values[key] is not None}
+
+
+def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceQuote:
+    def fail(key: str, problem: str, expected: str | None = None) -> InputFileError:
+        return InputFileError(
+            str(path), problem, line=locate(text, "quote", key, index), key=key, expected=expected
+        )
+
+    unknown = set(table) - set(_QUOTE_FIELDS)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise fail(key, f"unknown key in quote #{index + 1}")
+    for key in ("instance_type", "region", "purchase_option", "retrieved_at"):
+        if key not in table:
+            raise fail(key, f"quote #{index + 1} is missing {key!r}")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in _FLOAT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise fail(key, f"{value!r} is not a number", "a number in USD")
+            value = float(value)
+        elif key in _INT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise fail(key, f"{value!r} is not a whole number", "a whole number")
+        elif key in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise fail(key, f"{value!r} is not true/false", "true or false")
+        elif key == "retrieved_at":
+            value = _as_datetime(value)
+            if value is None:
+                raise fail(key, "not a date or date-time", "a date such as 2026-11-29")
+        elif not isinstance(value, str):
+            raise fail(key, f"{value!r} is not text", "a quoted string")
+        values[key] = value
+    values.setdefault("manual", False)
+    try:
+        return PriceQuote(**values)
+    except InvalidQuoteError as error:
+        raise fail("instance_type", str(error)) from None
+
+
+def _rate_to_table(rate: ServiceRate) -> dict[str, Any]:
+    values = dataclasses.asdict(rate)
+    values["service"] = rate.service.value
+    values["tiers"] = [
+        {k: v for k, v in dataclasses.asdict(tier).items() if v is not None} for tier in rate.tiers
+    ]
+    order = ["service", "region", "tiers", "manual", "source_note", "retrieved_at"]
+    order += [name for name in _RATE_FIELDS if name not in order]
+    return {key: values[key] for key in order if values[key] is not None}
+
+
+def _rate_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> ServiceRate:
+    def fail(key: str, problem: str, expected: str | None = None) -> InputFileError:
+        return InputFileError(
+            str(path), problem, line=locate(text, "rate", key, index), key=key, expected=expected
+        )
+
+    unknown = set(table) - set(_RATE_FIELDS)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise fail(key, f"unknown key in rate #{index + 1}")
+    for key in ("service", "region", "tiers", "retrieved_at"):
+        if key not in table:
+            raise fail(key, f"rate #{index + 1} is missing {key!r}")
+    values = dict(table)
+    try:
+        values["service"] = SideService(table["service"])
+    except ValueError:
+        raise fail(
+            "service", f"unknown service {table['service']!r}",
+            ", ".join(service.value for service in SideService),
+        ) from None  # fmt: skip
+    tiers = []
+    for tier in table["tiers"] if isinstance(table["tiers"], list) else [None]:
+        if not isinstance(tier, dict) or not isinstance(tier.get("usd_per_unit"), int | float):
+            raise fail("tiers", "each tier needs start, usd_per_unit (and end unless last)")
+        tiers.append(
+            RateTier(
+                start=float(tier.get("start", 0.0)),
+                end=None if tier.get("end") is None else float(tier["end"]),
+                usd_per_unit=float(tier["usd_per_unit"]),
+            )
+        )
+    values["tiers"] = tuple(tiers)
+    values["retrieved_at"] = _as_datetime(table["retrieved_at"])
+    if values["retrieved_at"] is None:
+        raise fail("retrieved_at", "not a date or date-time", "a date such as 2026-11-29")
+    try:
+        return ServiceRate(**values)
+    except (InvalidQuoteError, TypeError) as error:
+        raise fail("service", str(error)) from None
+
+
+def _as_datetime(value: object) -> datetime | None:
+    """TOML gives dates and date-times natively; a bare date means midnight UTC that day."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime.combine(value, time(), tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            return _as_datetime(datetime.fromisoformat(value))
+        except ValueError:
+            return None
+    return None

@@ -1,0 +1,283 @@
+"""Imported runs inside a project directory.
+
+Layout::
+
+    runs/runs.parquet                 one row per imported run (the source of truth)
+    runs/timelines/<run_id>.parquet   each run's normalized timeline
+
+``run_id`` is the start of the log's SHA-256, so importing the same bytes again (from any path)
+is recognised as a duplicate and adds nothing. Each file is imported all-or-nothing: it is
+parsed and its facts derived before anything is written; then its timeline is written, then the
+runs table (both atomically); a failure in between removes the timeline again, and a timeline
+without a row in the runs table is never read. A batch continues past a bad file and reports
+it. Callers hold the project's write lock (``trntui.store.project.Project``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.errors import InputFileError, UserError
+from trntui.core.mlperf_score import MlperfRunTime, olympic_score, read_scaling_factor, run_minutes
+from trntui.core.run_facts import SUCCEEDED, run_facts
+from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
+from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
+from trntui.store.atomic import atomic_write_with
+
+RUNS_FOLDER = "runs"
+RUNS_FILE = "runs.parquet"
+TIMELINES_FOLDER = "timelines"
+RUN_ID_LENGTH = 16
+
+RUNS_SCHEMA = pl.Schema(
+    {
+        "run_id": pl.String,
+        "set_name": pl.String,
+        "format": pl.String,
+        "source": pl.String,
+        "sha256": pl.String,
+        "imported_at": pl.Datetime("us", "UTC"),
+        "status": pl.String,
+        "init_s": pl.Float64,
+        "run_s": pl.Float64,
+        "launch_to_result_s": pl.Float64,
+        "steady_throughput": pl.Float64,
+        "throughput_unit": pl.String,
+        "restarts": pl.Int64,
+        "redone_steps": pl.Int64,
+        "mlperf_minutes": pl.Float64,
+        "scaling_factor": pl.Float64,
+        "metadata_json": pl.String,
+    }
+)
+
+ADDED = "added"
+DUPLICATE = "duplicate"
+FAILED = "failed"
+SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    path: str
+    outcome: str
+    """``added``, ``duplicate`` (same content already imported), ``failed`` or ``skipped``
+    (a file inside a given folder that is not a recognised log)."""
+    run_id: str | None = None
+    set_name: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSetInfo:
+    name: str
+    runs: int
+    succeeded: int
+    mlperf_score_minutes: float | None
+    """Only for sets of MLPerf logs; ``None`` when invalid or not MLPerf."""
+    is_mlperf: bool
+
+
+def runs_path(root: Path) -> Path:
+    return Path(root) / RUNS_FOLDER / RUNS_FILE
+
+
+def timeline_path(root: Path, run_id: str) -> Path:
+    return Path(root) / RUNS_FOLDER / TIMELINES_FOLDER / f"{run_id}.parquet"
+
+
+def load_runs(root: Path) -> pl.DataFrame:
+    """The runs table (empty when nothing was imported yet)."""
+    path = runs_path(root)
+    if not path.is_file():
+        return pl.DataFrame(schema=RUNS_SCHEMA)
+    try:
+        frame = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
+    missing = [name for name in RUNS_SCHEMA if name not in frame.columns]
+    if missing:
+        raise InputFileError(
+            str(path), "runs table lacks columns", key=missing[0], expected=", ".join(RUNS_SCHEMA)
+        )
+    return frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+
+
+def load_run(root: Path, run_id: str) -> ImportedRun:
+    """A stored run's timeline and metadata."""
+    runs = load_runs(root).filter(pl.col("run_id") == run_id)
+    if runs.is_empty():
+        raise UserError(f"no run {run_id!r} in {root}")
+    path = timeline_path(root, run_id)
+    try:
+        timeline = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise InputFileError(str(path), f"timeline cannot be read ({error})") from None
+    metadata = RunMetadata.from_json(runs["metadata_json"][0])
+    return ImportedRun(timeline.select(list(TIMELINE_SCHEMA)), metadata)
+
+
+def default_set_name(path: Path) -> str:
+    """Folder and parent folder of a log: ``XE9680x8H100-SXM-80GB/resnet``."""
+    parent = Path(path).resolve().parent
+    return f"{parent.parent.name}/{parent.name}" if parent.parent.name else parent.name
+
+
+def _row(run: ImportedRun, run_id: str, set_name: str) -> dict:
+    facts = run_facts(run)
+    meta = run.metadata
+    is_mlperf = meta.format == "mlperf"
+    return {
+        "run_id": run_id,
+        "set_name": set_name,
+        "format": meta.format,
+        "source": meta.source,
+        "sha256": meta.sha256,
+        "imported_at": dt.datetime.now(dt.UTC),
+        "status": facts.status,
+        "init_s": facts.init_s,
+        "run_s": facts.run_s,
+        "launch_to_result_s": facts.launch_to_result_s,
+        "steady_throughput": facts.steady_throughput,
+        "throughput_unit": facts.throughput_unit,
+        "restarts": facts.restarts,
+        "redone_steps": facts.redone_steps,
+        "mlperf_minutes": run_minutes(run.timeline) if is_mlperf else None,
+        "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
+        "metadata_json": meta.to_json(),
+    }
+
+
+def add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
+    """Store one imported run under ``set_name`` unless its content is already stored."""
+    runs = load_runs(root)
+    run_id = run.metadata.sha256[:RUN_ID_LENGTH]
+    existing = runs.filter(pl.col("sha256") == run.metadata.sha256)
+    if not existing.is_empty():
+        return ImportOutcome(
+            run.metadata.source, DUPLICATE, existing["run_id"][0], existing["set_name"][0]
+        )
+    row = pl.DataFrame([_row(run, run_id, set_name)], schema=RUNS_SCHEMA)
+    updated = pl.concat([runs, row])
+    timeline_file = timeline_path(root, run_id)
+    atomic_write_with(timeline_file, lambda handle: run.timeline.write_parquet(handle))
+    try:
+        atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            timeline_file.unlink()
+        raise
+    return ImportOutcome(run.metadata.source, ADDED, run_id, set_name)
+
+
+def expand_paths(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """Files to import, each with whether the user named it (True) or a folder held it."""
+    files: list[tuple[Path, bool]] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            inside = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.parts[-1:])
+            )
+            files.extend((p, False) for p in inside)
+        else:
+            files.append((path, True))
+    return files
+
+
+def import_paths(
+    root: Path,
+    paths: Sequence[Path],
+    *,
+    format: str | None = None,
+    set_name: str | None = None,
+    progress: Progress | None = None,
+    cancel: CancelCheck | None = None,
+) -> list[ImportOutcome]:
+    """Import files and folders; one outcome per file. ``Cancelled`` stops the batch (the
+    files already stored stay stored; the one in progress is not stored)."""
+    files = expand_paths(paths)
+    outcomes = []
+    for index, (path, named) in enumerate(files):
+
+        def file_progress(fraction: float, index: int = index) -> None:
+            if progress is not None:
+                progress((index + fraction) / len(files))
+
+        if not named and format is None:
+            try:
+                detect_format(path)
+            except InputFileError:
+                outcomes.append(ImportOutcome(str(path), SKIPPED))
+                continue
+        try:
+            run = import_file(path, format=format, progress=file_progress, cancel=cancel)
+            outcomes.append(add_run(root, run, set_name or default_set_name(path)))
+        except Cancelled:
+            raise
+        except UserError as error:
+            outcomes.append(ImportOutcome(str(path), FAILED, error=str(error)))
+    if progress is not None:
+        progress(1.0)
+    return outcomes
+
+
+def run_sets(root: Path) -> list[RunSetInfo]:
+    """Repeated runs grouped by set name, with the MLPerf score of MLPerf sets."""
+    runs = load_runs(root)
+    infos = []
+    for (name,), group in runs.sort("set_name").group_by("set_name", maintain_order=True):
+        is_mlperf = bool((group["format"] == "mlperf").all())
+        score = None
+        if is_mlperf:
+            times = [
+                MlperfRunTime(source, minutes)
+                for source, minutes in group.select("source", "mlperf_minutes").iter_rows()
+            ]
+            factors = group["scaling_factor"].drop_nulls()
+            score = olympic_score(times, float(factors[0]) if factors.len() else 1.0).minutes
+        infos.append(
+            RunSetInfo(
+                name=str(name),
+                runs=group.height,
+                succeeded=int((group["status"] == SUCCEEDED).sum()),
+                mlperf_score_minutes=score,
+                is_mlperf=is_mlperf,
+            )
+        )
+    return infos
+
+
+def assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
+    """Move runs to the run set ``set_name`` (created by naming it)."""
+    runs = load_runs(root)
+    unknown = set(run_ids) - set(runs["run_id"].to_list())
+    if unknown:
+        raise UserError(f"no run {sorted(unknown)[0]!r} in {root}")
+    if not set_name.strip():
+        raise UserError("a run set needs a name")
+    updated = runs.with_columns(
+        pl.when(pl.col("run_id").is_in(list(run_ids)))
+        .then(pl.lit(set_name))
+        .otherwise(pl.col("set_name"))
+        .alias("set_name")
+    )
+    atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
+
+
+def remove_run(root: Path, run_id: str) -> None:
+    """Forget a run: drop its row first (atomically), then its timeline file."""
+    runs = load_runs(root)
+    if runs.filter(pl.col("run_id") == run_id).is_empty():
+        raise UserError(f"no run {run_id!r} in {root}")
+    remaining = runs.filter(pl.col("run_id") != run_id)
+    atomic_write_with(runs_path(root), lambda handle: remaining.write_parquet(handle))
+    with contextlib.suppress(OSError):
+        timeline_path(root, run_id).unlink()

@@ -1,0 +1,487 @@
+"""Scenario snapshots in ``scenarios/<name>.toml``, and loading what an estimate reads.
+
+A snapshot keeps **everything** its estimate used, by id *and* by value: the inventory as it
+was, every override (value, who, why), the price quotes and side rates (by their id in the
+project's book, with their values, source and date), and the run sets (by name and run ids,
+with the run facts the estimate used). Reopening it therefore rebuilds the very same estimate
+even after runs were re-imported or prices changed; ``staleness`` then says what differs from
+the project today, so an old snapshot opens flagged stale instead of failing or silently
+showing today's numbers. The totals are written too, for a person reading the file.
+
+Files are TOML (a changed override shows as a one-line diff) written atomically; TOML has no
+null, so unknown values are left out and read back as unknown. Writers hold the project lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import getpass
+import math
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import tomli_w
+
+from trntui.core.errors import InputFileError, UserError
+from trntui.core.estimate import (
+    INPUT_SPECS,
+    OBSERVATION_SCHEMA,
+    TERMS,
+    Estimate,
+    EstimateContext,
+    InvalidInputError,
+    Override,
+    estimate,
+    observation_row,
+    observations_frame,
+    quote_id,
+    rate_id,
+)
+from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
+from trntui.core.run_facts import QualityTarget, run_facts
+from trntui.store.atomic import atomic_write_text
+from trntui.store.project import read_inventory
+from trntui.store.quotes import load_quote_book
+from trntui.store.runs import load_run, load_runs, runs_path
+from trntui.store.toml_file import decode_utf8, parse_toml
+
+SCHEMA_VERSION = 1
+SCENARIOS_FOLDER = "scenarios"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+
+
+class ScenarioNotFound(UserError):
+    """No snapshot of that name in the project."""
+
+
+# --- what an estimate reads ----------------------------------------------------------------
+
+_OBSERVATION_CACHE: dict[tuple, pl.DataFrame] = {}
+
+
+def quality_target(inventory: Inventory) -> QualityTarget | None:
+    """The goal's quality criterion, which decides whether a run counts (None if not set)."""
+    goal = inventory.goal
+    if goal.quality_threshold is None or goal.quality_direction is None:
+        return None
+    return QualityTarget(
+        goal.quality_metric, goal.quality_threshold, goal.quality_direction == "higher is better"
+    )
+
+
+def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
+    """The estimate's view of every imported run, derived once per import.
+
+    Run facts are derived from the stored timelines (never the logs) against the goal's quality
+    criterion; the result is cached in memory until the runs table or the criterion changes,
+    so editing an input never touches the runs again.
+    """
+    path = runs_path(root)
+    target = quality_target(inventory)
+    stamp = path.stat() if path.is_file() else None
+    key = (str(Path(root).resolve()), stamp and (stamp.st_mtime_ns, stamp.st_size), target)
+    cached = _OBSERVATION_CACHE.get(key)
+    if cached is not None:
+        return cached
+    runs = load_runs(root)
+    rows = []
+    for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
+        run = load_run(root, run_id)
+        rows.append(observation_row(run_id, set_name, run_facts(run, target), run.metadata))
+    frame = observations_frame(rows)
+    _OBSERVATION_CACHE.clear()
+    _OBSERVATION_CACHE[key] = frame
+    return frame
+
+
+def load_context(
+    root: Path, inventory: Inventory | None = None, today: dt.date | None = None
+) -> EstimateContext:
+    """Inventory, quotes and run observations of a project: what ``estimate`` reads."""
+    inventory = inventory if inventory is not None else read_inventory(root).inventory
+    return EstimateContext(
+        inventory=inventory,
+        book=load_quote_book(root),
+        observations=load_observations(root, inventory),
+        today=today or dt.date.today(),
+    )
+
+
+# --- snapshots -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A saved snapshot: the context as it was, the overrides, and the totals then written."""
+
+    name: str
+    saved_at: dt.datetime
+    saved_by: str
+    note: str
+    overrides: tuple[Override, ...]
+    context: EstimateContext
+    saved_totals: dict[str, float | None]
+
+    def estimate(self) -> Estimate:
+        """The snapshot's estimate, rebuilt from its own recorded inputs."""
+        return estimate(self.context, self.overrides)
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    name: str
+    saved_at: dt.datetime | None
+    note: str
+    totals: dict[str, float | None]
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise UserError(
+            f"{name!r} is not a usable scenario name: use letters, digits, '.', '_' or '-' "
+            "(up to 80 characters, not starting with a dot or dash)"
+        )
+    return name
+
+
+def scenario_path(root: Path, name: str) -> Path:
+    return Path(root) / SCENARIOS_FOLDER / f"{check_name(name)}.toml"
+
+
+def _who() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    """Drop unknowns (TOML has no null) and non-finite numbers."""
+    return {
+        k: v
+        for k, v in values.items()
+        if v is not None and not (isinstance(v, float) and not math.isfinite(v)) and v != ()
+    }
+
+
+def _quote_table(quote: PriceQuote) -> dict[str, Any]:
+    return {"id": quote_id(quote), **_clean(dataclasses.asdict(quote))}
+
+
+def _rate_table(rate: ServiceRate) -> dict[str, Any]:
+    values = dataclasses.asdict(rate)
+    values["service"] = rate.service.value
+    values["tiers"] = [_clean(dataclasses.asdict(tier)) for tier in rate.tiers]
+    return {"id": rate_id(rate), **_clean(values)}
+
+
+def render_scenario(
+    name: str,
+    context: EstimateContext,
+    overrides: tuple[Override, ...],
+    result: Estimate,
+    *,
+    note: str,
+    saved_by: str,
+    saved_at: dt.datetime,
+) -> str:
+    used_sets = {t.target.run_set for t in result.targets if t.target.run_set}
+    runs = context.observations.filter(pl.col("set_name").is_in(sorted(used_sets)))
+    used_quotes = {t.quote for t in result.targets if t.quote is not None}
+    prep = next(
+        (
+            q
+            for q in context.book.quotes
+            for t in result.targets
+            if quote_id(q) == t.input("data_prep_usd_per_hour").provenance.source
+        ),
+        None,
+    )
+    if prep is not None:
+        used_quotes.add(prep)
+    regions = {t.target.region for t in result.targets}
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "name": name,
+        "saved_at": saved_at,
+        "saved_by": saved_by,
+        "note": note,
+        "today": context.today,
+        "max_quote_age_days": context.max_quote_age_days,
+        "override": [_clean(dataclasses.asdict(o)) for o in overrides],
+        "result": [
+            _clean(
+                {
+                    "target": t.name,
+                    "total_usd": t.total_usd,
+                    "incomplete_inputs": list(t.incomplete_inputs),
+                    **{term: t.term(term) for term in TERMS},
+                    "instance_hours": t.instance_hours,
+                    "usd_per_unit": t.usd_per_unit,
+                }
+            )
+            for t in result.targets
+        ],
+        "inputs": [
+            _clean(
+                {
+                    "target": t.name,
+                    "key": i.key,
+                    "value": i.value,
+                    "kind": i.provenance.kind,
+                    "source": i.provenance.source,
+                    "detail": i.provenance.detail,
+                    "low": i.low,
+                    "high": i.high,
+                    "runs": i.runs,
+                }
+            )
+            for t in result.targets
+            for i in t.inputs
+        ],
+        "quote": [_quote_table(q) for q in sorted(used_quotes, key=quote_id)],
+        "rate": [_rate_table(r) for r in context.book.rates if r.region in regions],
+        "run_set": [
+            {"name": set_name, "run_ids": _run_ids(runs, set_name)}
+            for set_name in sorted(used_sets)
+        ],
+        "run": [_clean(row) for row in runs.to_dicts()],
+        "inventory": context.inventory.to_dict(),
+    }
+    header = (
+        f"# trntui scenario snapshot {name!r}: every input, override, quote and run it used.\n"
+        "# Reopen with `trntui scenario show DIR NAME`; values absent here were unknown.\n"
+    )
+    return header + tomli_w.dumps(_clean(document))
+
+
+def _run_ids(observations: pl.DataFrame, set_name: str) -> list[str]:
+    return sorted(observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
+
+
+def save_scenario(
+    root: Path,
+    name: str,
+    context: EstimateContext,
+    overrides: tuple[Override, ...] | list[Override] = (),
+    *,
+    note: str = "",
+    saved_by: str | None = None,
+) -> Scenario:
+    """Write ``scenarios/<name>.toml`` atomically (replacing one of that name).
+
+    The overrides are checked first (``InvalidInputError``), so a bad edit is never saved.
+    """
+    overrides = tuple(overrides)
+    result = estimate(context, overrides)
+    saved_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    who = saved_by or _who()
+    text = render_scenario(
+        name, context, overrides, result, note=note, saved_by=who, saved_at=saved_at
+    )
+    atomic_write_text(scenario_path(root, name), text)
+    return load_scenario(root, name)
+
+
+def list_scenarios(root: Path) -> list[ScenarioInfo]:
+    """Saved snapshots, by name; a file that cannot be read is listed with its problem."""
+    folder = Path(root) / SCENARIOS_FOLDER
+    infos = []
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            document = _read(path)
+        except UserError as error:
+            infos.append(ScenarioInfo(path.stem, None, f"unreadable: {error}", {}))
+            continue
+        totals = {r["target"]: r.get("total_usd") for r in document.get("result", [])}
+        infos.append(
+            ScenarioInfo(path.stem, document.get("saved_at"), document.get("note", ""), totals)
+        )
+    return infos
+
+
+def _read(path: Path) -> dict[str, Any]:
+    text = decode_utf8(path, path.read_bytes())
+    document = parse_toml(path, text)
+    version = document.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path} was written by a newer trntui (schema_version {version}); upgrade trntui"
+        )
+    if version != SCHEMA_VERSION:
+        raise InputFileError(str(path), f"schema_version is {version!r}", line=1,
+                             key="schema_version", expected=str(SCHEMA_VERSION))  # fmt: skip
+    return document
+
+
+def load_scenario(root: Path, name: str) -> Scenario:
+    """Reopen a snapshot with the values it recorded (``ScenarioNotFound`` if absent)."""
+    path = scenario_path(root, name)
+    if not path.is_file():
+        known = ", ".join(info.name for info in list_scenarios(root)) or "none saved yet"
+        raise ScenarioNotFound(f"no scenario {name!r} in {root} (scenarios: {known})")
+    document = _read(path)
+    try:
+        inventory = Inventory.from_dict(document.get("inventory", {}))
+        overrides = tuple(Override(**o) for o in document.get("override", []))
+        quotes = tuple(_quote_from(q) for q in document.get("quote", []))
+        rates = tuple(_rate_from(r) for r in document.get("rate", []))
+        rows = [
+            {key: row.get(key) for key in OBSERVATION_SCHEMA} for row in document.get("run", [])
+        ]
+        context = EstimateContext(
+            inventory=inventory,
+            book=QuoteBook(quotes, rates),
+            observations=observations_frame(rows),
+            today=document["today"],
+            max_quote_age_days=document.get("max_quote_age_days", 30),
+        )
+    except (InventoryInvalid, TypeError, KeyError, ValueError, UserError) as error:
+        raise InputFileError(str(path), f"snapshot cannot be read back ({error})") from None
+    totals = {r["target"]: r.get("total_usd") for r in document.get("result", [])}
+    return Scenario(
+        name=document.get("name", name),
+        saved_at=document["saved_at"],
+        saved_by=document.get("saved_by", ""),
+        note=document.get("note", ""),
+        overrides=overrides,
+        context=context,
+        saved_totals=totals,
+    )
+
+
+def _quote_from(table: dict[str, Any]) -> PriceQuote:
+    values = {k: v for k, v in table.items() if k != "id"}
+    return PriceQuote(**values)
+
+
+def _rate_from(table: dict[str, Any]) -> ServiceRate:
+    values = {k: v for k, v in table.items() if k != "id"}
+    values["service"] = SideService(values["service"])
+    values["tiers"] = tuple(
+        RateTier(t.get("start", 0.0), t.get("end"), t["usd_per_unit"]) for t in values["tiers"]
+    )
+    return ServiceRate(**values)
+
+
+# --- stale flags and diffs -----------------------------------------------------------------
+
+
+def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
+    """What changed in the project since the snapshot: runs, quotes, inventory inputs.
+
+    Empty when the snapshot still describes the project. The snapshot's own numbers are not
+    touched; this only says why they may no longer hold.
+    """
+    notes: list[str] = []
+    then = scenario.estimate()
+    saved_sets = {}
+    for table in _run_sets(scenario):
+        saved_sets[table[0]] = set(table[1])
+    for set_name, ids in saved_sets.items():
+        now = set(current.observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
+        if now != ids:
+            added, removed = len(now - ids), len(ids - now)
+            notes.append(f"run set {set_name!r} changed: {added} run(s) added, {removed} removed")
+    try:
+        today = estimate(current, scenario.overrides)
+    except InvalidInputError as error:
+        return (*notes, f"the overrides no longer apply: {error}")
+    now_targets = {t.name: t for t in today.targets}
+    for old in then.targets:
+        new = now_targets.get(old.name)
+        if new is None:
+            notes.append(f"target {old.name!r} no longer exists")
+            continue
+        for before in old.inputs:
+            after = new.input(before.key)
+            if before.value != after.value or before.provenance != after.provenance:
+                notes.append(
+                    f"{old.name}: {before.label} {_show(before.value)} -> {_show(after.value)}"
+                    f" ({after.provenance})"
+                )
+        for q in scenario.context.book.quotes:
+            if new.quote is not None and quote_id(new.quote) == quote_id(q) and new.quote != q:
+                notes.append(f"quote {quote_id(q)} changed since the snapshot")
+    return tuple(dict.fromkeys(notes))
+
+
+def _run_sets(scenario: Scenario) -> list[tuple[str, list[str]]]:
+    observations = scenario.context.observations
+    names = sorted({t.run_set for t in scenario.context.inventory.targets if t.run_set})
+    return [
+        (name, observations.filter(pl.col("set_name") == name)["run_id"].to_list())
+        for name in names
+    ]
+
+
+def _show(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.6g}"
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    target: str
+    item: str
+    """An input label, a cost term or ``total_usd``."""
+    a: float | None
+    b: float | None
+    a_note: str = ""
+    b_note: str = ""
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def delta_pct(self) -> float | None:
+        if self.a is None or self.b is None or self.a == 0:
+            return None
+        return (self.b - self.a) / abs(self.a) * 100.0
+
+
+def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
+    """What changed between two estimates, target by target: inputs (value or provenance),
+    then each cost term and the total. Unchanged rows are left out."""
+    rows: list[DiffRow] = []
+    b_targets = {t.name: t for t in b.targets}
+    for left in a.targets:
+        right = b_targets.get(left.name)
+        if right is None:
+            rows.append(DiffRow(left.name, "target", left.total_usd, None, "", "not in b"))
+            continue
+        for before in left.inputs:
+            after = right.input(before.key)
+            if before.value != after.value or before.provenance != after.provenance:
+                rows.append(
+                    DiffRow(
+                        left.name,
+                        INPUT_SPECS[before.key].label,
+                        before.value,
+                        after.value,
+                        str(before.provenance),
+                        str(after.provenance),
+                    )
+                )
+        for term in (*TERMS, "total_usd"):
+            x, y = left.term(term), right.term(term)
+            if x != y and not (x is not None and y is not None and math.isclose(x, y)):
+                rows.append(DiffRow(left.name, term, x, y))
+    a_names = {t.name for t in a.targets}
+    rows += [
+        DiffRow(t.name, "target", None, t.total_usd, "not in a", "")
+        for t in b.targets
+        if t.name not in a_names
+    ]
+    return tuple(rows)
+
+
+def diff_scenarios(a: Scenario, b: Scenario) -> tuple[DiffRow, ...]:
+    return diff_estimates(a.estimate(), b.estimate())

@@ -1,0 +1,38 @@
+"""A yes/no question as a modal screen."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question (y / n or esc)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 70; height: auto; border: round $warning; background: $surface; padding: 1 2;
+    }
+    """
+    BINDINGS: ClassVar = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n", "answer(False)", "No", id="confirm.no"),
+        Binding("escape", "answer(False)", "No", show=False, id="confirm.escape"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question + "\n\n[b]y[/b] yes   [b]n[/b] no")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

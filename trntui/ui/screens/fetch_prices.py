@@ -1,0 +1,185 @@
+"""Fetch prices from the AWS Price List in a worker, then pick which quotes the project keeps.
+
+The regional EC2 offer file is hundreds of MB on first download: the progress bar follows the
+bytes, esc cancels (no partial file replaces a good cached one), and the rest of the app stays
+usable. Rows matching a target's instance type and purchase option are preselected.
+"""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from trntui.core.errors import UserError
+from trntui.core.hardware import usd_per_accelerator_hour
+from trntui.core.quotes import PriceQuote, ServiceRate
+from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
+
+COMMON_TYPES = (
+    "trn1.32xlarge",
+    "trn2.48xlarge",
+    "p4d.24xlarge",
+    "p5.48xlarge",
+    "p5e.48xlarge",
+    "p5en.48xlarge",
+    "p6-b200.48xlarge",
+)
+
+
+class FetchPricesScreen(ModalScreen[tuple[list[PriceQuote], list[ServiceRate]] | None]):
+    DEFAULT_CSS = """
+    FetchPricesScreen { align: center middle; }
+    FetchPricesScreen > Vertical {
+        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
+    }
+    FetchPricesScreen Horizontal { height: 1; margin-bottom: 1; }
+    FetchPricesScreen Label { width: 8; }
+    FetchPricesScreen Input { width: 1fr; }
+    FetchPricesScreen #results { height: 1fr; }
+    FetchPricesScreen #message { height: auto; max-height: 3; }
+    FetchPricesScreen .hint { color: $text-muted; }
+    """
+
+    BINDINGS = [
+        Binding("space", "toggle", "Pick", id="fetch.toggle"),
+        Binding("ctrl+s", "keep", "Keep picked", priority=True, id="fetch.keep"),
+        Binding("escape", "cancel", "Cancel", id="fetch.cancel"),
+    ]
+    AUTO_FOCUS = "#types"
+
+    def __init__(self, region: str, wanted: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.default_region = region
+        self.wanted = wanted
+        self.quotes: list[PriceQuote] = []
+        self.rates: list[ServiceRate] = []
+        self.picked: set[int] = set()
+        self._worker: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        types = list(dict.fromkeys([t for t, _ in self.wanted] + list(COMMON_TYPES)))
+        with Vertical() as box:
+            box.border_title = "Fetch prices from the AWS Price List"
+            with Horizontal():
+                yield Label("Region")
+                yield Input(self.default_region, compact=True, id="region")
+            with Horizontal():
+                yield Label("Types")
+                yield Input(" ".join(types), compact=True, id="types")
+            yield ProgressBar(show_eta=False, id="progress")
+            table: DataTable[str] = DataTable(id="results", cursor_type="row")
+            yield table
+            yield Static("", id="message")
+            yield Static(
+                "enter fetch   space pick   ctrl+s keep picked quotes   esc cancel/close",
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#results", DataTable)
+        for label in ("", "Instance", "Option", "$/h", "$/acc-h", "Upfront", "Published"):
+            table.add_column(label)
+
+    @on(Input.Submitted)
+    def _start(self, event: Input.Submitted) -> None:
+        event.stop()
+        region = self.query_one("#region", Input).value.strip()
+        types = self.query_one("#types", Input).value.split()
+        if not region or not types:
+            self._message("Give a region and at least one instance type.", error=True)
+            return
+        self.query_one("#results", DataTable).clear()
+        self.quotes, self.rates, self.picked = [], [], set()
+        self._message(f"Fetching {region} prices...")
+        self._worker = self._fetch(region, types)
+
+    @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
+    def _fetch(self, region: str, types: list[str]) -> str:
+        worker = get_current_worker()
+
+        def progress(done: int, total: int | None) -> None:
+            self.app.call_from_thread(self._progress, done, total)
+
+        def cancel() -> bool:
+            return worker.is_cancelled
+
+        result = fetch_instance_quotes(region, types, progress=progress, cancel=cancel)
+        side = fetch_side_rates(region, progress=progress, cancel=cancel)
+        self.app.call_from_thread(self._show, result.quotes, side.rates)
+        notes = [lookup.message for lookup in result.missing]
+        notes += list(side.missing.values())
+        if result.error is not None:
+            notes.insert(0, result.status.describe())
+        return "; ".join(notes)
+
+    def _progress(self, done: int, total: int | None) -> None:
+        self.query_one("#progress", ProgressBar).update(total=total, progress=done)
+
+    def _show(self, quotes: tuple[PriceQuote, ...], rates: tuple[ServiceRate, ...]) -> None:
+        self.quotes = sorted(quotes, key=lambda q: (q.instance_type, q.purchase_option))
+        self.rates = list(rates)
+        wanted = set(self.wanted)
+        self.picked = {
+            i for i, q in enumerate(self.quotes) if (q.instance_type, q.purchase_option) in wanted
+        }
+        table = self.query_one("#results", DataTable)
+        for index, quote in enumerate(self.quotes):
+            per_chip = usd_per_accelerator_hour(quote)
+            table.add_row(
+                "✓" if index in self.picked else " ",
+                quote.instance_type,
+                quote.purchase_option.replace("reserved-", "RI-")[:22],
+                f"{quote.usd_per_hour:,.3f}" if quote.usd_per_hour is not None else "unknown",
+                f"{per_chip:,.3f}" if per_chip is not None else "unknown",
+                f"{quote.upfront_usd:,.0f}" if quote.upfront_usd else "-",
+                (quote.publication_date or "")[:10],
+                key=str(index),
+            )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "fetch":
+            return
+        if event.state == WorkerState.SUCCESS:
+            notes = event.worker.result or ""
+            text = f"{len(self.quotes)} quote(s), {len(self.rates)} side rate(s)"
+            self._message(text + (f". {notes}" if notes else ". space picks, ctrl+s keeps."))
+        elif event.state == WorkerState.CANCELLED:
+            self._message("Cancelled; the cached price list (if any) is unchanged.")
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            text = str(error) if isinstance(error, UserError) else f"Fetch failed: {error!r}"
+            self._message(text, error=True)
+
+    def action_toggle(self) -> None:
+        table = self.query_one("#results", DataTable)
+        if not self.quotes or table.cursor_row < 0:
+            return
+        index = table.cursor_row
+        self.picked ^= {index}
+        table.update_cell_at((index, 0), "✓" if index in self.picked else " ")
+
+    def action_keep(self) -> None:
+        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+            self._message("Still fetching: wait, or esc to cancel.")
+            return
+        if not self.picked and not self.rates:
+            self._message("Nothing to keep: fetch first (enter).", error=True)
+            return
+        self.dismiss(([self.quotes[i] for i in sorted(self.picked)], self.rates))
+
+    def action_cancel(self) -> None:
+        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+            self._worker.cancel()
+            self._message("Cancelling...")
+            return
+        self.dismiss(None)
+
+    def _message(self, text: str, *, error: bool = False) -> None:
+        widget = self.query_one("#message", Static)
+        widget.styles.color = "red" if error else None
+        widget.update(text)

@@ -1,0 +1,244 @@
+"""Import run logs: choose files, preview what was understood, then store.
+
+Parsing runs in a thread worker with a progress bar; esc cancels it. Nothing is written until
+the user confirms the preview, and the runs parsed for the preview are the ones stored, so a
+file is read once.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from trntui.core.errors import UserError
+from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
+from trntui.core.timeline import ImportedRun
+from trntui.importers import FORMATS, Cancelled, detect_format, import_file
+from trntui.store.runs import ADDED, DUPLICATE, add_run, default_set_name, expand_paths, load_runs
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class PreviewItem:
+    path: Path
+    run: ImportedRun | None = None
+    facts: RunFacts | None = None
+    error: str | None = None
+    already_imported: bool = False
+
+
+class ImportRunsScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    ImportRunsScreen { align: center middle; }
+    ImportRunsScreen > Vertical {
+        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
+    }
+    ImportRunsScreen Horizontal { height: 1; margin-bottom: 1; }
+    ImportRunsScreen Label { width: 9; }
+    ImportRunsScreen Input, ImportRunsScreen Select { width: 1fr; }
+    ImportRunsScreen #preview { height: 1fr; }
+    ImportRunsScreen #progress { width: 1fr; }
+    ImportRunsScreen #message { height: auto; max-height: 3; }
+    ImportRunsScreen .hint { color: $text-muted; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "store", "Import", priority=True, id="import.store"),
+        Binding("escape", "cancel", "Cancel", id="import.cancel"),
+    ]
+    AUTO_FOCUS = "#paths"
+
+    def __init__(self, root: Path, target: QualityTarget | None) -> None:
+        super().__init__()
+        self.root = root
+        self.target = target
+        self.items: list[PreviewItem] = []
+        self._worker: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Import run logs"
+            with Horizontal():
+                yield Label("Paths")
+                yield Input(
+                    placeholder="files or folders, space-separated (quote spaces)",
+                    compact=True,
+                    id="paths",
+                )
+            with Horizontal():
+                yield Label("Format")
+                options = [("detect automatically", AUTO)]
+                options += [(f"{name}: {text}", name) for name, text in FORMATS.items()]
+                yield Select(options, value=AUTO, allow_blank=False, compact=True, id="format")
+            with Horizontal():
+                yield Label("Run set")
+                yield Input(
+                    placeholder="name for repeated runs (default: the log's folder)",
+                    compact=True,
+                    id="set",
+                )
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+            table: DataTable[str] = DataTable(id="preview", cursor_type="row")
+            yield table
+            yield Static("", id="message")
+            yield Static(
+                "enter preview   ctrl+s import the previewed runs   esc cancel", classes="hint"
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#preview", DataTable)
+        for label in ("File", "Format", "Status", "Run min", "Steady", "Note"):
+            table.add_column(label)
+
+    @on(Input.Submitted)
+    def _preview_requested(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            paths = [
+                Path(p).expanduser() for p in shlex.split(self.query_one("#paths", Input).value)
+            ]
+        except ValueError as error:
+            self._message(f"Paths: {error}", error=True)
+            return
+        if not paths:
+            self._message("Type at least one file or folder.", error=True)
+            return
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            self._message(f"Not found: {', '.join(missing)}", error=True)
+            return
+        fmt = self.query_one("#format", Select).value
+        self.items = []
+        self.query_one("#preview", DataTable).clear()
+        self._message("Reading...")
+        self._worker = self._parse(paths, None if fmt == AUTO else str(fmt))
+
+    @work(thread=True, exclusive=True, group="import", exit_on_error=False)
+    def _parse(self, paths: list[Path], fmt: str | None) -> list[PreviewItem]:
+        worker = get_current_worker()
+        files = expand_paths(paths)
+        known = set(load_runs(self.root)["sha256"].to_list())
+        items: list[PreviewItem] = []
+        for index, (path, named) in enumerate(files):
+            if worker.is_cancelled:
+                break
+
+            def progress(fraction: float, index: int = index) -> None:
+                self.app.call_from_thread(self._progress, (index + fraction) / len(files))
+
+            if not named and fmt is None:
+                try:
+                    detect_format(path)
+                except UserError:
+                    continue  # a file in a folder that is not a log: skipped quietly
+            try:
+                run = import_file(
+                    path, format=fmt, progress=progress, cancel=lambda: worker.is_cancelled
+                )
+            except Cancelled:
+                break
+            except UserError as error:
+                item = PreviewItem(path, error=str(error))
+            else:
+                item = PreviewItem(
+                    path,
+                    run=run,
+                    facts=run_facts(run, self.target),
+                    already_imported=run.metadata.sha256 in known,
+                )
+            items.append(item)
+            self.app.call_from_thread(self._add_preview_row, item)
+        return items
+
+    def _progress(self, fraction: float) -> None:
+        self.query_one("#progress", ProgressBar).update(progress=fraction)
+
+    def _add_preview_row(self, item: PreviewItem) -> None:
+        table = self.query_one("#preview", DataTable)
+        name = item.path.name if len(item.path.name) <= 20 else "…" + item.path.name[-19:]
+        facts = item.facts
+        if item.error:
+            note = item.error.replace(str(item.path), "").lstrip(":; ")
+            row = (name, "-", "error", "-", "-", note)
+        else:
+            assert facts is not None and item.run is not None
+            note = "already imported" if item.already_imported else ""
+            row = (
+                name,
+                item.run.metadata.format,
+                facts.status,
+                "?" if facts.run_s is None else f"{facts.run_s / 60:.2f}",
+                "?"
+                if facts.steady_throughput is None
+                else f"{facts.steady_throughput:,.4g} {facts.throughput_unit or ''}",
+                note,
+            )
+        table.add_row(*row)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "import":
+            return
+        if event.state == WorkerState.SUCCESS and event.worker.name == "_parse":
+            self.items = event.worker.result or []
+            good = [i for i in self.items if i.run is not None and not i.already_imported]
+            bad = [i for i in self.items if i.error]
+            self._progress(1.0)
+            if not self.items:
+                self._message("No training logs found there.", error=True)
+            else:
+                text = f"{len(good)} run(s) ready to import"
+                if bad:
+                    text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
+                self._message(text + ". ctrl+s imports them.", error=bool(bad))
+        elif event.state == WorkerState.CANCELLED:
+            self._message("Cancelled: nothing was imported.")
+        elif event.state == WorkerState.ERROR:
+            self._message(f"Import failed: {event.worker.error}", error=True)
+        elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
+            self.dismiss(event.worker.result)
+
+    def action_store(self) -> None:
+        ready = [i for i in self.items if i.run is not None and not i.already_imported]
+        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+            self._message("Still reading: wait for the preview, or esc to cancel.")
+            return
+        if not ready:
+            self._message("Nothing new to import: preview files first (enter).", error=True)
+            return
+        set_name = self.query_one("#set", Input).value.strip() or None
+        self._worker = self._store(ready, set_name)
+
+    @work(thread=True, exclusive=True, group="import", exit_on_error=False)
+    def _store(self, ready: list[PreviewItem], set_name: str | None) -> str:
+        added = duplicates = 0
+        for item in ready:
+            assert item.run is not None
+            outcome = add_run(self.root, item.run, set_name or default_set_name(item.path))
+            added += outcome.outcome == ADDED
+            duplicates += outcome.outcome == DUPLICATE
+        text = f"Imported {added} run(s)"
+        if duplicates:
+            text += f", {duplicates} already present"
+        return text
+
+    def action_cancel(self) -> None:
+        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+            self._worker.cancel()
+            self._message("Cancelling...")
+            return
+        self.dismiss(None)
+
+    def _message(self, text: str, *, error: bool = False) -> None:
+        widget = self.query_one("#message", Static)
+        widget.styles.color = "red" if error else None
+        widget.update(text)

@@ -1,0 +1,258 @@
+"""The Prices screen: what each target costs per hour, where that number came from, and when.
+
+The project's quote book (``store.quotes``) is the only source the estimate reads. Fetching
+from the AWS Price List happens in a modal with a worker (progress, cancel); manual quotes are
+typed in a form that requires a source and a date. A price that is not known is shown as
+unknown with the reason, never as $0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from trntui.core.errors import UserError
+from trntui.core.hardware import usd_per_accelerator_hour
+from trntui.core.manual_quote import ManualQuoteEntry
+from trntui.core.quotes import (
+    LookupStatus,
+    PriceQuote,
+    QuoteBook,
+    SideService,
+    find_quote,
+    quote_flags,
+)
+from trntui.store.quotes import add_quotes, load_quote_book, remove_quote, save_quote_book
+from trntui.ui.screens.fetch_prices import FetchPricesScreen
+from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from trntui.ui.app import TrnTuiApp
+
+SIDE_LABELS = {
+    SideService.S3_STANDARD_STORAGE: "S3",
+    SideService.EBS_GP3_STORAGE: "EBS gp3",
+    SideService.CLOUDWATCH_LOGS_INGESTION: "Logs in",
+    SideService.CLOUDWATCH_LOGS_STORAGE: "Logs kept",
+    SideService.INTER_AZ_TRANSFER: "inter-AZ",
+}
+
+
+def money(value: float | None, digits: int = 2) -> str:
+    return "unknown" if value is None else f"${value:,.{digits}f}"
+
+
+def quote_origin(quote: PriceQuote) -> str:
+    if quote.manual:
+        return "manual"
+    return f"list {(quote.publication_date or '')[:10]}".strip()
+
+
+class PricesScreen(Screen[None]):
+    DEFAULT_CSS = """
+    PricesScreen #targets { height: auto; max-height: 6; padding: 0 1; }
+    PricesScreen #quotes { height: 1fr; }
+    PricesScreen #rates { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    """
+
+    BINDINGS = [
+        Binding("f", "fetch", "Fetch", id="prices.fetch"),
+        Binding("a", "add_manual", "Manual quote", id="prices.add"),
+        Binding("d", "delete", "Delete", id="prices.delete"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="prices-screen")
+        self.book = QuoteBook()
+        self._undo: QuoteBook | None = None
+
+    @property
+    def _app(self) -> TrnTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            yield Static("", id="targets")
+            table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)
+            yield table
+            yield Static("", id="rates")
+        yield StatusLine()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#quotes", DataTable)
+        for label in ("Instance", "Region", "Option", "$/h", "$/acc-h", "Source", "Age"):
+            table.add_column(label)
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        try:
+            self.book = load_quote_book(self._app.project.root)
+        except UserError as error:
+            self._app.status = (str(error), "error")
+            self.book = QuoteBook()
+        today = dt.datetime.now(dt.UTC).date()
+        self._show_targets(today)
+        self._show_quotes(today)
+        self._show_rates()
+
+    def _show_targets(self, today: dt.date) -> None:
+        lines = Text()
+        targets = self._app.inventory.targets
+        if not targets:
+            lines.append("No training targets yet: add them on the Inventory screen (1).")
+        for target in targets:
+            lookup = find_quote(
+                self.book.quotes, target.instance_type, target.region, target.purchase_option
+            )
+            head = f"{target.name[:15]:<15} {target.instance_type} {target.purchase_option}: "
+            lines.append(head)
+            if lookup.status != LookupStatus.FOUND or lookup.quote is None:
+                # Absent from this project's book is not the same as absent from the price
+                # list: only Trainium3 is known to be missing there.
+                hint = (
+                    "not in the price list yet: add a manual quote (a)"
+                    if lookup.status == LookupStatus.NOT_LISTED_YET
+                    else "price unknown: no quote yet; fetch (f) or add a manual quote (a)"
+                )
+                lines.append(hint, style="bold yellow")
+            else:
+                quote = lookup.quote
+                per_chip = usd_per_accelerator_hour(quote)
+                lines.append(f"{money(quote.usd_per_hour)}/h", style="bold")
+                lines.append(f" ({money(per_chip)}/accelerator-h), {quote_origin(quote)}")
+                flags = quote_flags(
+                    quote,
+                    target_region=target.region,
+                    today=today,
+                    target_purchase_option=target.purchase_option,
+                )
+                warnings = [f.message for f in flags if f.kind != "manual"]
+                if warnings:
+                    lines.append(" - " + "; ".join(warnings), style="yellow")
+            lines.append("\n")
+        self.query_one("#targets", Static).update(lines)
+
+    def _show_quotes(self, today: dt.date) -> None:
+        table = self.query_one("#quotes", DataTable)
+        table.clear()
+        for index, quote in enumerate(self.book.quotes):
+            table.add_row(
+                quote.instance_type,
+                quote.region,
+                quote.purchase_option.replace("reserved-", "RI-")[:18],
+                money(quote.usd_per_hour),
+                money(usd_per_accelerator_hour(quote)),
+                quote_origin(quote),
+                f"{quote.age_days(today)} d",
+                key=str(index),
+            )
+
+    def _show_rates(self) -> None:
+        regions = sorted({t.region for t in self._app.inventory.targets}) or ["us-east-1"]
+        lines = []
+        for region in regions:
+            parts = []
+            for service, label in SIDE_LABELS.items():
+                rate = self.book.rate(service, region)
+                value = (
+                    "unknown"
+                    if rate is None
+                    else f"${rate.first_tier_usd_per_unit:g}/{rate.unit.replace('per ', '')}"
+                )
+                parts.append(f"{label} {value}")
+            lines.append(f"Side rates {region}: " + " · ".join(parts))
+        self.query_one("#rates", Static).update("\n".join(lines))
+
+    def action_fetch(self) -> None:
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        targets = self._app.inventory.targets
+        region = targets[0].region if targets else "us-east-1"
+        wanted = [(t.instance_type, t.purchase_option) for t in targets]
+        self.app.push_screen(FetchPricesScreen(region, wanted), self._fetched)
+
+    def _fetched(self, result: tuple[list[PriceQuote], list] | None) -> None:
+        if not result:
+            return
+        quotes, rates = result
+        root = self._app.project.root
+        previous = load_quote_book(root)
+        book = add_quotes(root, quotes)
+        if rates:
+            save_quote_book(root, QuoteBook(book.quotes, (*book.rates, *rates)))
+        self._undo = previous
+        self.reload()
+        self._app.status = (f"Added {len(quotes)} quote(s) and {len(rates)} side rate(s)", "")
+
+    def action_add_manual(self) -> None:
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        targets = self._app.inventory.targets
+        missing = next(
+            (
+                t
+                for t in targets
+                if find_quote(self.book.quotes, t.instance_type, t.region, t.purchase_option).status
+                != LookupStatus.FOUND
+            ),
+            targets[0] if targets else None,
+        )
+        entry = ManualQuoteEntry(
+            instance_type=missing.instance_type if missing else "",
+            region=missing.region if missing else "us-east-1",
+            purchase_option=missing.purchase_option if missing else "on-demand",
+            quoted_on=dt.date.today(),
+        )
+        self.app.push_screen(
+            ItemFormScreen(ManualQuoteEntry, entry, title="Manual quote"), self._manual_added
+        )
+
+    def _manual_added(self, entry: ManualQuoteEntry | None) -> None:
+        if entry is None:
+            return
+        try:
+            quote = entry.to_quote()
+        except UserError as error:
+            self._app.status = (str(error), "error")
+            return
+        self._undo = load_quote_book(self._app.project.root)
+        add_quotes(self._app.project.root, [quote])
+        self.reload()
+        self._app.status = (f"Added manual quote for {quote.instance_type}", "")
+
+    def action_delete(self) -> None:
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        table = self.query_one("#quotes", DataTable)
+        if not self.book.quotes or table.cursor_row < 0:
+            return
+        quote = self.book.quotes[table.cursor_row]
+        self._undo = self.book
+        remove_quote(self._app.project.root, quote.key)
+        self.reload()
+        self.app.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
+
+    def undo(self) -> bool:
+        """Put the quote book back as it was before the last change on this screen."""
+        if self._undo is None:
+            return False
+        save_quote_book(self._app.project.root, self._undo)
+        self._undo = None
+        self.reload()
+        return True
