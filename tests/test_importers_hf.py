@@ -147,3 +147,14 @@ def test_any_json_imports_or_raises_input_file_error(tmp_path: Path, history: li
         assert str(path) in str(error)
     else:
         assert run.timeline.schema == TIMELINE_SCHEMA
+
+
+def test_braces_inside_strings_do_not_shift_lines(tmp_path: Path) -> None:
+    state = trainer_state()
+    state["log_history"].insert(0, {"note": "odd } { text [", "loss": 9.0, "step": 1})
+    path = write(tmp_path, state)
+    steps = import_file(path).timeline.filter(pl.col("kind") == Kind.STEP)
+    lines = path.read_text().splitlines()
+    for line, step in steps.select("line", "step").iter_rows():
+        block = "".join(lines[line - 1 : line + 8])
+        assert f'"step": {step}' in block

@@ -159,3 +159,14 @@ def test_blocks_never_split_a_quoted_field(
     frame = filter_offer(path, pl.lit(True), ["SKU", "Note", "Unit"], block_bytes=block_bytes)
     got = [[value or "" for value in row] for row in frame.iter_rows()]
     assert got == rows
+
+
+def test_reading_thread_is_gone_after_an_error(tmp_path: Path) -> None:
+    import threading
+
+    bad_row = b'"a","b"' + b',"x"' * 120 + b"\n"
+    data = offer_csv("AmazonEC2", EC2_HEADER, ec2_rows()) + bad_row * 2000
+    path = write(tmp_path, data)
+    with pytest.raises(PricingFormatError):
+        filter_offer(path, pl.lit(True), ["SKU"], block_bytes=4096)
+    assert not [t for t in threading.enumerate() if t.name == "trntui-offer-blocks"]

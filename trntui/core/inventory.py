@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -434,6 +435,23 @@ class Inventory:
             if items:
                 out[name] = items
         return out
+
+    def planned_steps(self) -> int | None:
+        """Optimizer steps the training goal needs, when the goal and batch size tell.
+
+        Logs such as neuronx-distributed's do not say how many steps a run was meant to do;
+        without this a run cannot be told finished from stopped.
+        """
+        goal, batch = self.goal, self.distribution.global_batch_size
+        if goal.work_amount is None or goal.work_unit is None:
+            return None
+        if goal.work_unit == "steps":
+            return math.ceil(goal.work_amount)
+        if goal.work_unit == "samples" and batch:
+            return math.ceil(goal.work_amount / batch)
+        if goal.work_unit == "tokens" and batch and self.model.sequence_length:
+            return math.ceil(goal.work_amount / (batch * self.model.sequence_length))
+        return None
 
     def warnings(self) -> list[str]:
         """What is missing before an estimate can be defended (not errors: the file stays valid)."""

@@ -59,9 +59,6 @@ class QualityTarget:
     threshold: float
     higher_is_better: bool
 
-    def met_by(self, value: float) -> bool:
-        return value >= self.threshold if self.higher_is_better else value <= self.threshold
-
 
 @dataclass(frozen=True)
 class Stall:
@@ -287,7 +284,9 @@ def _quality(
     evals = timeline.filter((pl.col("kind") == Kind.EVAL) & pl.col("metric").is_not_null())
     if target is not None:
         if evals.is_empty():
-            return None, False, None
+            # The log measured no quality at all: unknown, not missed. Such a run has no
+            # verified result (launch_to_result_s stays None), and the estimate says so.
+            return None, None, None
         values = evals["metric"].to_list()
         best = max(values) if target.higher_is_better else min(values)
         hits = evals.filter(

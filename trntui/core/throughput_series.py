@@ -17,7 +17,9 @@ import polars as pl
 
 from trntui.core.timeline import ImportedRun, Kind
 
-_PROGRESS_KINDS = (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP)
+# Which rows measure progress, best first: rows that count samples or tokens beat rows that
+# only count steps (an MLPerf ``tracked_stats`` step number is not a sample count).
+_PROGRESS_KINDS = (Kind.STEP, Kind.BLOCK_STOP, Kind.EPOCH_STOP)
 
 
 @dataclass(frozen=True)
@@ -33,16 +35,12 @@ class ThroughputSeries:
 
 def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None:
     """The run's throughput in ``columns`` equal time slices; ``None`` without a clock."""
-    timeline = run.timeline
-    kinds = set(timeline["kind"].unique().to_list())
-    kind = next((k for k in _PROGRESS_KINDS if k in kinds), None)
-    if kind is None or columns < 1:
+    if columns < 1:
         return None
-    progress = timeline.filter((pl.col("kind") == kind) & pl.col("t_s").is_not_null())
-    if progress.height < 2:
+    chosen = _progress_rows(run)
+    if chosen is None:
         return None
-    progress = progress.sort("line")
-    work, unit = _work(progress, run)
+    progress, work, unit = chosen
     steps = progress.select(
         pl.col("t_s").alias("end_s"),
         pl.col("t_s").shift(1).alias("begin_s"),
@@ -87,14 +85,35 @@ def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None
     )
 
 
-def _work(progress: pl.DataFrame, run: ImportedRun) -> tuple[pl.Expr, str]:
-    """Cumulative work at each progress row, in the most meaningful unit the log allows."""
-    for column, unit in (("samples", "samples/s"), ("tokens", "tokens/s")):
-        if progress[column].null_count() == 0:
-            return pl.col(column), unit
+def _progress_rows(run: ImportedRun) -> tuple[pl.DataFrame, pl.Expr, str] | None:
+    """Timed progress rows and their cumulative work, in the best unit the log allows."""
+    timed = run.timeline.filter(pl.col("t_s").is_not_null()).sort("line")
     per_step = run.metadata.samples_per_step
-    if progress["step"].null_count() == 0:
-        if per_step:
-            return pl.col("step").cast(pl.Float64) * per_step, "samples/s"
-        return pl.col("step").cast(pl.Float64), "steps/s"
-    return pl.col("samples"), "samples/s"
+    fallback = None
+    for kind in _PROGRESS_KINDS:
+        rows = timed.filter(pl.col("kind") == kind)
+        if rows.height < 2:
+            continue
+        rows = _from_run_start(timed, rows)
+        for column, unit in (("samples", "samples/s"), ("tokens", "tokens/s")):
+            if rows[column].null_count() == 0:
+                return rows, pl.col(column), unit
+        if kind == Kind.STEP and rows["step"].null_count() == 0 and fallback is None:
+            steps = pl.col("step").cast(pl.Float64)
+            fallback = (
+                (rows, steps * per_step, "samples/s") if per_step else (rows, steps, "steps/s")
+            )
+    return fallback
+
+
+def _from_run_start(timed: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """Add the run start as a zero-work origin, so the first interval is drawn too."""
+    starts = timed.filter(
+        (pl.col("kind") == Kind.RUN_START) & (pl.col("line") < rows["line"].min())
+    )
+    if starts.is_empty():
+        return rows
+    origin = starts.tail(1).with_columns(
+        pl.lit(0.0).alias("samples"), pl.lit(0.0).alias("tokens"), pl.lit(0).alias("step")
+    )
+    return pl.concat([origin.select(rows.columns), rows], how="vertical_relaxed")

@@ -140,10 +140,6 @@ class ImportedRun:
     metadata: RunMetadata
 
 
-def empty_timeline() -> pl.DataFrame:
-    return pl.DataFrame(schema=TIMELINE_SCHEMA)
-
-
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
     """Give ``frame`` exactly the timeline columns, in order; missing columns become null."""
     return frame.select(

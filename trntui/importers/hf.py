@@ -48,14 +48,24 @@ def _whole(value: Any) -> int | None:
 
 
 def _entry_lines(text: str) -> list[int]:
-    """Line number where each ``log_history`` entry starts (approximate, for messages)."""
+    """Line number where each ``log_history`` entry starts, for messages and tracing."""
     start = text.find('"log_history"')
     lines = []
     depth = 0
     line = text.count("\n", 0, start) + 1
-    for char in text[start:]:
+    in_string = escaped = False
+    for char in text[start + len('"log_history"') :]:
         if char == "\n":
             line += 1
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
         elif char in "{[":
             depth += 1
             if char == "{" and depth == 2:

@@ -134,7 +134,11 @@ def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     return parsed.with_columns(
         pl.lit(str(Kind.STEP)).alias("kind"),
         (pl.col("step_ms") / 1000.0).alias("step_time_s"),
-    ).with_columns((pl.col("batch") / pl.col("step_time_s")).alias("throughput"))
+    ).with_columns(
+        pl.when(pl.col("step_time_s") > 0)
+        .then(pl.col("batch") / pl.col("step_time_s"))
+        .alias("throughput")
+    )
 
 
 def _head(column: pl.Expr) -> list[pl.Expr]:

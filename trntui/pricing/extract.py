@@ -1,7 +1,8 @@
 """Turning an AWS Price List CSV offer file into quotes and side-service rates.
 
-A regional EC2 file is several hundred MB, so it is never loaded whole: Polars scans it lazily
-with only the needed columns and the filters pushed into the scan, on the streaming engine.
+A regional EC2 file is several hundred MB, so it is never loaded whole: it is cut into blocks
+of whole records, and Polars scans each block lazily with the filters and the column selection
+pushed into the scan, on the streaming engine (see ``filter_offer``).
 Every value is read as text (prices included) and converted after filtering, so a new column
 or an odd value elsewhere in the file cannot break type inference.
 
@@ -20,7 +21,7 @@ import contextlib
 import csv
 import io
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -162,6 +163,7 @@ def filter_offer(
     with open(path, "rb") as handle:
         header = _read_header_records(handle)
         schema = dict.fromkeys(header, pl.String)
+        blocks = _read_ahead(iter_record_blocks(handle, block_bytes))
         try:
             parts = [
                 pl.scan_csv(
@@ -174,13 +176,15 @@ def filter_offer(
                 .filter(predicate)
                 .select(columns)
                 .collect(engine="streaming")
-                for block in _read_ahead(iter_record_blocks(handle, block_bytes))
+                for block in blocks
             ]
         except pl.exceptions.PolarsError as error:
             raise PricingFormatError(
                 f"{path}: the price list file cannot be read as CSV ({error}); "
                 "delete it from the cache and fetch again"
             ) from None
+        finally:
+            blocks.close()  # stops the reading thread before the file closes
     if not parts:
         return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
     return pl.concat(parts, how="vertical")
@@ -226,7 +230,7 @@ def iter_record_blocks(
         carry = data[cut:]
 
 
-def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
+def _read_ahead(blocks: Iterator[bytes]) -> Generator[bytes, None, None]:
     """Cut the next block in a helper thread while Polars (GIL released) parses this one.
 
     Cutting is plain Python (reading, counting quotes); overlapping it with parsing saves most
@@ -235,20 +239,23 @@ def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
     handoff: Queue[tuple[bytes | None, BaseException | None]] = Queue(maxsize=1)
     stop = threading.Event()
 
+    def offer(item: tuple[bytes | None, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for block in blocks:
-                while not stop.is_set():
-                    try:
-                        handoff.put((block, None), timeout=0.1)
-                        break
-                    except Full:
-                        continue
-                if stop.is_set():
+                if not offer((block, None)):
                     return
-            handoff.put((None, None))
+            offer((None, None))
         except BaseException as error:  # re-raised in the consuming thread
-            handoff.put((None, error))
+            offer((None, error))
 
     worker = threading.Thread(target=produce, name="trntui-offer-blocks", daemon=True)
     worker.start()

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from trntui.core.errors import UserError
-from trntui.core.run_facts import run_facts, spread
+from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
 from trntui.core.throughput_series import throughput_series
 from trntui.store.runs import RunSetInfo, load_run, load_runs, remove_run, run_sets
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -55,6 +55,7 @@ class RunsScreen(Screen[None]):
         super().__init__(id="runs-screen")
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
+        self.facts: dict[str, RunFacts] = {}
 
     @property
     def _app(self) -> TrnTuiApp:
@@ -77,20 +78,12 @@ class RunsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
-        for label, key in [
-            ("Set", "set"),
-            ("Status", "status"),
-            ("Fmt", "format"),
-            ("Run min", "run"),
-            ("Result min", "result"),
-            ("Steady", "steady"),
-            ("Unit", "unit"),
-            ("Rst", "restarts"),
-        ]:
-            table.add_column(label, key=key)
+        for label in ("Set", "Status", "Run min", "Result min", "Steady", "Unit", "Rst", "Redo"):
+            table.add_column(label)
         self.reload_runs()
 
     def reload_runs(self) -> None:
+        """Read the runs table, then derive each run's facts against the current inventory."""
         root = self._app.project.root
         try:
             self.runs = load_runs(root)
@@ -99,27 +92,64 @@ class RunsScreen(Screen[None]):
             self._app.status = (str(error), "error")
             self.runs = pl.DataFrame()
             self.sets = {}
-        table = self.query_one("#runs", DataTable)
-        table.clear()
         empty = self.runs.is_empty()
         self.query_one("#empty").display = empty
-        table.display = not empty
+        self.query_one("#runs", DataTable).display = not empty
         if empty:
+            self.query_one("#runs", DataTable).clear()
             self.query_one("#set-summary", Static).update("")
             self.query_one(ThroughputPlot).show(None, warmup_end_s=None, stalls_s=(), message=" ")
             return
+        self._show_rows()
+        inventory = self._app.inventory
+        self._derive(
+            self.runs["run_id"].to_list(),
+            inventory.goal.quality_target(),
+            inventory.planned_steps(),
+        )
+
+    @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
+    def _derive(
+        self, run_ids: list[str], target: QualityTarget | None, planned: int | None
+    ) -> None:
+        """Facts depend on the inventory's quality target and planned steps, so they are
+        derived here from the stored timelines rather than frozen at import time."""
+        root = self._app.project.root
+        facts = {}
+        for run_id in run_ids:
+            try:
+                facts[run_id] = run_facts(load_run(root, run_id), target, planned)
+            except UserError as error:
+                self.app.call_from_thread(self._app.notify, str(error), severity="error")
+        self.app.call_from_thread(self._facts_ready, facts)
+
+    def _facts_ready(self, facts: dict[str, RunFacts]) -> None:
+        self.facts = facts
+        self._show_rows()
+
+    def _show_rows(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        row_before = table.cursor_row
+        table.clear()
         for row in self.runs.sort("set_name", "source").iter_rows(named=True):
-            table.add_row(
-                row["set_name"][-18:],
-                row["status"],
-                row["format"][:4],
-                minutes(row["run_s"]),
-                minutes(row["launch_to_result_s"]),
-                number(row["steady_throughput"]),
-                (row["throughput_unit"] or UNKNOWN).removesuffix("/s"),
-                str(row["restarts"]),
-                key=row["run_id"],
-            )
+            facts = self.facts.get(row["run_id"])
+            if facts is None:
+                cells = ("...", "...", "...", "...", "...", "...", "...")
+            else:
+                cells = (
+                    facts.status
+                    if facts.counts_as_completed or facts.status != "succeeded"
+                    else "missed",
+                    minutes(facts.run_s),
+                    minutes(facts.launch_to_result_s),
+                    number(facts.steady_throughput),
+                    (facts.throughput_unit or UNKNOWN).removesuffix("/s"),
+                    str(facts.restarts),
+                    UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
+                )
+            table.add_row(row["set_name"][-16:], *cells, key=row["run_id"])
+        if row_before >= 0 and table.row_count:
+            table.move_cursor(row=min(row_before, table.row_count - 1))
 
     @on(DataTable.RowHighlighted, "#runs")
     def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -133,17 +163,19 @@ class RunsScreen(Screen[None]):
         self._load_plot(run_id)
 
     def _show_set(self, set_name: str) -> None:
-        members = self.runs.filter(pl.col("set_name") == set_name)
-        counted = members.filter(pl.col("status") == "succeeded")
+        members = self.runs.filter(pl.col("set_name") == set_name)["run_id"].to_list()
+        known = [self.facts[r] for r in members if r in self.facts]
         info = self.sets.get(set_name)
-        thr = spread(counted["steady_throughput"].to_list())
-        unit = counted["throughput_unit"].drop_nulls().unique().to_list()
-        parts = [f"Set {set_name}: {members.height} runs, {counted.height} succeeded"]
-        if thr is not None and len(unit) == 1:
-            parts.append(
-                f"steady {unit[0]} min {thr.min:,.4g} / median {thr.median:,.4g} / "
-                f"max {thr.max:,.4g}, trimmed mean {thr.trimmed_mean:,.4g}"
-            )
+        parts = [f"Set {set_name}: {len(members)} runs"]
+        if len(known) == len(members):
+            summary = summarize_set(known)
+            parts[0] += f", {summary.counted} count as completed"
+            thr = summary.steady_throughput
+            if thr is not None:
+                parts.append(
+                    f"steady {summary.throughput_unit} min {thr.min:,.4g} / median "
+                    f"{thr.median:,.4g} / max {thr.max:,.4g}, trimmed mean {thr.trimmed_mean:,.4g}"
+                )
         if info is not None and info.is_mlperf:
             score = info.mlperf_score_minutes
             parts.append(
@@ -162,7 +194,10 @@ class RunsScreen(Screen[None]):
                 plot.show, None, warmup_end_s=None, stalls_s=(), message=str(error)
             )
             return
-        facts = run_facts(run, self._app.inventory.goal.quality_target())
+        inventory = self._app.inventory
+        facts = self.facts.get(run_id) or run_facts(
+            run, inventory.goal.quality_target(), inventory.planned_steps()
+        )
         series = throughput_series(run, plot.plot_columns)
         stalls = tuple((stall.at_s - stall.lost_s, stall.at_s) for stall in facts.stalls)
         self.app.call_from_thread(

@@ -1,0 +1,70 @@
+"""Throughput over time as a step function, resampled to plot columns."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from trntui.core.throughput_series import throughput_series
+from trntui.core.timeline import ImportedRun, RunMetadata, TimeSource, conform
+
+
+def run_of(rows: list[dict]) -> ImportedRun:
+    frame = conform(pl.DataFrame(rows).with_row_index("line", offset=1))
+    meta = RunMetadata(format="test", source="x", sha256="0", time_source=TimeSource.WALL_CLOCK)
+    return ImportedRun(frame, meta)
+
+
+def test_each_column_shows_the_rate_of_the_interval_covering_it() -> None:
+    # 0-100 s: 100 samples in 100 s (1/s); 100-200 s: 400 samples in 100 s (4/s).
+    run = run_of(
+        [
+            {"t_s": 0.0, "kind": "step", "step": 1, "samples": 0.0},
+            {"t_s": 100.0, "kind": "step", "step": 2, "samples": 100.0},
+            {"t_s": 200.0, "kind": "step", "step": 3, "samples": 500.0},
+        ]
+    )
+    series = throughput_series(run, 4)
+    assert series is not None
+    assert series.unit == "samples/s"
+    assert series.rates == pytest.approx((1.0, 1.0, 4.0, 4.0))
+
+
+def test_a_restart_is_marked_and_not_drawn_as_negative_work() -> None:
+    run = run_of(
+        [
+            {"t_s": 0.0, "kind": "step", "step": 10},
+            {"t_s": 10.0, "kind": "step", "step": 20},
+            {"t_s": 20.0, "kind": "step", "step": 10},
+            {"t_s": 30.0, "kind": "step", "step": 20},
+            {"t_s": 40.0, "kind": "step", "step": 30},
+        ]
+    )
+    series = throughput_series(run, 4)
+    assert series is not None
+    assert series.unit == "steps/s"
+    assert series.restart_columns == (2,)
+    assert all(rate is None or rate >= 0 for rate in series.rates)
+    assert series.rates[0] == pytest.approx(1.0)
+    assert series.rates[-1] == pytest.approx(1.0)
+
+
+def test_without_a_clock_there_is_nothing_to_plot() -> None:
+    run = run_of([{"t_s": None, "kind": "step", "step": s} for s in (1, 2, 3)])
+    assert throughput_series(run, 10) is None
+
+
+def test_block_samples_are_preferred_to_unitless_step_counters() -> None:
+    run = run_of(
+        [
+            {"t_s": 0.0, "kind": "run_start"},
+            {"t_s": 50.0, "kind": "step", "step": 999},
+            {"t_s": 50.0, "kind": "block_stop", "samples": 100.0},
+            {"t_s": 100.0, "kind": "step", "step": 1999},
+            {"t_s": 100.0, "kind": "block_stop", "samples": 200.0},
+        ]
+    )
+    series = throughput_series(run, 2)
+    assert series is not None
+    assert series.unit == "samples/s"
+    assert series.rates == pytest.approx((2.0, 2.0))
