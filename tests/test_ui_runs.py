@@ -127,3 +127,22 @@ async def test_read_only_session_cannot_import(project: Project) -> None:
             assert isinstance(app.screen, RunsScreen)
     finally:
         second.close()
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+
+
+def test_runs_screen_snapshot_with_plot(tmp_path: Path, snap_compare) -> None:
+    root = tmp_path / "llama2-70b-lora"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+
+    async def show_runs(pilot) -> None:
+        await pilot.press("2")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("down", "up")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+
+    with Project.open(root) as project:
+        assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_runs)

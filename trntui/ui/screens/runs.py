@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
@@ -200,6 +201,8 @@ class RunsScreen(Screen[None]):
         )
         series = throughput_series(run, plot.plot_columns)
         stalls = tuple((stall.at_s - stall.lost_s, stall.at_s) for stall in facts.stalls)
+        if get_current_worker().is_cancelled:
+            return  # another run was selected meanwhile; its own worker draws the plot
         self.app.call_from_thread(
             plot.show, series, warmup_end_s=facts.warmup_end_s, stalls_s=stalls
         )

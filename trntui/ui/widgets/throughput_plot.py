@@ -13,6 +13,7 @@ from textual.widget import Widget
 from trntui.core.throughput_series import ThroughputSeries
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
+_PAD = " "
 
 
 def _duration(seconds: float) -> str:
@@ -72,10 +73,10 @@ class ThroughputPlot(Widget):
                 styles.append("yellow")
             else:
                 styles.append("green")
-        text = Text()
+        text = Text(no_wrap=True, overflow="crop")
         label = f"{top:,.4g}"
         for row in range(rows):
-            prefix = label.rjust(8) if row == 0 else " " * 8
+            prefix = label.rjust(8, _PAD) if row == 0 else _PAD * 8
             text.append(prefix + "│", style="dim")
             level_low = (rows - row - 1) / rows
             for index, rate in enumerate(series.rates):
@@ -89,13 +90,13 @@ class ThroughputPlot(Widget):
         marks = [" "] * width
         for column in series.restart_columns:
             marks[column] = "↺"
-        text.append(" " * 8 + "└", style="dim")
+        text.append(_PAD * 8 + "└", style="dim")
         text.append("".join(marks), style="bold red")
         text.append("\n")
         axis = f"0{' ' * max(1, width - 1 - len(_duration(span)))}{_duration(span)}"
-        text.append(" " * 9 + axis + "\n", style="dim")
+        text.append(_PAD * 9 + axis + "\n", style="dim")
         legend = Text.assemble(
-            (" " * 9 + series.unit + "  ", "dim"),
+            (_PAD * 9 + series.unit + "  ", "dim"),
             ("█ warm-up ", "yellow"),
             ("█ steady ", "green"),
             ("█ stall ", "red"),
