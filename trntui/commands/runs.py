@@ -17,9 +17,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from trntui.core.errors import UserError
+from trntui.core.inventory import Inventory
+from trntui.core.run_facts import SUCCEEDED
 from trntui.importers import FORMATS
-from trntui.store.runs import FAILED, ImportOutcome, import_paths, load_runs, run_sets
+from trntui.store.runs import (
+    FAILED,
+    RUNS_SCHEMA,
+    ImportOutcome,
+    derive_facts,
+    import_paths,
+    load_runs,
+    run_sets,
+)
 
 _RUN_FIELDS = (
     "run_id",
@@ -84,7 +96,7 @@ def import_command(args: argparse.Namespace) -> int:
                 format=args.format,
                 set_name=args.set_name,
             )
-            report = runs_report(root) if args.json else None
+            report = runs_report(root, project.inventory) if args.json else None
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -102,8 +114,8 @@ def import_command(args: argparse.Namespace) -> int:
 def runs_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with _open_project(root, read_only=True):
-            report = runs_report(root)
+        with _open_project(root, read_only=True) as project:
+            report = runs_report(root, project.inventory)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -124,20 +136,61 @@ def runs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def runs_report(root: Path) -> dict[str, Any]:
-    """The JSON document of ``trntui runs --json``."""
-    runs = load_runs(root).rename({"set_name": "set"}).select(_RUN_FIELDS)
+def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
+    """The JSON document of ``trntui runs --json``.
+
+    Status, durations and throughput are derived with the project's goal (quality target and
+    planned steps), exactly as the Runs screen shows them.
+    """
+    facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
+    runs = load_runs(root)
+    if facts:
+        current = pl.DataFrame(
+            [
+                {
+                    "run_id": run_id,
+                    "status": f.status,
+                    "init_s": f.init_s,
+                    "run_s": f.run_s,
+                    "launch_to_result_s": f.launch_to_result_s,
+                    "steady_throughput": f.steady_throughput,
+                    "throughput_unit": f.throughput_unit,
+                    "restarts": f.restarts,
+                    "redone_steps": f.redone_steps,
+                }
+                for run_id, f in facts.items()
+            ],
+            schema={name: RUNS_SCHEMA[name] for name in _DERIVED_FIELDS},
+        )
+        runs = runs.drop(_DERIVED_FIELDS[1:]).join(current, on="run_id", how="left")
+    runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
+    succeeded: dict[str, int] = {}
+    for row in runs.iter_rows(named=True):
+        succeeded[row["set"]] = succeeded.get(row["set"], 0) + (row["status"] == SUCCEEDED)
     sets = []
     for info in run_sets(root):
         entry: dict[str, Any] = {
             "name": info.name,
             "runs": info.runs,
-            "succeeded": info.succeeded,
+            "succeeded": succeeded.get(info.name, 0),
         }
         if info.is_mlperf:
             entry["mlperf_score_minutes"] = info.mlperf_score_minutes
         sets.append(entry)
     return {"runs": [_clean(row) for row in runs.iter_rows(named=True)], "sets": sets}
+
+
+_DERIVED_FIELDS = (
+    "run_id",
+    "status",
+    "init_s",
+    "run_s",
+    "launch_to_result_s",
+    "steady_throughput",
+    "throughput_unit",
+    "restarts",
+    "redone_steps",
+)
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ it. Callers hold the project's write lock (``trntui.store.project.Project``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.mlperf_score import MlperfRunTime, olympic_score, read_scaling_factor, run_minutes
-from trntui.core.run_facts import SUCCEEDED, run_facts
+from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
@@ -129,15 +130,25 @@ def default_set_name(path: Path) -> str:
     return f"{parent.parent.name}/{parent.name}" if parent.parent.name else parent.name
 
 
-def _row(run: ImportedRun, run_id: str, set_name: str) -> dict:
+def stored_source(root: Path, source: str) -> str:
+    """A log inside the project is recorded relative to it, so the committed project does not
+    carry one machine's absolute paths; a log elsewhere keeps its absolute path."""
+    try:
+        return Path(source).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return str(Path(source).resolve())
+
+
+def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
     facts = run_facts(run)
     meta = run.metadata
     is_mlperf = meta.format == "mlperf"
+    source = stored_source(root, meta.source)
     return {
         "run_id": run_id,
         "set_name": set_name,
         "format": meta.format,
-        "source": meta.source,
+        "source": source,
         "sha256": meta.sha256,
         "imported_at": dt.datetime.now(dt.UTC),
         "status": facts.status,
@@ -150,7 +161,7 @@ def _row(run: ImportedRun, run_id: str, set_name: str) -> dict:
         "redone_steps": facts.redone_steps,
         "mlperf_minutes": run_minutes(run.timeline) if is_mlperf else None,
         "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
-        "metadata_json": meta.to_json(),
+        "metadata_json": dataclasses.replace(meta, source=source).to_json(),
     }
 
 
@@ -163,7 +174,7 @@ def add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
         return ImportOutcome(
             run.metadata.source, DUPLICATE, existing["run_id"][0], existing["set_name"][0]
         )
-    row = pl.DataFrame([_row(run, run_id, set_name)], schema=RUNS_SCHEMA)
+    row = pl.DataFrame([_row(run, run_id, set_name, root)], schema=RUNS_SCHEMA)
     updated = pl.concat([runs, row])
     timeline_file = timeline_path(root, run_id)
     atomic_write_with(timeline_file, lambda handle: run.timeline.write_parquet(handle))
@@ -227,6 +238,21 @@ def import_paths(
     if progress is not None:
         progress(1.0)
     return outcomes
+
+
+def derive_facts(
+    root: Path, target: QualityTarget | None, planned_steps: int | None
+) -> dict[str, RunFacts]:
+    """Every stored run's facts against the inventory's quality target and planned steps.
+
+    The runs table keeps the facts computed at import time, without the project's goal; what
+    counts as finished and as verified depends on that goal, so readers derive it from the
+    stored timelines (never the logs) with the current goal.
+    """
+    return {
+        run_id: run_facts(load_run(root, run_id), target, planned_steps)
+        for run_id in load_runs(root)["run_id"].to_list()
+    }
 
 
 def run_sets(root: Path) -> list[RunSetInfo]:

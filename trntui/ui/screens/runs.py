@@ -20,7 +20,14 @@ from textual.worker import get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
 from trntui.core.throughput_series import throughput_series
-from trntui.store.runs import RunSetInfo, load_run, load_runs, remove_run, run_sets
+from trntui.store.runs import (
+    RunSetInfo,
+    derive_facts,
+    load_run,
+    load_runs,
+    remove_run,
+    run_sets,
+)
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.widgets.status_line import StatusLine
@@ -103,25 +110,17 @@ class RunsScreen(Screen[None]):
             return
         self._show_rows()
         inventory = self._app.inventory
-        self._derive(
-            self.runs["run_id"].to_list(),
-            inventory.goal.quality_target(),
-            inventory.planned_steps(),
-        )
+        self._derive(inventory.goal.quality_target(), inventory.planned_steps())
 
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
-    def _derive(
-        self, run_ids: list[str], target: QualityTarget | None, planned: int | None
-    ) -> None:
+    def _derive(self, target: QualityTarget | None, planned: int | None) -> None:
         """Facts depend on the inventory's quality target and planned steps, so they are
         derived here from the stored timelines rather than frozen at import time."""
-        root = self._app.project.root
-        facts = {}
-        for run_id in run_ids:
-            try:
-                facts[run_id] = run_facts(load_run(root, run_id), target, planned)
-            except UserError as error:
-                self.app.call_from_thread(self._app.notify, str(error), severity="error")
+        try:
+            facts = derive_facts(self._app.project.root, target, planned)
+        except UserError as error:
+            self.app.call_from_thread(self._app.notify, str(error), severity="error")
+            return
         self.app.call_from_thread(self._facts_ready, facts)
 
     def _facts_ready(self, facts: dict[str, RunFacts]) -> None:
