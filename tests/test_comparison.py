@@ -98,7 +98,7 @@ def test_decision_pause_on_missing_quality():
     runs = [run("trn", counted=False), *gpu_runs()]
     decision = compared(context(runs=runs)).decision
     assert decision.action == PAUSE
-    assert any("quality result missing" in fact for fact in decision.facts)
+    assert any(fact.startswith("quality missed: none of the 1 runs") for fact in decision.facts)
 
 
 def test_decision_continue_when_cheaper_measured_and_ops_confirmed():
@@ -121,3 +121,37 @@ def test_no_gpu_target_means_no_comparison():
     result = compared(context(inv=dataclasses.replace(inv, targets=inv.targets[:1])))
     assert not result.comparable
     assert "no GPU target" in result.reasons
+
+
+def test_decision_pause_when_trainium_has_no_trial_run():
+    inv = inventory()
+    unmeasured = dataclasses.replace(inv.targets[0], run_set=None)
+    ctx = context(inv=dataclasses.replace(inv, targets=(unmeasured, inv.targets[1])))
+    decision = compared(ctx).decision
+    assert decision.action == PAUSE
+    assert f"{TRN}: no measured trial run yet (run set not set)" in decision.facts
+
+
+def test_gate_and_decision_when_quality_was_not_verified():
+    unverified = [{**r, "quality_reached": None} for r in trn_runs()]
+    result = compared(context(runs=[*unverified, *gpu_runs()]))
+    assert result.trainium.total_usd is not None  # the estimate stands, with its inputs
+    assert not result.comparable
+    assert f"{TRN}: no run verified the quality target" in result.reasons[0]
+    assert result.decision.action == PAUSE
+    assert any(fact.startswith("quality not verified") for fact in result.decision.facts)
+
+
+def test_pause_lists_every_missing_condition():
+    decision = compared(context(quotes=book(trn_price=None))).decision
+    assert decision.action == PAUSE
+    assert any("price unverified" in fact for fact in decision.facts)
+    assert "operation support to confirm: rewrite attention" in decision.facts
+
+
+def test_continue_without_a_gpu_comparison_says_so():
+    inv = inventory(risks=())
+    inv = dataclasses.replace(inv, targets=inv.targets[:1])
+    decision = compared(context(inv=inv)).decision
+    assert decision.action == CONTINUE
+    assert "not compared with the GPU: no GPU target" in decision.facts

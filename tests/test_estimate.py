@@ -12,6 +12,7 @@ import pytest
 
 from trntui.core.estimate import (
     ASSUMPTION,
+    DERIVED,
     MEASURED,
     QUOTED,
     UNKNOWN,
@@ -220,7 +221,7 @@ def test_provenance_of_inputs():
     assert (throughput.low, throughput.high, throughput.runs) == (1.0, 3.0, 2)
     price = result.input("usd_per_hour")
     assert price.provenance.kind == QUOTED
-    assert price.provenance.source == "trn3.48xlarge|us-east-1|on-demand|manual"
+    assert price.provenance.source == "trn3.48xlarge/us-east-1/on-demand/manual"
     assert "2026-11-20" in price.provenance.detail
     work = result.input("work_amount")
     assert work.provenance.kind == ASSUMPTION
@@ -228,6 +229,27 @@ def test_provenance_of_inputs():
     failed = result.input("failed_fraction")
     assert failed.provenance.kind == MEASURED
     assert failed.value == pytest.approx(1 / 3)
+
+
+def test_a_quantity_past_the_first_tier_gets_a_derived_average_rate():
+    tiered = ServiceRate(
+        SideService.S3_STANDARD_STORAGE,
+        "us-east-1",
+        (RateTier(0.0, 50.0, 0.023), RateTier(50.0, None, 0.022)),
+        RETRIEVED,
+        manual=True,
+        source_note="tiered test rate",
+    )
+    quotes = book()
+    rates = tuple(r for r in quotes.rates if r.service != SideService.S3_STANDARD_STORAGE)
+    quotes = dataclasses.replace(quotes, rates=(*rates, tiered))
+    result = estimate(context(quotes=quotes)).target(TRN)
+    s3 = result.input("s3_usd_per_gb_month")
+    # 150 GB stored: 50 GB at 0.023 and 100 GB at 0.022
+    assert s3.value == pytest.approx((50 * 0.023 + 100 * 0.022) / 150)
+    assert s3.provenance.kind == DERIVED
+    assert "s3-standard-storage/us-east-1/manual" in s3.provenance.source
+    assert result.storage_usd == pytest.approx(STORAGE_USD - 100 * 2 * 0.001)
 
 
 def test_unknown_price_makes_the_estimate_incomplete_without_a_number():
@@ -281,6 +303,26 @@ def test_throughput_in_another_unit_than_the_goal_is_not_converted():
     assert "no conversion" in result.input("steady_throughput").provenance.source
 
 
+def test_throughput_without_a_stated_unit_is_unknown():
+    runs = [{**run("trn"), "throughput_unit": None}, *gpu_runs()]
+    result = estimate(context(runs=runs)).target(TRN)
+    assert (
+        "does not state its throughput unit" in result.input("steady_throughput").provenance.source
+    )
+
+
+def test_data_prep_off_aws_needs_an_hourly_cost():
+    inv = inventory(
+        data_prep=DataPreparation(runs_on="on-prem cluster", instance_count=1, hours=3.0)
+    )
+    result = estimate(context(inv=inv)).target(TRN)
+    assert result.data_prep_usd is None
+    assert result.term_unknowns("data_prep_usd") == ("Data preparation instance price",)
+    assert "not an EC2 instance type" in result.input("data_prep_usd_per_hour").provenance.source
+    fixed = Override("data_prep_usd_per_hour", 2.0, TRN, who="ops", why="internal rate")
+    assert estimate(context(inv=inv), [fixed]).target(TRN).data_prep_usd == pytest.approx(6.0)
+
+
 def test_override_is_an_assumption_with_who_and_why():
     override = Override("steady_throughput", 4.0, TRN, who="bob", why="SDK 2.x kernels")
     result = estimate(context(), [override]).target(TRN)
@@ -331,4 +373,38 @@ def test_risks_are_a_separate_list_in_days():
 def test_data_prep_instance_is_read_from_free_text():
     assert data_prep_instance_type("c7i.8xlarge (CPU)") == "c7i.8xlarge"
     assert data_prep_instance_type("on-prem cluster") is None
+    assert data_prep_instance_type("one m5.large.") == "m5.large"
     assert data_prep_instance_type(None) is None
+
+
+def test_observation_row_turns_phases_into_ratios_of_training_time():
+    from trntui.core.estimate import observation_row
+    from trntui.core.run_facts import PhaseSplit, RunFacts
+
+    phases = PhaseSplit(
+        init_compile_s=300.0,
+        warmup_s=60.0,
+        training_s=3000.0,
+        checkpoint_s=120.0,
+        eval_s=None,  # the log cannot tell: already inside training_s
+        stall_s=120.0,
+        recovery_s=200.0,
+        redone_s=100.0,
+    )
+    facts = RunFacts(
+        status="succeeded", counts_as_completed=True, init_s=300.0, run_s=3600.0,
+        launch_to_result_s=3800.0, total_s=3900.0, phases=phases, median_step_time_s=1.0,
+        warmup_end_s=None, warmup_steps=None, steady_start_s=None, steady_end_s=None,
+        steady_throughput=12.5, throughput_unit="samples/s", steady_tokens_per_s=None,
+        effective_throughput=None, stalls=(), restarts=1, redone_steps=100, completed_steps=None,
+        planned_steps=None, quality_metric="loss", quality_value=None, quality_target=None,
+        quality_reached=True,
+    )  # fmt: skip
+    row = observation_row("r1", "trn", facts)
+    assert row["overhead_ratio"] == pytest.approx((60 + 120 + 120) / 3000)
+    assert row["retry_ratio"] == pytest.approx((200 + 100) / 3000)
+    assert row["startup_s"] == 300.0
+    assert row["total_s"] == 3900.0
+    assert row["counted"] is True
+    no_clock = dataclasses.replace(facts, phases=dataclasses.replace(phases, training_s=None))
+    assert observation_row("r2", "trn", no_clock)["overhead_ratio"] is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_save_and_reopen_round_trip(tmp_path):
 def test_file_keeps_inputs_quotes_and_runs_by_id_and_value(tmp_path):
     save_scenario(tmp_path, "base", context())
     text = scenario_path(tmp_path, "base").read_text()
-    assert 'id = "trn3.48xlarge|us-east-1|on-demand|manual"' in text
+    assert 'id = "trn3.48xlarge/us-east-1/on-demand/manual"' in text
     assert "usd_per_hour = 10.0" in text
     assert 'name = "trn"' in text and "run_ids = [" in text
     assert 'kind = "measured"' in text
@@ -108,3 +109,21 @@ def test_invalid_override_is_never_saved(tmp_path):
     with pytest.raises(InvalidInputError):
         save_scenario(tmp_path, "bad", context(), [Override("steady_throughput", 0.0, TRN)])
     assert not scenario_path(tmp_path, "bad").exists()
+
+
+def test_a_quote_that_aged_since_the_snapshot_is_flagged(tmp_path):
+    save_scenario(tmp_path, "base", context())
+    later = dataclasses.replace(context(), today=date(2027, 3, 1))
+    notes = staleness(load_scenario(tmp_path, "base"), later)
+    assert any(n.startswith(f"{TRN}: price is 101 days old") for n in notes)
+
+
+def test_newer_or_broken_files_are_refused_with_a_message(tmp_path):
+    save_scenario(tmp_path, "base", context())
+    path = scenario_path(tmp_path, "base")
+    path.write_text(path.read_text().replace("schema_version = 1", "schema_version = 9"))
+    with pytest.raises(UserError, match="newer trntui"):
+        load_scenario(tmp_path, "base")
+    (tmp_path / "scenarios" / "broken.toml").write_text("name = [")
+    infos = {i.name: i for i in list_scenarios(tmp_path)}
+    assert infos["broken"].note.startswith("unreadable:")

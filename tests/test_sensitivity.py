@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_estimate import GPU, TRN, context
+from tests.test_estimate import GPU, TRN, context, gpu_runs, run, trn_runs
 from trntui.core.estimate import Override, estimate
 from trntui.core.sensitivity import resample, sensitivity
 
 FAILED_H = (1 / 3) / (2 / 3) * 1800 / 3600  # the one failed run of three, 0.5 h each
 
 
-def trn_total(throughput: float, startup_s: float, overhead: float, retry: float) -> float:
+def trn_total(
+    throughput: float, startup_s: float, overhead: float, retry: float, failed_h: float = FAILED_H
+) -> float:
     """The Trainium3 target's total by hand (2 instances, $10/h, 7200 samples)."""
     training_h = 7200 / throughput / 3600
     billed_h = startup_s / 3600 + training_h * (1 + overhead)
-    retry_h = training_h * retry + FAILED_H
+    retry_h = training_h * retry + failed_h
     wall_h = billed_h + retry_h
     storage = (100 + 10 * 5) * 2 * 0.023 + 500 * 2 * wall_h / 730 * 0.08
     side = storage + 50 * 2 * 0.01 + (2 * 0.5 + 2 * 2 * 0.03) + 3 * 1.428
@@ -29,6 +31,7 @@ def test_ranking_and_swings_over_the_observed_range():
         "overhead_ratio",
         "startup_s",
         "retry_ratio",
+        "failed_run_s",  # one failed run: no range, no swing
     ]
     bars = {bar.key: bar for bar in result.bars}
     throughput = bars["steady_throughput"]
@@ -42,6 +45,17 @@ def test_ranking_and_swings_over_the_observed_range():
         trn_total(2.0, 600, 0.2, 0.1) - trn_total(2.0, 600, 0.2, 0.0)
     )
     assert result.base_total_usd == pytest.approx(trn_total(2.0, 600, 0.2, 0.05))
+    assert bars["failed_run_s"].swing_usd == 0.0
+
+
+def test_failed_attempts_vary_over_the_failed_runs_range():
+    runs = [*trn_runs(), run("trn", counted=False, total_s=5400.0, run_id="f2"), *gpu_runs()]
+    result = {s.target: s for s in sensitivity(estimate(context(runs=runs)))}[TRN]
+    bar = next(b for b in result.bars if b.key == "failed_run_s")
+    assert (bar.low, bar.high) == (1800.0, 5400.0)
+    # 2 failed of 4 runs: one extra attempt per success, 2 instances at $10/h (+ EBS time)
+    per_hour = 2 * 10.0 + 500 * 2 * 0.08 / 730
+    assert bar.swing_usd == pytest.approx((5400 - 1800) / 3600 * per_hour)
 
 
 def test_no_fixed_percent_margin_identical_runs_have_no_swing():
@@ -66,10 +80,14 @@ def test_resampling_draws_whole_observed_runs():
 
 
 def test_resampling_is_reproducible_with_a_seed():
-    runs_estimate = estimate(context())
-    first = resample(runs_estimate, draws=501, seed=3)
-    again = resample(runs_estimate, draws=501, seed=3)
-    assert first == again
+    runs = [run("trn", throughput=t, run_id=f"r{t}") for t in (1.0, 1.5, 2.0, 3.0, 5.0)]
+    runs_estimate = estimate(context(runs=runs + gpu_runs()))
+    first = resample(runs_estimate, draws=7, seed=3)
+    assert first == resample(runs_estimate, draws=7, seed=3)
+    seeds = {resample(runs_estimate, draws=7, seed=s)[0].p50_usd for s in range(20)}
+    assert len(seeds) > 1  # the seed does select the draws
+    totals = [trn_total(t, 600, 0.2, 0.05, failed_h=0.0) for t in (1.0, 1.5, 2.0, 3.0, 5.0)]
+    assert min(totals) <= first[0].p10_usd <= first[0].p90_usd <= max(totals)
 
 
 def test_incomplete_estimate_has_no_distribution():

@@ -15,6 +15,7 @@ unverified or side costs are incomplete; *try another option* when the target co
 costs more to the result than the GPU (its best observed run does not reach break-even), which
 makes the porting effort unjustified; *continue the trial* when quality is reached, the
 operations are supported (no open porting question) and measurements cover every cost stage.
+A pause lists every missing condition, not only the first.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class Protocol:
     """The throughput unit of the run set (what its finished work is counted in)."""
     runs: int
     counted_runs: int
+    verified_runs: int
+    """Counted runs whose log shows the quality target reached."""
 
 
 @dataclass(frozen=True)
@@ -103,31 +106,27 @@ class Comparison:
 def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
     inventory = context.inventory
     goal = inventory.goal
-    runs = context.observations
     name = item.target.run_set
-    rows = runs.filter(runs["set_name"] == name) if name else runs.clear()
-    counted = rows.filter(rows["counted"])
+    stats = context.run_set(name) if name else None
 
-    def single(column: str) -> str | None:
-        values = {v for v in counted[column].to_list() if v is not None}
-        if len(values) == 1:
-            return values.pop()
+    def single(values: frozenset[str] | None) -> str | None:
         return " / ".join(sorted(values)) if values else None
 
     work = item.input("work_amount").value
     return Protocol(
         target=item.name,
         model_version=inventory.model.version,
-        benchmark=single("benchmark"),
-        quality_metric=single("quality_metric"),
+        benchmark=single(stats and stats.benchmarks),
+        quality_metric=single(stats and stats.quality_metrics),
         goal_metric=goal.quality_metric,
         quality_threshold=goal.quality_threshold,
         quality_direction=goal.quality_direction,
         work_amount=work,
         work_unit=goal.work_unit,
-        measured_unit=single("throughput_unit"),
-        runs=rows.height,
-        counted_runs=counted.height,
+        measured_unit=single(stats and stats.units),
+        runs=stats.runs if stats else 0,
+        counted_runs=stats.counted if stats else 0,
+        verified_runs=stats.verified if stats else 0,
     )
 
 
@@ -143,6 +142,11 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     for p in (a, b):
         if p.counted_runs == 0:
             reasons.append(f"{p.target}: no run reached the quality target")
+        elif p.verified_runs == 0:
+            reasons.append(
+                f"{p.target}: no run verified the quality target (its logs hold no evaluation "
+                "against it)"
+            )
     checks = (
         ("benchmark/dataset", a.benchmark, b.benchmark),
         ("quality metric reported", a.quality_metric, b.quality_metric),
@@ -164,8 +168,8 @@ def break_even(trainium: TargetEstimate, gpu_total: float) -> BreakEven:
     unit = f"{trainium.work_unit or 'work units'}/s"
     base = trainium.values()
     r1 = observed.value
-    frame = cost_frame(input_frame([{**base, "steady_throughput": r1},
-                                    {**base, "steady_throughput": 2 * r1}]))  # fmt: skip
+    variants = [{**base, "steady_throughput": r1}, {**base, "steady_throughput": 2 * r1}]
+    frame = cost_frame(input_frame(variants))
     t1, t2 = frame["total_usd"].to_list()
     # total = a + b * x with x = 1 / throughput: x1 = 1/r1, x2 = 1/(2 r1)
     b = (t1 - t2) / (1 / r1 - 1 / (2 * r1))
@@ -225,9 +229,19 @@ def decide(
         return Decision(PAUSE, ("no Trainium3 target to decide on",))
     inventory = context.inventory
     pause: list[str] = []
-    observed = trainium.input("steady_throughput")
-    if observed.value is None and observed.provenance.kind != "assumption":
-        pause.append(f"quality result missing: {observed.provenance.source}")
+    run_set = trainium.target.run_set
+    stats = context.run_set(run_set) if run_set else None
+    if stats is None or stats.runs == 0:
+        pause.append(f"{trainium.name}: no measured trial run yet (run set {run_set or 'not set'})")
+    elif stats.counted == 0:
+        pause.append(
+            f"quality missed: none of the {stats.runs} runs in {run_set!r} finished with the "
+            "quality target reached"
+        )
+    elif stats.verified == 0:
+        pause.append(
+            f"quality not verified: no run in {run_set!r} shows the quality target reached"
+        )
     for item in (trainium, gpu):
         if item is None:
             continue
@@ -243,9 +257,18 @@ def decide(
         missing = trainium.term_unknowns(term)
         if missing:
             pause.append(f"side costs incomplete: {term[:-4]} needs {', '.join(missing)}")
-    if pause:
-        return Decision(PAUSE, tuple(pause))
     open_risks = [r for r in inventory.risks if r.status == "to-confirm"]
+    blockers = [f"operation support to confirm: {r.title}" for r in open_risks]
+    blockers += [f"feature not available: {f}" for f in inventory.software.features_missing]
+    not_measured = [
+        trainium.input(key).label
+        for key in OBSERVED_INPUTS
+        if trainium.input(key).provenance.kind != MEASURED
+    ]
+    if not_measured:
+        blockers.append("stages not measured: " + ", ".join(not_measured))
+    if pause:
+        return Decision(PAUSE, tuple(pause + blockers))
     effort = sum(r.effort_days or 0.0 for r in inventory.risks if r.status != "resolved")
     if comparable and trainium.total_usd >= gpu.total_usd:
         facts = [
@@ -263,22 +286,10 @@ def decide(
         if effort:
             facts.append(f"{effort:g} days of open porting effort buy no saving")
         return Decision(TRY_ANOTHER, tuple(facts))
-    blockers = []
-    if not comparable:
-        blockers.append("no comparison to the GPU: " + "; ".join(reasons))
-    blockers += [f"operation support to confirm: {r.title}" for r in open_risks]
-    blockers += [f"feature not available: {f}" for f in inventory.software.features_missing]
-    not_measured = [
-        trainium.input(key).label
-        for key in OBSERVED_INPUTS
-        if trainium.input(key).provenance.kind != MEASURED
-    ]
-    if not_measured:
-        blockers.append("stages not measured: " + ", ".join(not_measured))
     if blockers:
         return Decision(PAUSE, tuple(blockers))
     facts = [
-        f"quality reached in {observed.runs} counted run(s) of {observed.provenance.source!r}",
+        f"quality reached in {stats.verified} run(s) of {run_set!r}",
         "no open porting question",
         "every cost stage is measured",
     ]
@@ -286,4 +297,6 @@ def decide(
         facts.append(
             f"Trainium3 ${trainium.total_usd:,.2f} vs GPU ${gpu.total_usd:,.2f} to the same result"
         )
+    else:
+        facts.append("not compared with the GPU: " + "; ".join(reasons))
     return Decision(CONTINUE, tuple(facts))

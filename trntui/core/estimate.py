@@ -197,42 +197,40 @@ STAGES = (
 )
 
 
-def cost_expressions() -> list[pl.Expr]:
+def _formula() -> tuple[list[pl.Expr], ...]:
     """The formula as Polars expressions over the input columns (one row = one variant).
 
-    Null inputs give null terms and a null total: unknown stays unknown.
+    Built once, in layers of shallow expressions (intermediate hours first, then the terms,
+    then the total): on one-row frames Polars' cost is per expression node, and this runs on
+    every keystroke. Null inputs give null terms and a null total: unknown stays unknown.
     """
     c = pl.col
-    training_h = c("work_amount") / c("steady_throughput") / 3600.0
-    failed_attempts = (
+    hours = [
+        (c("startup_s") / 3600.0).alias("startup_h"),
+        (c("work_amount") / c("steady_throughput") / 3600.0).alias("training_h"),
         pl.when(c("failed_fraction") == 0)
         .then(pl.lit(0.0))
         .otherwise(c("failed_fraction") / (1.0 - c("failed_fraction")) * c("failed_run_s") / 3600)
-    )
-    return [
-        (c("startup_s") / 3600.0).alias("startup_h"),
-        training_h.alias("training_h"),
-        (training_h * c("overhead_ratio")).alias("overhead_h"),
-        (training_h * c("retry_ratio") + failed_attempts).alias("retry_h"),
+        .alias("failed_h"),
+        (c("dataset_gb") + c("checkpoint_gb") * c("checkpoints_kept")).alias("s3_gb"),
     ]
-
-
-def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
-    """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``)."""
-    c = pl.col
-    staged = inputs.with_columns(cost_expressions())
-    billed_h = c("startup_h") + c("training_h") + c("overhead_h")
-    wall_h = billed_h + c("retry_h")
-    s3_gb = c("dataset_gb") + c("checkpoint_gb") * c("checkpoints_kept")
-    terms = staged.with_columns(
-        (wall_h * c("instance_count")).alias("instance_hours"),
-        (billed_h * c("instance_count") * c("usd_per_hour")).alias("instance_usd"),
+    stages = [
+        (c("training_h") * c("overhead_ratio")).alias("overhead_h"),
+        (c("training_h") * c("retry_ratio") + c("failed_h")).alias("retry_h"),
+    ]
+    billed = [
+        (c("startup_h") + c("training_h") + c("overhead_h")).alias("billed_h"),
+    ]
+    wall = [(c("billed_h") + c("retry_h")).alias("wall_h")]
+    terms = [
+        (c("wall_h") * c("instance_count")).alias("instance_hours"),
+        (c("billed_h") * c("instance_count") * c("usd_per_hour")).alias("instance_usd"),
         (c("retry_h") * c("instance_count") * c("usd_per_hour")).alias("retries_usd"),
         (
-            s3_gb * c("months_stored") * c("s3_usd_per_gb_month")
+            c("s3_gb") * c("months_stored") * c("s3_usd_per_gb_month")
             + c("ebs_gb_per_instance")
             * c("instance_count")
-            * (wall_h / HOURS_PER_MONTH)
+            * (c("wall_h") / HOURS_PER_MONTH)
             * c("ebs_usd_per_gb_month")
         ).alias("storage_usd"),
         (c("data_moved_gb") * 2.0 * c("transfer_usd_per_gb")).alias("transfer_usd"),
@@ -243,8 +241,20 @@ def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
         (c("data_prep_hours") * c("data_prep_instance_count") * c("data_prep_usd_per_hour")).alias(
             "data_prep_usd"
         ),
-    )
-    return terms.with_columns(pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd"))
+    ]
+    total = [pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd")]
+    return hours, stages, billed, wall, terms, total
+
+
+_FORMULA = _formula()
+
+
+def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
+    """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``)."""
+    frame = inputs
+    for layer in _FORMULA:
+        frame = frame.with_columns(layer)
+    return frame
 
 
 def input_frame(rows: Sequence[Mapping[str, float | None]]) -> pl.DataFrame:
@@ -253,6 +263,11 @@ def input_frame(rows: Sequence[Mapping[str, float | None]]) -> pl.DataFrame:
         {key: [row.get(key) for row in rows] for key in INPUT_SPECS},
         schema={key: pl.Float64 for key in INPUT_SPECS},
     )
+
+
+def shown_unit(unit: str, work_unit: str | None) -> str:
+    """An input's unit with the goal's work unit in place of "work units"."""
+    return unit.replace("work units", work_unit) if work_unit else unit
 
 
 @dataclass(frozen=True)
@@ -363,6 +378,9 @@ def observation_row(
 ) -> dict[str, Any]:
     """The estimate's view of one run's facts.
 
+    ``quality_metric`` is the metric the log itself reports (for the protocol check), not the
+    goal's criterion the facts were judged against.
+
     Checkpoint, evaluation, warm-up and stall time become ``overhead_ratio`` and recovery plus
     redone work ``retry_ratio``, both relative to the run's own training time, so that they scale
     with the amount of work. Phases a log cannot tell are inside its training time already
@@ -390,7 +408,7 @@ def observation_row(
         "status": facts.status,
         "counted": facts.counts_as_completed,
         "quality_reached": facts.quality_reached,
-        "quality_metric": facts.quality_metric,
+        "quality_metric": metadata.quality_metric if metadata is not None else None,
         "benchmark": benchmark,
         "throughput_unit": facts.throughput_unit,
         "steady_throughput": facts.steady_throughput,
@@ -419,6 +437,18 @@ class EstimateContext:
     )
     today: date = dataclasses.field(default_factory=date.today)
     max_quote_age_days: int = 30
+    stats_cache: dict[str, tuple[pl.DataFrame, RunSetStats]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Run-set statistics by set name, kept while ``observations`` is the same frame (so an
+    edited copy made with ``dataclasses.replace`` reuses them)."""
+
+    def run_set(self, set_name: str) -> RunSetStats:
+        cached = self.stats_cache.get(set_name)
+        if cached is None or cached[0] is not self.observations:
+            cached = (self.observations, run_set_stats(self.observations, set_name))
+            self.stats_cache[set_name] = cached
+        return cached[1]
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -461,12 +491,12 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
 def quote_id(quote: PriceQuote) -> str:
     """Stable id of a quote in the project's book (type, region, option, origin)."""
     origin = "manual" if quote.manual else "price-list"
-    return f"{quote.instance_type}|{quote.region}|{quote.purchase_option}|{origin}"
+    return f"{quote.instance_type}/{quote.region}/{quote.purchase_option}/{origin}"
 
 
 def rate_id(rate: ServiceRate) -> str:
     origin = "manual" if rate.manual else "price-list"
-    return f"{rate.service.value}|{rate.region}|{origin}"
+    return f"{rate.service.value}/{rate.region}/{origin}"
 
 
 def quote_source(quote: PriceQuote | ServiceRate) -> str:
@@ -528,23 +558,24 @@ def _rate_quantity(key: str, inputs: Mapping[str, Input], instance_count: int) -
 def _rate_input(
     key: str, rate: ServiceRate | None, quantity: float | None, region: str, target: str
 ) -> Input:
-    """The rate per unit; a tiered rate becomes the average rate for the known quantity."""
+    """The rate per unit, quoted as is; a quantity that reaches past the first price tier
+    gets the average rate over the tiers it spans, a figure derived from the quote."""
     service = _RATES[key]
     if rate is None:
         return _unknown(
             key, f"no {service.value} rate for {region} in the project's prices", target
         )
-    if quantity and quantity > 0:
+    first = rate.tiers[0]
+    if quantity and first.end is not None and quantity > first.end:
         value = rate.cost_usd(quantity) / quantity
-        how = f"{quote_source(rate)}; average over the tiers for {quantity:g} {rate.unit}"
-    else:
-        value = rate.first_tier_usd_per_unit
-        how = f"{quote_source(rate)}; first tier"
-    return Input(key, value, Provenance(QUOTED, rate_id(rate), how), target)
+        how = f"average over the price tiers for {quantity:g} {rate.unit}; {quote_source(rate)}"
+        return Input(key, value, Provenance(DERIVED, f"rate {rate_id(rate)}", how), target)
+    how = f"{quote_source(rate)}; first tier" if len(rate.tiers) > 1 else quote_source(rate)
+    return Input(key, first.usd_per_unit, Provenance(QUOTED, rate_id(rate), how), target)
 
 
 _INSTANCE_IN_TEXT = re.compile(
-    r"\b([a-z][a-z0-9-]*\.[0-9]*[a-z0-9-]*xlarge|[a-z][a-z0-9-]*\.metal[a-z0-9-]*)\b"
+    r"\b([a-z][a-z0-9-]*\.(?:\d*xlarge|large|medium|small|micro|nano|metal[a-z0-9-]*))(?![\w-]|\.\w)"
 )
 
 
@@ -556,84 +587,148 @@ def data_prep_instance_type(runs_on: str | None) -> str | None:
     return match.group(1) if match else None
 
 
+@dataclass(frozen=True)
+class Spread:
+    """Median and range of one figure over some runs (``n`` runs show it)."""
+
+    n: int
+    median: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class RunSetStats:
+    """What the estimate and the comparison need from one run set, computed once per import.
+
+    ``spreads`` cover the counted runs (finished, quality reached) for the observed inputs and
+    the runs that did not count for ``failed_run_s``; ``samples`` are the counted runs'
+    observed inputs, which resampling draws from.
+    """
+
+    runs: int
+    counted: int
+    verified: int
+    """Counted runs whose log shows the quality target reached (the rest did not measure it)."""
+    spreads: dict[str, Spread]
+    units: frozenset[str]
+    benchmarks: frozenset[str]
+    quality_metrics: frozenset[str]
+    samples: pl.DataFrame = dataclasses.field(compare=False, repr=False)
+
+
+def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
+    column = pl.col(key).filter(mask)
+    return [
+        column.count().alias(f"{alias}/n"),
+        column.median().alias(f"{alias}/median"),
+        column.min().alias(f"{alias}/low"),
+        column.max().alias(f"{alias}/high"),
+    ]
+
+
+def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
+    """Medians and ranges of one run set in one Polars pass (no per-run Python loop)."""
+    runs = observations.filter(pl.col("set_name") == set_name)
+    counted = pl.col("counted")
+    row = runs.select(
+        *(e for key in OBSERVED_INPUTS for e in _spread_exprs(key, key, counted)),
+        *_spread_exprs("total_s", "failed_run_s", ~counted),
+    ).row(0, named=True)
+    spreads = {
+        alias: Spread(
+            row[f"{alias}/n"], row[f"{alias}/median"], row[f"{alias}/low"], row[f"{alias}/high"]
+        )
+        for alias in (*OBSERVED_INPUTS, "failed_run_s")
+    }
+    kept = runs.filter(counted)
+    with_throughput = kept.filter(pl.col("steady_throughput").is_not_null())
+    return RunSetStats(
+        runs=runs.height,
+        counted=kept.height,
+        verified=kept.filter(pl.col("quality_reached").fill_null(False)).height,
+        spreads=spreads,
+        units=frozenset(with_throughput["throughput_unit"].drop_nulls().to_list()),
+        benchmarks=frozenset(kept["benchmark"].drop_nulls().to_list()),
+        quality_metrics=frozenset(kept["quality_metric"].drop_nulls().to_list()),
+        samples=kept.select(OBSERVED_INPUTS),
+    )
+
+
 def _run_set_inputs(
-    target: TrainingTarget, work_unit: str | None, observations: pl.DataFrame
+    context: EstimateContext, target: TrainingTarget
 ) -> tuple[dict[str, Input], pl.DataFrame]:
     """Measured inputs of a target from its run set: medians of the runs that count, with the
     min-max range (SPEC §5: report the range, not one lucky run)."""
     name = target.name
     keys = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s")
-    empty = observations.clear()
+    empty = pl.DataFrame(schema={key: pl.Float64 for key in OBSERVED_INPUTS})
     if not target.run_set:
         why = "no run set measures this target (set 'Measured by run set' on the target)"
         return {key: _unknown(key, why, name) for key in keys}, empty
-    runs = observations.filter(pl.col("set_name") == target.run_set)
-    if runs.is_empty():
-        why = f"run set {target.run_set!r} has no imported runs"
-        return {key: _unknown(key, why, name) for key in keys}, empty
-    counted = runs.filter(pl.col("counted"))
-    total = runs.height
-    failed = runs.filter(~pl.col("counted"))
     source = target.run_set
-    inputs: dict[str, Input] = {}
-    fraction = failed.height / total
-    inputs["failed_fraction"] = Input(
-        "failed_fraction",
-        fraction,
-        Provenance(MEASURED, source, f"{failed.height} of {total} runs did not count"),
-        name,
-        runs=total,
-    )
-    if failed.is_empty():
+    stats = context.run_set(source)
+    if stats.runs == 0:
+        why = f"run set {source!r} has no imported runs"
+        return {key: _unknown(key, why, name) for key in keys}, empty
+    failed = stats.runs - stats.counted
+    inputs = {
+        "failed_fraction": Input(
+            "failed_fraction",
+            failed / stats.runs,
+            Provenance(MEASURED, source, f"{failed} of {stats.runs} runs did not count"),
+            name,
+            runs=stats.runs,
+        )
+    }
+    times = stats.spreads["failed_run_s"]
+    if failed == 0:
         inputs["failed_run_s"] = Input(
-            "failed_run_s", 0.0, Provenance(MEASURED, source, "no run failed"), name, runs=total
+            "failed_run_s", 0.0, Provenance(MEASURED, source, "no run failed"), name
         )
+    elif times.n == 0:
+        why = "the runs that did not count have no clock"
+        inputs["failed_run_s"] = _unknown("failed_run_s", why, name)
     else:
-        times = failed["total_s"].drop_nulls()
-        inputs["failed_run_s"] = (
-            Input(
-                "failed_run_s",
-                float(times.median()),
-                Provenance(MEASURED, source, f"median over {times.len()} runs that did not count"),
-                name,
-                low=float(times.min()),
-                high=float(times.max()),
-                runs=times.len(),
-            )
-            if times.len()
-            else _unknown("failed_run_s", "the runs that did not count have no clock", name)
+        inputs["failed_run_s"] = _measured(
+            "failed_run_s", times, source, name, "runs that did not count"
         )
-    if counted.is_empty():
-        why = f"none of the {total} runs in {source!r} finished with the quality target reached"
+    if stats.counted == 0:
+        why = (
+            f"none of the {stats.runs} runs in {source!r} finished with the quality target reached"
+        )
         inputs.update({key: _unknown(key, why, name) for key in OBSERVED_INPUTS})
         return inputs, empty
-    samples = counted
     for key in OBSERVED_INPUTS:
-        values = counted[key].drop_nulls()
-        if key == "steady_throughput":
-            units = set(counted.filter(pl.col(key).is_not_null())["throughput_unit"].to_list())
-            problem = _unit_problem(units, work_unit, source)
-            if problem:
-                inputs[key] = _unknown(key, problem, name)
-                continue
-        if values.len() == 0:
-            inputs[key] = _unknown(key, f"the counted runs of {source!r} do not show it", name)
-            continue
-        inputs[key] = Input(
-            key,
-            float(values.median()),
-            Provenance(MEASURED, source, f"median of {values.len()} counted runs"),
-            name,
-            low=float(values.min()),
-            high=float(values.max()),
-            runs=values.len(),
+        spread = stats.spreads[key]
+        problem = None
+        if spread.n == 0:
+            problem = f"the counted runs of {source!r} do not show it"
+        elif key == "steady_throughput":
+            problem = _unit_problem(set(stats.units), context.inventory.goal.work_unit, source)
+        inputs[key] = (
+            _unknown(key, problem, name)
+            if problem
+            else _measured(key, spread, source, name, "counted runs")
         )
-    return inputs, samples.select(OBSERVED_INPUTS)
+    return inputs, stats.samples
+
+
+def _measured(key: str, spread: Spread, source: str, target: str, which: str) -> Input:
+    return Input(
+        key,
+        spread.median,
+        Provenance(MEASURED, source, f"median of {spread.n} {which}"),
+        target,
+        low=spread.low,
+        high=spread.high,
+        runs=spread.n,
+    )
 
 
 def _unit_problem(units: set[str | None], work_unit: str | None, source: str) -> str | None:
     if not units:
-        return None
+        return f"run set {source!r} does not state its throughput unit"
     if len(units) > 1:
         return f"run set {source!r} mixes throughput units {sorted(map(str, units))}"
     unit = units.pop()
@@ -662,7 +757,7 @@ class TargetInputs:
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
     inventory, book = context.inventory, context.book
     name = target.name
-    measured, samples = _run_set_inputs(target, inventory.goal.work_unit, context.observations)
+    measured, samples = _run_set_inputs(context, target)
     inputs = global_inputs(inventory)
     inputs["instance_count"] = Input(
         "instance_count",

@@ -15,10 +15,12 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from trntui.core.comparison import Comparison
+from trntui.core.comparison import Comparison, compare
 from trntui.core.estimate import (
     INPUT_SPECS,
     MEASURED,
@@ -26,11 +28,21 @@ from trntui.core.estimate import (
     TERMS,
     Estimate,
     EstimateContext,
+    Override,
     TargetEstimate,
+    TargetInputs,
+    estimate,
     quote_id,
     quote_source,
+    shown_unit,
 )
-from trntui.core.sensitivity import Distribution, Sensitivity
+from trntui.core.sensitivity import (
+    DEFAULT_DRAWS,
+    Distribution,
+    Sensitivity,
+    resample,
+    sensitivity,
+)
 
 FORMULA = (
     "cost = instance price x billed time (per stage, summed)\n"
@@ -96,7 +108,7 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
         "inputs": {
             i.key: {
                 "label": i.label,
-                "unit": i.unit,
+                "unit": shown_unit(i.unit, item.work_unit),
                 "value": _number(i.value),
                 "provenance": i.provenance.kind,
                 "source": i.provenance.source,
@@ -119,11 +131,11 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
     }
 
 
-def estimate_document(estimate: Estimate) -> dict[str, Any]:
+def estimate_document(result: Estimate) -> dict[str, Any]:
     """The JSON of ``trntui estimate --json``."""
     return {
-        "work_unit": estimate.work_unit,
-        "targets": [target_document(item) for item in estimate.targets],
+        "work_unit": result.work_unit,
+        "targets": [target_document(item) for item in result.targets],
         "overrides": [
             {
                 "input": o.input,
@@ -132,7 +144,7 @@ def estimate_document(estimate: Estimate) -> dict[str, Any]:
                 "who": o.who,
                 "why": o.why,
             }
-            for o in estimate.overrides
+            for o in result.overrides
         ],
         "risks": [
             {
@@ -142,9 +154,9 @@ def estimate_document(estimate: Estimate) -> dict[str, Any]:
                 "effort_days": r.effort_days,
                 "owner": r.owner,
             }
-            for r in estimate.risks
+            for r in result.risks
         ],
-        "open_risk_effort_days": estimate.risk_effort_days,
+        "open_risk_effort_days": result.risk_effort_days,
     }
 
 
@@ -212,6 +224,7 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
                 "measured_unit": p.measured_unit,
                 "runs": p.runs,
                 "counted_runs": p.counted_runs,
+                "verified_runs": p.verified_runs,
             }
             for p in comparison.protocols
         ],
@@ -232,17 +245,25 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
     }
 
 
-def caveats(context: EstimateContext, estimate: Estimate, stale: tuple[str, ...]) -> list[str]:
+def caveats(context: EstimateContext, result: Estimate, stale: tuple[str, ...]) -> list[str]:
     """What a reviewer must know before approving: each one a plain sentence."""
     notes = [f"Snapshot is stale: {note}" for note in stale]
     if context.inventory.project.example:
         notes.append("This project is marked as EXAMPLE data: the values illustrate the method.")
-    for item in estimate.targets:
+    for item in result.targets:
         if item.incomplete_inputs:
             notes.append(
                 f"{item.name}: incomplete, unknown inputs: {', '.join(item.incomplete_inputs)}"
             )
         notes += [f"{item.name}: {flag.message}" for flag in item.quote_flags]
+        if item.target.run_set:
+            stats = context.run_set(item.target.run_set)
+            unverified = stats.counted - stats.verified
+            if unverified:
+                notes.append(
+                    f"{item.name}: quality not verified in {unverified} of {stats.counted} "
+                    "counted runs (their logs hold no evaluation against the target)"
+                )
         single = [
             i.label
             for i in item.inputs
@@ -253,7 +274,7 @@ def caveats(context: EstimateContext, estimate: Estimate, stale: tuple[str, ...]
                 f"{item.name}: measured on one run only ({', '.join(single)}): repeat the runs "
                 "to see the range"
             )
-    for o in estimate.overrides:
+    for o in result.overrides:
         where = f"{o.target}: " if o.target else ""
         notes.append(
             f"Assumption: {where}{INPUT_SPECS[o.input].label} set to {o.value:g} by "
@@ -263,12 +284,42 @@ def caveats(context: EstimateContext, estimate: Estimate, stale: tuple[str, ...]
     return notes
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the Scenarios screen and the report show for one set of inputs."""
+
+    estimate: Estimate
+    comparison: Comparison
+    sensitivities: tuple[Sensitivity, ...]
+    distributions: tuple[Distribution, ...]
+
+
+def analyze(
+    context: EstimateContext,
+    overrides: Sequence[Override] = (),
+    *,
+    prepared: Sequence[TargetInputs] | None = None,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+) -> Analysis:
+    """Estimate, comparison, tornado bars and P10/P50/P90 after an edit, in one call.
+
+    Raises ``InvalidInputError`` for a bad override, before anything is computed, so the
+    caller keeps showing its last valid ``Analysis``. Pass ``prepared`` (``prepare(context)``)
+    when only overrides changed since the last call.
+    """
+    result = estimate(context, overrides, prepared)
+    return Analysis(
+        result,
+        compare(context, result),
+        sensitivity(result),
+        resample(result, draws=draws, seed=seed),
+    )
+
+
 def report_document(
     context: EstimateContext,
-    estimate: Estimate,
-    comparison: Comparison,
-    sensitivities: tuple[Sensitivity, ...],
-    distributions: tuple[Distribution, ...],
+    analysis: Analysis,
     *,
     scenario: str | None = None,
     saved_at: datetime | None = None,
@@ -276,10 +327,11 @@ def report_document(
     generated_at: datetime | None = None,
 ) -> dict[str, Any]:
     """The whole report as one JSON-ready document."""
+    result = analysis.estimate
     project = context.inventory.project
     goal = context.inventory.goal
     by_id = {quote_id(q): q for q in context.book.quotes}
-    used = [i.provenance.source for t in estimate.targets for i in t.inputs]
+    used = [i.provenance.source for t in result.targets for i in t.inputs]
     quotes = {qid: by_id[qid] for qid in dict.fromkeys(used) if qid in by_id}
     return {
         "project": {
@@ -302,7 +354,7 @@ def report_document(
             "quality_direction": goal.quality_direction,
         },
         "formula": FORMULA,
-        **estimate_document(estimate),
+        **estimate_document(result),
         "quotes": [
             {
                 "id": qid,
@@ -325,12 +377,12 @@ def report_document(
                 "retrieved_at": r.retrieved_at.isoformat(),
             }
             for r in context.book.rates
-            if r.region in {t.target.region for t in estimate.targets}
+            if r.region in {t.target.region for t in result.targets}
         ],
-        "sensitivity": _sensitivity_document(sensitivities),
-        "distribution": _distribution_document(distributions),
-        "comparison": _comparison_document(comparison),
-        "caveats": caveats(context, estimate, stale),
+        "sensitivity": _sensitivity_document(analysis.sensitivities),
+        "distribution": _distribution_document(analysis.distributions),
+        "comparison": _comparison_document(analysis.comparison),
+        "caveats": caveats(context, result, stale),
     }
 
 
@@ -563,7 +615,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             ("Quality threshold", "quality_threshold"),
             ("Work to finish", "work_amount"),
             ("Throughput unit measured", "measured_unit"),
-            ("Runs (counted)", "runs"),
+            ("Runs (counted, quality verified)", "runs"),
         ]
         header = ["Protocol", *(p["target"] for p in c["protocols"])]
         rows = []
@@ -572,7 +624,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             for p in c["protocols"]:
                 value = p[key]
                 if key == "runs":
-                    value = f"{p['runs']} ({p['counted_runs']})"
+                    value = f"{p['runs']} ({p['counted_runs']}, {p['verified_runs']})"
                 row.append("not recorded" if value is None else value)
             rows.append(row)
         out += _table(header, rows)

@@ -1,7 +1,8 @@
 """How much the total moves with each observed input, and its spread over the observed runs.
 
 SPEC §5: vary **only observed inputs**, over **the range seen in the repeated runs** (the
-minimum and maximum of the run set's counted runs), never an arbitrary "+20 %". An input set
+minimum and maximum of the run set's counted runs; for the billed time of a failed attempt, of
+its runs that did not count), never an arbitrary "+20 %". An input set
 by a scenario override is an assumption, not an observation, so it is not varied; neither are
 inventory quantities (storage, transfer, logs), which no run log measures.
 
@@ -9,23 +10,23 @@ Resampling draws whole runs, with replacement, from the counted runs of each tar
 each draw takes the throughput, startup, overhead and retry figures of one observed run
 together (they are not independent: a slow run is often a stalling one), keeps every other
 input as in the estimate, and applies the same formula. P10/P50/P90 of the drawn totals show
-what one training will cost given the run-to-run variation seen. All draws are one Polars
-frame: no per-draw Python loop; the same seed gives the same draws.
+what one training will cost given the run-to-run variation seen. The draws are a Polars
+sample with replacement (no per-draw Python loop); the same seed gives the same draws.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import polars as pl
-
 from trntui.core.estimate import (
     MEASURED,
     OBSERVED_INPUTS,
     Estimate,
+    Input,
     TargetEstimate,
     cost_frame,
     input_frame,
+    shown_unit,
 )
 
 DEFAULT_DRAWS = 10_000
@@ -73,9 +74,14 @@ class Distribution:
     """Why there is no distribution (an incomplete estimate, no counted runs)."""
 
 
-def _varied(item: TargetEstimate) -> tuple[list, list[tuple[str, str]]]:
-    varied, skipped = [], []
-    for key in OBSERVED_INPUTS:
+VARIED_INPUTS = (*OBSERVED_INPUTS, "failed_run_s")
+"""Inputs measured per run, so with a range over the repeated runs."""
+
+
+def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
+    varied: list[Input] = []
+    skipped: list[tuple[str, str]] = []
+    for key in VARIED_INPUTS:
         value = item.input(key)
         if value.provenance.kind != MEASURED:
             skipped.append((value.label, f"{value.provenance.kind}, not a measurement"))
@@ -84,6 +90,7 @@ def _varied(item: TargetEstimate) -> tuple[list, list[tuple[str, str]]]:
         else:
             varied.append(value)
     skipped += [
+        (item.input("failed_fraction").label, "one share over the whole run set, not per run"),
         ("Storage, transfer and log quantities", "inventory values: no run log measures them"),
         ("Accelerator utilization", "not recorded in the imported run facts"),
     ]
@@ -93,7 +100,7 @@ def _varied(item: TargetEstimate) -> tuple[list, list[tuple[str, str]]]:
 def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
     """Tornado bars per target, all variants of all targets evaluated in one frame."""
     rows: list[dict[str, float | None]] = []
-    plan: list[tuple[int, object]] = []
+    plan: list[tuple[int, Input]] = []
     skipped_by_target = []
     for index, item in enumerate(estimate.targets):
         base = item.values()
@@ -113,7 +120,7 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
             SensitivityBar(
                 key=value.key,
                 label=value.label,
-                unit=value.unit,
+                unit=shown_unit(value.unit, estimate.work_unit),
                 base=value.value,
                 low=value.low,
                 high=value.high,
@@ -134,30 +141,45 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
 def resample(
     estimate: Estimate, draws: int = DEFAULT_DRAWS, seed: int = 0
 ) -> tuple[Distribution, ...]:
-    """P10/P50/P90 of each target's total over ``draws`` runs drawn from its counted runs."""
+    """P10/P50/P90 of each target's total over ``draws`` runs drawn from its counted runs.
+
+    A draw is one whole observed run, so the formula is applied once per observed run (all
+    targets in one frame) and the draws pick among those totals with replacement, vectorized
+    in Polars. Each target draws with its own seed (``seed`` + its position), so adding a
+    target does not change the draws of the others.
+    """
     if draws < 1:
         raise ValueError("draws must be at least 1")
-    return tuple(_resample_target(item, draws, seed) for item in estimate.targets)
+    rows: list[dict[str, float | None]] = []
+    plan: list[tuple[int, int, int]] = []
+    results: dict[int, Distribution] = {}
+    for index, item in enumerate(estimate.targets):
+        if item.total_usd is None:
+            results[index] = _none(item, draws, seed, "estimate incomplete")
+            continue
+        if item.samples.is_empty():
+            results[index] = _none(item, draws, seed, "no counted runs to draw from")
+            continue
+        measured = [
+            key
+            for key in OBSERVED_INPUTS
+            if item.input(key).provenance.kind == MEASURED and item.samples[key].null_count() == 0
+        ]
+        values = item.values()
+        plan.append((index, len(rows), item.samples.height))
+        rows += [{**values, **run} for run in item.samples.select(measured).iter_rows(named=True)]
+    if rows:
+        totals = cost_frame(input_frame(rows))["total_usd"]
+        for index, start, runs in plan:
+            drawn = totals.slice(start, runs).sample(
+                n=draws, with_replacement=True, seed=seed + index
+            )
+            p10, p50, p90 = (drawn.quantile(q, interpolation="linear") for q in (0.1, 0.5, 0.9))
+            results[index] = Distribution(
+                estimate.targets[index].name, draws, runs, seed, p10, p50, p90
+            )
+    return tuple(results[index] for index in range(len(estimate.targets)))
 
 
-def _resample_target(item: TargetEstimate, draws: int, seed: int) -> Distribution:
-    samples = item.samples
-    if item.total_usd is None:
-        return Distribution(item.name, draws, 0, seed, None, None, None, "estimate incomplete")
-    if samples.is_empty():
-        return Distribution(
-            item.name, draws, 0, seed, None, None, None, "no counted runs to draw from"
-        )
-    measured = [
-        key
-        for key in OBSERVED_INPUTS
-        if item.input(key).provenance.kind == MEASURED and samples[key].null_count() == 0
-    ]
-    constants = {key: value for key, value in item.values().items() if key not in measured}
-    drawn = samples.select(measured).sample(n=draws, with_replacement=True, seed=seed)
-    frame = drawn.with_columns(
-        [pl.lit(value, pl.Float64).alias(key) for key, value in constants.items()]
-    )
-    totals = cost_frame(frame.select(input_frame([]).columns))["total_usd"]
-    p10, p50, p90 = (totals.quantile(q, interpolation="linear") for q in (0.1, 0.5, 0.9))
-    return Distribution(item.name, draws, samples.height, seed, p10, p50, p90)
+def _none(item: TargetEstimate, draws: int, seed: int, reason: str) -> Distribution:
+    return Distribution(item.name, draws, 0, seed, None, None, None, reason)

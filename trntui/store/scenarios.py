@@ -44,7 +44,7 @@ from trntui.core.estimate import (
 )
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
-from trntui.core.run_facts import QualityTarget, run_facts
+from trntui.core.run_facts import run_facts
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import read_inventory
 from trntui.store.quotes import load_quote_book
@@ -65,27 +65,24 @@ class ScenarioNotFound(UserError):
 _OBSERVATION_CACHE: dict[tuple, pl.DataFrame] = {}
 
 
-def quality_target(inventory: Inventory) -> QualityTarget | None:
-    """The goal's quality criterion, which decides whether a run counts (None if not set)."""
-    goal = inventory.goal
-    if goal.quality_threshold is None or goal.quality_direction is None:
-        return None
-    return QualityTarget(
-        goal.quality_metric, goal.quality_threshold, goal.quality_direction == "higher is better"
-    )
-
-
 def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     """The estimate's view of every imported run, derived once per import.
 
     Run facts are derived from the stored timelines (never the logs) against the goal's quality
-    criterion; the result is cached in memory until the runs table or the criterion changes,
-    so editing an input never touches the runs again.
+    criterion and planned steps, as the Runs screen does; the result is cached in memory until
+    the runs table, the criterion or the plan changes, so editing an input never touches the
+    runs again.
     """
     path = runs_path(root)
-    target = quality_target(inventory)
+    target = inventory.goal.quality_target()
+    planned = inventory.planned_steps()
     stamp = path.stat() if path.is_file() else None
-    key = (str(Path(root).resolve()), stamp and (stamp.st_mtime_ns, stamp.st_size), target)
+    key = (
+        str(Path(root).resolve()),
+        stamp and (stamp.st_mtime_ns, stamp.st_size),
+        target,
+        planned,
+    )
     cached = _OBSERVATION_CACHE.get(key)
     if cached is not None:
         return cached
@@ -93,7 +90,8 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     rows = []
     for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
         run = load_run(root, run_id)
-        rows.append(observation_row(run_id, set_name, run_facts(run, target), run.metadata))
+        facts = run_facts(run, target, planned)
+        rows.append(observation_row(run_id, set_name, facts, run.metadata))
     frame = observations_frame(rows)
     _OBSERVATION_CACHE.clear()
     _OBSERVATION_CACHE[key] = frame
@@ -316,8 +314,13 @@ def _read(path: Path) -> dict[str, Any]:
             f"{path} was written by a newer trntui (schema_version {version}); upgrade trntui"
         )
     if version != SCHEMA_VERSION:
-        raise InputFileError(str(path), f"schema_version is {version!r}", line=1,
-                             key="schema_version", expected=str(SCHEMA_VERSION))  # fmt: skip
+        raise InputFileError(
+            str(path),
+            f"schema_version is {version!r}",
+            line=1,
+            key="schema_version",
+            expected=str(SCHEMA_VERSION),
+        )
     return document
 
 
@@ -382,10 +385,8 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
     """
     notes: list[str] = []
     then = scenario.estimate()
-    saved_sets = {}
-    for table in _run_sets(scenario):
-        saved_sets[table[0]] = set(table[1])
-    for set_name, ids in saved_sets.items():
+    for set_name, saved_ids in _run_sets(scenario):
+        ids = set(saved_ids)
         now = set(current.observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
         if now != ids:
             added, removed = len(now - ids), len(ids - now)
@@ -407,6 +408,11 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
                     f"{old.name}: {before.label} {_show(before.value)} -> {_show(after.value)}"
                     f" ({after.provenance})"
                 )
+        notes += [
+            f"{old.name}: {flag.message} (as of {current.today.isoformat()})"
+            for flag in new.quote_flags
+            if flag not in old.quote_flags
+        ]
         for q in scenario.context.book.quotes:
             if new.quote is not None and quote_id(new.quote) == quote_id(q) and new.quote != q:
                 notes.append(f"quote {quote_id(q)} changed since the snapshot")

@@ -1,0 +1,214 @@
+"""``trntui estimate``, ``report`` and ``scenario`` on a project with imported Megatron logs."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.loggen import MegatronSpec, write_megatron
+from tests.test_estimate import TRN, book, inventory
+from trntui.commands import estimate as commands
+from trntui.store.project import Project, init_project
+from trntui.store.quotes import add_quotes, add_rates, remove_quote
+from trntui.store.runs import import_paths
+
+GLOBAL_BATCH = 256
+TRN_STEP_TIMES = (2.0, 2.3, 2.6)
+
+
+def cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="trntui")
+    commands.register(parser.add_subparsers())
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("cli")
+    root = base / "project"
+    init_project(root)
+    logs = base / "logs"
+    logs.mkdir()
+    for i, step in enumerate(TRN_STEP_TIMES):
+        spec = MegatronSpec(seed=10 + i, step_time_s=step, train_iters=800, crash_at=None,
+                            stall_at=None, global_batch=GLOBAL_BATCH)  # fmt: skip
+        write_megatron(logs / f"trn{i}.log", spec)
+        gpu = MegatronSpec(seed=i, step_time_s=1.0, train_iters=800, crash_at=None, stall_at=None)
+        write_megatron(logs / f"gpu{i}.log", gpu)
+    import_paths(root, [logs / f"trn{i}.log" for i in range(3)], set_name="trn")
+    import_paths(root, [logs / f"gpu{i}.log" for i in range(3)], set_name="gpu")
+    inv = inventory()
+    goal = dataclasses.replace(
+        inv.goal, work_amount=204800.0, quality_metric="validation lm loss", quality_threshold=3.0
+    )
+    with Project.open(root) as project:
+        project.save_inventory(dataclasses.replace(inv, goal=goal))
+    quotes = book()
+    add_quotes(root, list(quotes.quotes))
+    add_rates(root, list(quotes.rates))
+    write_megatron(base / "extra.log", MegatronSpec(seed=99, step_time_s=3.0, train_iters=800,
+                                                     crash_at=None, stall_at=None))  # fmt: skip
+    return root
+
+
+@pytest.fixture
+def project(built, tmp_path) -> Path:
+    copy = tmp_path / "project"
+    shutil.copytree(built, copy)
+    return copy
+
+
+def test_estimate_json_has_every_term_and_provenance(project, capsys):
+    assert cli("estimate", str(project), "--json") == 0
+    document = json.loads(capsys.readouterr().out)
+    trn = next(t for t in document["targets"] if t["name"] == TRN)
+    keys = ("total_usd", "incomplete_inputs", "instance_hours", "instance_usd", "storage_usd",
+            "transfer_usd", "logs_usd", "data_prep_usd", "retries_usd")  # fmt: skip
+    assert all(key in trn for key in keys)
+    assert trn["incomplete_inputs"] == []
+    terms = sum(trn[k] for k in ("instance_usd", "storage_usd", "transfer_usd", "logs_usd",
+                                 "data_prep_usd", "retries_usd"))  # fmt: skip
+    assert trn["total_usd"] == pytest.approx(terms)
+    throughput = trn["inputs"]["steady_throughput"]
+    assert throughput["provenance"] == "measured"
+    assert throughput["source"] == "trn"
+    # the median run of the simulated set ran at 256 samples / 2.3 s
+    assert throughput["value"] == pytest.approx(GLOBAL_BATCH / 2.3, rel=0.03)
+    assert throughput["low"] == pytest.approx(GLOBAL_BATCH / 2.6, rel=0.03)
+    assert trn["inputs"]["usd_per_hour"]["provenance"] == "quoted"
+    assert trn["inputs"]["work_amount"]["provenance"] == "assumption"
+    # training hours: the goal's samples at the measured pace, on 2 instances
+    training = next(s for s in trn["stages"] if s["key"] == "training_h")
+    assert training["hours_per_instance"] == pytest.approx(204800 / throughput["value"] / 3600)
+    assert training["usd"] == pytest.approx(training["hours_per_instance"] * 2 * 10.0)
+
+
+def test_estimate_json_total_is_null_when_a_price_is_unknown(project, capsys):
+    remove_quote(project, ("trn3.48xlarge", "us-east-1", "on-demand", True))
+    assert cli("estimate", str(project), "--json") == 0
+    document = json.loads(capsys.readouterr().out)
+    trn = next(t for t in document["targets"] if t["name"] == TRN)
+    assert trn["total_usd"] is None
+    assert trn["incomplete_inputs"] == ["Instance price"]
+    assert trn["inputs"]["usd_per_hour"]["provenance"] == "unknown"
+    assert document["comparison"]["cost_ratio"] is None
+    assert document["comparison"]["decision"] == "pause"
+
+
+def test_estimate_text(project, capsys):
+    assert cli("estimate", str(project)) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = lines.index("Trainium3 trial: 2 x trn3.48xlarge, us-east-1, on-demand")
+    assert lines[header + 1].split() == ["total", lines[header + 1].split()[-1]]
+    assert lines[header + 1].split()[-1].startswith("$")
+    assert "Training (steady useful work)" in lines[header + 4]
+    assert "Decision:" in out
+    assert "Porting risks: 10 days over 1 open risk(s), kept apart from the totals" in out
+
+
+def test_report_files(project, tmp_path, capsys):
+    md, js, cs = tmp_path / "r.md", tmp_path / "r.json", tmp_path / "r.csv"
+    assert cli("report", str(project), "--format", "md", "-o", str(md)) == 0
+    assert cli("report", str(project), "--format", "json", "-o", str(js), "--seed", "4") == 0
+    assert cli("report", str(project), "--format", "csv", "-o", str(cs)) == 0
+    text = md.read_text()
+    for heading in ("# Training cost estimate", "## Summary", "## Formula",
+                    "## Price quotes", "## Sensitivity over the range seen in the repeated runs",
+                    "## Trainium3 vs GPU", "## Porting risks", "## Caveats"):  # fmt: skip
+        assert heading in text
+    assert "| Useful throughput |" in text
+    assert "manual: test price for trn3.48xlarge, dated 2026-11-20" in text
+    assert "trn3.48xlarge/us-east-1/on-demand/manual" in text
+    assert "**Decision:" in text
+    document = json.loads(js.read_text())
+    assert document["distribution"][0]["seed"] == 4
+    assert document["distribution"][0]["runs"] == 3
+    assert document["formula"].startswith("cost = instance price x billed time")
+    assert document["quotes"][0]["retrieved_at"].startswith("2026-11-20")
+    rows = list(csv.DictReader(io.StringIO(cs.read_text())))
+    totals = {r["target"]: r["value"] for r in rows if r["section"] == "total"
+              and r["item"] == "total_usd"}  # fmt: skip
+    assert float(totals[TRN]) == pytest.approx(document["targets"][0]["total_usd"])
+    assert any(r["section"] == "sensitivity_swing" for r in rows)
+    assert any(r["section"] == "risk" and r["unit"] == "days" for r in rows)
+
+
+def test_scenario_save_list_show_diff(project, capsys):
+    assert cli("scenario", "save", str(project), "base", "--note", "as measured") == 0
+    assert cli("scenario", "save", str(project), "fast", "--set", f"{TRN}:steady_throughput=200",
+               "--why", "SDK 2.x kernels", "--who", "bob") == 0  # fmt: skip
+    assert (project / "scenarios" / "fast.toml").is_file()
+    capsys.readouterr()
+    assert cli("scenario", "list", str(project), "--json") == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [s["name"] for s in listed] == ["base", "fast"]
+    assert cli("scenario", "show", str(project), "fast", "--json") == 0
+    shown = json.loads(capsys.readouterr().out)
+    trn = next(t for t in shown["targets"] if t["name"] == TRN)
+    assert trn["inputs"]["steady_throughput"]["value"] == 200.0
+    assert trn["inputs"]["steady_throughput"]["source"] == "bob"
+    assert shown["stale"] == []
+    assert cli("scenario", "diff", str(project), "base", "fast", "--json") == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    throughput = next(c for c in changes if c["item"] == "Useful throughput")
+    assert throughput["b"] == 200.0
+    assert throughput["delta"] == pytest.approx(200.0 - throughput["a"])
+    assert any(c["item"] == "total_usd" and c["delta"] < 0 for c in changes)
+
+
+def test_scenario_opens_stale_after_a_new_run(built, project, capsys):
+    assert cli("scenario", "save", str(project), "base") == 0
+    outcomes = import_paths(project, [built.parent / "extra.log"], set_name="trn")
+    assert [o.outcome for o in outcomes] == ["added"]
+    capsys.readouterr()
+    assert cli("scenario", "show", str(project), "base") == 0
+    out = capsys.readouterr().out
+    assert "STALE: run set 'trn' changed: 1 run(s) added, 0 removed" in out
+
+
+def test_scenario_report(project, tmp_path):
+    assert cli("scenario", "save", str(project), "base") == 0
+    out = tmp_path / "r.md"
+    assert cli("report", str(project), "--scenario", "base", "--format", "md", "-o", str(out)) == 0
+    assert "scenario **base**" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--set", f"{TRN}:steady_throughput=0", "--why", "x"], "must be above 0"),
+        (["--set", f"{TRN}:steady_throughput=2"], "say why"),
+        (["--set", "bogus=1", "--why", "x"], "unknown input"),
+        (["--set", f"{TRN}:startup_s=-1", "--why", "x"], "cannot be negative"),
+    ],
+)
+def test_bad_overrides_exit_2_and_save_nothing(project, capsys, argv, message):
+    assert cli("scenario", "save", str(project), "bad", *argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (project / "scenarios" / "bad.toml").exists()
+
+
+def test_unknown_scenario_exits_2(project, capsys):
+    assert cli("estimate", str(project), "--scenario", "nope") == 2
+    assert "no scenario 'nope'" in capsys.readouterr().err
+
+
+def test_run_facts_are_derived_once_per_import(built, project):
+    from trntui.store.project import read_inventory
+    from trntui.store.scenarios import load_observations
+
+    inv = read_inventory(project).inventory
+    first = load_observations(project, inv)
+    assert load_observations(project, inv) is first  # an edit does not touch the runs again
+    import_paths(project, [built.parent / "extra.log"], set_name="trn")
+    again = load_observations(project, inv)
+    assert again is not first and again.height == first.height + 1

@@ -1,0 +1,381 @@
+"""``trntui estimate``, ``trntui report`` and ``trntui scenario``: the estimate, headless.
+
+``estimate DIR [--scenario NAME] [--json]`` prints each target's estimate (JSON: per target
+``total_usd`` (null when incomplete), ``incomplete_inputs``, ``instance_hours``, each cost term
+and every input with its ``provenance``), the Trainium3-vs-GPU comparison and the decision.
+
+``report DIR [--scenario NAME] --format md|json|csv -o FILE`` writes the budget report
+(``-o -`` prints it).
+
+``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]``
+snapshots the project with those overrides; ``scenario list DIR``, ``scenario show DIR NAME``
+and ``scenario diff DIR A [B]`` (B omitted: the project as it is now, same overrides) do from
+the shell what the Scenarios screen does.
+
+Exit codes: 0 done (an incomplete estimate is still a result: it says what is missing), 2 a
+problem the user can fix (bad folder, bad override, unknown scenario).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import getpass
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trntui.core.comparison import compare
+from trntui.core.errors import UserError
+from trntui.core.estimate import (
+    INPUT_SPECS,
+    Estimate,
+    EstimateContext,
+    InvalidInputError,
+    Override,
+    estimate,
+)
+from trntui.core.report import (
+    TERM_LABELS,
+    analyze,
+    estimate_document,
+    render_csv,
+    render_json,
+    render_markdown,
+    report_document,
+    usd,
+)
+from trntui.core.sensitivity import DEFAULT_DRAWS
+from trntui.store.atomic import atomic_write_text
+from trntui.store.scenarios import (
+    DiffRow,
+    Scenario,
+    diff_estimates,
+    list_scenarios,
+    load_context,
+    load_scenario,
+    save_scenario,
+    staleness,
+)
+
+RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
+_LABEL_WIDTH = 41
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    est = subparsers.add_parser(
+        "estimate",
+        help="print the cost estimate of each training target",
+        description="Print each target's estimate: billed hours per stage, every cost term, "
+        "the total (or 'incomplete: <inputs>'), the Trainium3-vs-GPU comparison and decision.",
+    )
+    est.add_argument("dir", help="project folder")
+    est.add_argument("--scenario", metavar="NAME", help="use a saved scenario snapshot")
+    est.add_argument("--json", action="store_true", help="print JSON")
+    est.set_defaults(func=estimate_command)
+
+    rep = subparsers.add_parser(
+        "report",
+        help="write the estimate report for budget approval",
+        description="Write the budget report: inputs with provenance, quotes with source and "
+        "date, the formula, each stage, sensitivity, comparison and caveats.",
+    )
+    rep.add_argument("dir", help="project folder")
+    rep.add_argument("--scenario", metavar="NAME", help="report a saved scenario snapshot")
+    rep.add_argument("--format", choices=sorted(RENDERERS), required=True)
+    rep.add_argument("-o", "--output", required=True, metavar="FILE", help="file ('-': stdout)")
+    rep.add_argument("--draws", type=int, default=DEFAULT_DRAWS, help="resampling draws")
+    rep.add_argument(
+        "--seed", type=int, default=0, help="resampling seed (same seed, same P10-P90)"
+    )
+    rep.set_defaults(func=report_command)
+
+    scenario = subparsers.add_parser(
+        "scenario",
+        help="save, list, show and compare scenario snapshots",
+        description="Named snapshots of an estimate with every input, override and quote.",
+    )
+    actions = scenario.add_subparsers(dest="action", metavar="ACTION", required=True)
+    save = actions.add_parser("save", help="snapshot the project with overrides")
+    save.add_argument("dir", help="project folder")
+    save.add_argument("name", help="scenario name (letters, digits, . _ -)")
+    save.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="[TARGET:]INPUT=VALUE",
+        help=f"override an input; inputs: {', '.join(INPUT_SPECS)}",
+    )
+    save.add_argument("--who", help="who sets the overrides (default: your user name)")
+    save.add_argument("--why", default="", help="why (required with --set)")
+    save.add_argument("--note", default="", help="a note stored with the snapshot")
+    save.set_defaults(func=scenario_save_command)
+
+    lister = actions.add_parser("list", help="list saved scenarios")
+    lister.add_argument("dir", help="project folder")
+    lister.add_argument("--json", action="store_true", help="print JSON")
+    lister.set_defaults(func=scenario_list_command)
+
+    show = actions.add_parser("show", help="reopen a scenario (flagged stale if runs changed)")
+    show.add_argument("dir", help="project folder")
+    show.add_argument("name", help="scenario name")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(func=scenario_show_command)
+
+    diff = actions.add_parser("diff", help="what changed between two scenarios")
+    diff.add_argument("dir", help="project folder")
+    diff.add_argument("a", metavar="A", help="scenario name")
+    diff.add_argument("b", metavar="B", nargs="?", help="scenario name (default: project now)")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.set_defaults(func=scenario_diff_command)
+
+
+def _user_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
+    """A mistake the user can fix prints one line and exits 2; tracebacks are for bugs."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except UserError as error:
+            print(f"trntui: error: {error}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def _project_context(root: Path) -> EstimateContext:
+    from trntui.store.project import Project
+
+    with Project.open(root, read_only=True) as project:
+        return load_context(root, project.inventory)
+
+
+def _basis(
+    root: Path, name: str | None
+) -> tuple[EstimateContext, tuple[Override, ...], Scenario | None, tuple[str, ...]]:
+    """What to show: the project now, or a snapshot (its own context and overrides) with the
+    notes on what changed in the project since it was saved."""
+    if name is None:
+        return _project_context(root), (), None, ()
+    scenario = load_scenario(root, name)
+    try:
+        stale = staleness(scenario, _project_context(root))
+    except UserError as error:
+        stale = (f"the project cannot be read to check ({error})",)
+    return scenario.context, scenario.overrides, scenario, stale
+
+
+@_user_errors
+def estimate_command(args: argparse.Namespace) -> int:
+    context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
+    result = estimate(context, overrides)
+    comparison = compare(context, result)
+    if args.json:
+        document = estimate_document(result)
+        document["scenario"] = scenario.name if scenario else None
+        document["stale"] = list(stale)
+        document["comparison"] = {
+            "comparable": comparison.comparable,
+            "reasons": list(comparison.reasons),
+            "cost_ratio": comparison.cost_ratio,
+            "decision": comparison.decision.action,
+            "decision_facts": list(comparison.decision.facts),
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+    if scenario is not None:
+        print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
+    for note in stale:
+        print(f"STALE: {note}")
+    print(_estimate_text(result))
+    if comparison.comparable:
+        print(
+            f"Trainium3 / GPU cost to the same result: {comparison.cost_ratio:.3f} "
+            f"({comparison.break_even.note})"
+        )
+    else:
+        print("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
+    print(f"Decision: {comparison.decision.action}")
+    for fact in comparison.decision.facts:
+        print(f"  - {fact}")
+    return 0
+
+
+def _estimate_text(result: Estimate) -> str:
+    """Each target as a short block that fits 80 columns."""
+    lines = []
+    for item in result.targets:
+        target = item.target
+        lines.append(
+            f"{item.name}: {target.instance_count} x {target.instance_type}, "
+            f"{target.region}, {target.purchase_option}"
+        )
+        lines.append(f"  {'total':{_LABEL_WIDTH}} {item.headline()}")
+        if item.usd_per_unit is not None:
+            unit = (item.work_unit or "units").removesuffix("s")
+            lines.append(f"  {'per ' + unit:{_LABEL_WIDTH}} ${item.usd_per_unit:,.6g}")
+        for stage in item.stages:
+            hours = "unknown" if stage.instance_hours is None else f"{stage.instance_hours:,.4g}"
+            lines.append(f"  {stage.label:{_LABEL_WIDTH}} {hours} instance-hours")
+        for term, label in TERM_LABELS.items():
+            lines.append(f"  {label:{_LABEL_WIDTH}} {usd(item.term(term))}")
+        kinds: dict[str, int] = {}
+        for i in item.inputs:
+            kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1
+        lines.append(
+            f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        )
+    open_risks = sum(r.status != "resolved" for r in result.risks)
+    lines.append(
+        f"Porting risks: {result.risk_effort_days:g} days over {open_risks} open risk(s), "
+        "kept apart from the totals"
+    )
+    return "\n".join(lines)
+
+
+@_user_errors
+def report_command(args: argparse.Namespace) -> int:
+    if args.draws < 1:
+        raise UserError("--draws must be at least 1")
+    context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
+    analysis = analyze(context, overrides, draws=args.draws, seed=args.seed)
+    document = report_document(
+        context,
+        analysis,
+        scenario=scenario.name if scenario else None,
+        saved_at=scenario.saved_at if scenario else None,
+        stale=stale,
+    )
+    text = RENDERERS[args.format](document)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(Path(args.output), text)
+        print(f"Wrote {args.format} report to {args.output}")
+    return 0
+
+
+def parse_override(text: str, who: str, why: str) -> Override:
+    """``[TARGET:]INPUT=VALUE`` as an override (``InvalidInputError`` when malformed)."""
+    where, sep, value_text = text.rpartition("=")
+    if not sep or not where:
+        raise InvalidInputError(f"--set {text!r}: expected [TARGET:]INPUT=VALUE")
+    target, _, key = where.rpartition(":")
+    try:
+        value = float(value_text)
+    except ValueError:
+        raise InvalidInputError(f"--set {text!r}: {value_text!r} is not a number") from None
+    return Override(key.strip(), value, target.strip() or None, who=who, why=why)
+
+
+@_user_errors
+def scenario_save_command(args: argparse.Namespace) -> int:
+    from trntui.store.project import Project
+
+    if args.overrides and not args.why.strip():
+        raise UserError("an override is an assumption: say why with --why")
+    who = args.who or _user()
+    overrides = [parse_override(text, who, args.why) for text in args.overrides]
+    root = Path(args.dir)
+    with Project.open(root) as project:
+        project.require_writable()
+        context = load_context(root, project.inventory)
+        scenario = save_scenario(root, args.name, context, overrides, note=args.note)
+    print(f"Saved scenario {scenario.name!r}:")
+    for name, total in scenario.saved_totals.items():
+        print(f"  {name}: {usd(total)}")
+    return 0
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+@_user_errors
+def scenario_list_command(args: argparse.Namespace) -> int:
+    infos = list_scenarios(Path(args.dir))
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": i.name,
+                        "saved_at": i.saved_at.isoformat() if i.saved_at else None,
+                        "note": i.note,
+                        "totals": i.totals,
+                    }
+                    for i in infos
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    if not infos:
+        print("No scenario saved yet (trntui scenario save DIR NAME).")
+    for info in infos:
+        when = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else "?"
+        totals = ", ".join(f"{name} {usd(total)}" for name, total in info.totals.items())
+        print(f"{info.name:20} {when}  {totals}  {info.note}")
+    return 0
+
+
+@_user_errors
+def scenario_show_command(args: argparse.Namespace) -> int:
+    args.scenario = args.name
+    return estimate_command.__wrapped__(args)
+
+
+@_user_errors
+def scenario_diff_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    a = load_scenario(root, args.a)
+    if args.b is None:
+        b_name = "project now"
+        b_estimate = estimate(_project_context(root), a.overrides)
+    else:
+        b_name = args.b
+        b_estimate = load_scenario(root, args.b).estimate()
+    rows = diff_estimates(a.estimate(), b_estimate)
+    if args.json:
+        print(
+            json.dumps(
+                {"a": a.name, "b": b_name, "changes": [_row_json(r) for r in rows]}, indent=2
+            )
+        )
+        return 0
+    if not rows:
+        print(f"No difference between {a.name!r} and {b_name!r}.")
+    for row in rows:
+        change = ""
+        if row.delta is not None:
+            pct = f", {row.delta_pct:+.1f}%" if row.delta_pct is not None else ""
+            change = f" ({row.delta:+,.6g}{pct})"
+        label = {"total_usd": "Total", **TERM_LABELS}.get(row.item, row.item)
+        print(f"{row.target}: {label}: {_value(row.a)} -> {_value(row.b)}{change}")
+        if row.a_note != row.b_note:
+            print(f"    was {row.a_note}; now {row.b_note}")
+    return 0
+
+
+def _value(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.6g}"
+
+
+def _row_json(row: DiffRow) -> dict[str, Any]:
+    return {
+        "target": row.target,
+        "item": row.item,
+        "a": row.a,
+        "b": row.b,
+        "delta": row.delta,
+        "delta_pct": row.delta_pct,
+        "a_provenance": row.a_note,
+        "b_provenance": row.b_note,
+    }
