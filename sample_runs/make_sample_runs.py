@@ -11,6 +11,8 @@ What it puts in ``sample_runs/llama2-70b-lora``:
   ``tests/loggen.py`` (no Trainium3 run was measured here). They are an example of the format
   and of the method; their numbers are not a measurement.
 * both log folders imported as run sets, and the targets pointed at them;
+* for the Trainium3 example runs, whose logs hold no evaluation, an EXAMPLE quality result of
+  the final checkpoint recorded in ``runs/quality.toml`` (generated, not measured);
 * price quotes and side-service rates entered as manual EXAMPLE quotes: no network was used,
   and none of these figures is an AWS price. Replace them with `trntui price fetch`.
 """
@@ -27,7 +29,9 @@ sys.path.insert(0, str(REPO))
 
 from tests.loggen import NxdSpec, write_nxd  # noqa: E402
 from trntui.core.quotes import PriceQuote, RateTier, ServiceRate, SideService  # noqa: E402
+from trntui.core.run_facts import RecordedQuality  # noqa: E402
 from trntui.store.project import Project  # noqa: E402
+from trntui.store.quality import record_quality  # noqa: E402
 from trntui.store.quotes import QuoteBook, save_quote_book  # noqa: E402
 from trntui.store.runs import import_paths  # noqa: E402
 
@@ -62,6 +66,11 @@ TRN_RUNS = {
 }  # fmt: skip
 
 
+# Example evaluation results of each run's final checkpoint (cross-entropy, lower is better).
+TRN_QUALITY = (0.9238, 0.9246, 0.9241)
+QUALITY_NOTE = "EXAMPLE: generated for the sample project, not a measured evaluation"
+
+
 def main() -> None:
     logs = PROJECT / "logs"
     shutil.rmtree(logs, ignore_errors=True)
@@ -81,7 +90,11 @@ def main() -> None:
 
     with Project.open(PROJECT) as project:
         import_paths(PROJECT, [gpu], set_name=GPU_SET)
-        import_paths(PROJECT, [trn], set_name=TRN_SET)
+        outcomes = import_paths(PROJECT, [trn], set_name=TRN_SET)
+        added = sorted((o for o in outcomes if o.run_id), key=lambda o: o.path)
+        for outcome, value in zip(added, TRN_QUALITY, strict=True):
+            assert outcome.run_id is not None
+            record_quality(PROJECT, outcome.run_id, RecordedQuality(value, QUALITY_NOTE, 150.0))
         quotes = (
             PriceQuote("p5.48xlarge", "us-east-1", "on-demand", 55.04, QUOTED_ON, manual=True,
                        accelerator_count=8, source_note=EXAMPLE),

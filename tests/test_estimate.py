@@ -408,3 +408,18 @@ def test_observation_row_turns_phases_into_ratios_of_training_time():
     assert row["counted"] is True
     no_clock = dataclasses.replace(facts, phases=dataclasses.replace(phases, training_s=None))
     assert observation_row("r2", "trn", no_clock)["overhead_ratio"] is None
+
+
+def test_rare_restarts_are_priced_at_their_mean_not_hidden_by_the_median():
+    # Three counted runs, one of which lost 60 % of its training time to a crash: the
+    # expected retry cost per run is the mean, 0.2; the median (0) would price it at nothing.
+    runs = [
+        run("trn", retry=0.0, run_id="a"),
+        run("trn", retry=0.0, run_id="b"),
+        run("trn", retry=0.6, run_id="c"),
+        *gpu_runs(),
+    ]
+    retry = estimate(context(runs=runs)).target(TRN).input("retry_ratio")
+    assert retry.value == pytest.approx(0.2)
+    assert retry.provenance.detail.startswith("mean of 3")
+    assert (retry.low, retry.high) == (0.0, 0.6)

@@ -246,3 +246,14 @@ def test_sample_project_loads_and_is_labelled_as_an_example() -> None:
     families = {t.accelerator_family for t in inventory.targets}
     assert {"Trainium3", "GPU"} <= families
     assert inventory.warnings() == []
+
+
+def test_short_list_items_are_still_written_one_block_each(project_dir: Path) -> None:
+    from trntui.core.inventory import MigrationRisk
+
+    inventory = Inventory(risks=(MigrationRisk(title="a"), MigrationRisk(title="b")))
+    with Project.open(project_dir) as project:
+        project.save_inventory(inventory)
+        text = project.path.read_text()
+    assert text.count("[[risks]]") == 2
+    assert 'title = "a"' in text.splitlines()

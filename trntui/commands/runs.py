@@ -21,8 +21,9 @@ import polars as pl
 
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
-from trntui.core.run_facts import SUCCEEDED
+from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.importers import FORMATS
+from trntui.store.quality import record_quality
 from trntui.store.runs import (
     FAILED,
     RUNS_SCHEMA,
@@ -77,6 +78,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lister.add_argument("--json", action="store_true", help="print JSON")
     lister.set_defaults(func=runs_command)
 
+    quality = subparsers.add_parser(
+        "quality",
+        help="record a run's quality result measured outside its log",
+        description=(
+            "Record the quality result of a run whose log holds no evaluation (for example an "
+            "evaluation of its final checkpoint), with its source. It decides whether the run "
+            "counts as a verified result. --remove forgets it."
+        ),
+    )
+    quality.add_argument("dir", help="project folder")
+    quality.add_argument("run_id", help="run id as `trntui runs` lists it")
+    quality.add_argument("value", nargs="?", type=float, help="measured value of the metric")
+    quality.add_argument("--source", help="where the result comes from (required to record)")
+    quality.add_argument(
+        "--evaluation-minutes", type=float, help="how long the evaluation took after the run"
+    )
+    quality.add_argument("--remove", action="store_true", help="forget the recorded result")
+    quality.set_defaults(func=quality_command)
+
 
 def _open_project(root: Path, *, read_only: bool = False):
     """The one place the project lock is taken (``trntui.store.project``)."""
@@ -109,6 +129,33 @@ def import_command(args: argparse.Namespace) -> int:
                 detail = "not a recognised log"
             print(f"{outcome.outcome:9} {outcome.path}: {detail}")
     return 1 if any(o.outcome == FAILED for o in outcomes) else 0
+
+
+def quality_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    if not args.remove and (args.value is None or not (args.source or "").strip()):
+        print("error: give the measured VALUE and --source (or --remove)", file=sys.stderr)
+        return 2
+    if args.evaluation_minutes is not None and args.evaluation_minutes < 0:
+        print("error: --evaluation-minutes must be 0 or more", file=sys.stderr)
+        return 2
+    try:
+        with _open_project(root) as project:
+            project.require_writable()
+            if args.run_id not in set(load_runs(root)["run_id"].to_list()):
+                raise UserError(f"no run {args.run_id!r} in {root} (see `trntui runs {root}`)")
+            result = None
+            if not args.remove:
+                minutes = args.evaluation_minutes
+                result = RecordedQuality(
+                    args.value, args.source.strip(), None if minutes is None else minutes * 60
+                )
+            record_quality(root, args.run_id, result)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{'removed' if args.remove else 'recorded'} quality result of run {args.run_id}")
+    return 0
 
 
 def runs_command(args: argparse.Namespace) -> int:

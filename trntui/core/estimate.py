@@ -589,12 +589,13 @@ def data_prep_instance_type(runs_on: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Spread:
-    """Median and range of one figure over some runs (``n`` runs show it)."""
+    """Median, mean and range of one figure over some runs (``n`` runs show it)."""
 
     n: int
     median: float | None
     low: float | None
     high: float | None
+    mean: float | None = None
 
 
 @dataclass(frozen=True)
@@ -624,6 +625,7 @@ def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
         column.median().alias(f"{alias}/median"),
         column.min().alias(f"{alias}/low"),
         column.max().alias(f"{alias}/high"),
+        column.mean().alias(f"{alias}/mean"),
     ]
 
 
@@ -637,7 +639,11 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
     ).row(0, named=True)
     spreads = {
         alias: Spread(
-            row[f"{alias}/n"], row[f"{alias}/median"], row[f"{alias}/low"], row[f"{alias}/high"]
+            row[f"{alias}/n"],
+            row[f"{alias}/median"],
+            row[f"{alias}/low"],
+            row[f"{alias}/high"],
+            row[f"{alias}/mean"],
         )
         for alias in (*OBSERVED_INPUTS, "failed_run_s")
     }
@@ -714,11 +720,20 @@ def _run_set_inputs(
     return inputs, stats.samples
 
 
+MEAN_INPUTS = frozenset({"retry_ratio"})
+"""Inputs taken as the mean over runs, not the median: restarts are rare events, and the
+median of three runs with one crash is zero, which would price failures at nothing."""
+
+
 def _measured(key: str, spread: Spread, source: str, target: str, which: str) -> Input:
+    if key in MEAN_INPUTS:
+        value, how = spread.mean, "mean"
+    else:
+        value, how = spread.median, "median"
     return Input(
         key,
-        spread.median,
-        Provenance(MEASURED, source, f"median of {spread.n} {which}"),
+        value,
+        Provenance(MEASURED, source, f"{how} of {spread.n} {which}"),
         target,
         low=spread.low,
         high=spread.high,

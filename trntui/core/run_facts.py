@@ -59,6 +59,19 @@ class QualityTarget:
     threshold: float
     higher_is_better: bool
 
+    def met_by(self, value: float) -> bool:
+        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+
+@dataclass(frozen=True)
+class RecordedQuality:
+    """A quality result measured outside the run's log, with where it comes from."""
+
+    value: float
+    source: str
+    evaluation_s: float | None = None
+    """How long the evaluation took after the run ended, when known."""
+
 
 @dataclass(frozen=True)
 class Stall:
@@ -309,8 +322,13 @@ def run_facts(
     run: ImportedRun,
     target: QualityTarget | None = None,
     planned_steps: int | None = None,
+    recorded: RecordedQuality | None = None,
 ) -> RunFacts:
-    """Derive the run facts of one imported run (rules in the module docstring)."""
+    """Derive the run facts of one imported run (rules in the module docstring).
+
+    ``recorded`` is a quality result measured outside the log (an evaluation job run on the
+    final checkpoint); it is used only when the log itself holds no evaluation.
+    """
     tl = run.timeline
     meta = run.metadata
     planned = planned_steps if planned_steps is not None else meta.planned_steps
@@ -321,9 +339,20 @@ def run_facts(
     final_step = int(steps_series[-1]) if steps_series.len() else None
     status = _status(tl, final_step, planned)
     quality_value, reached, reached_at = _quality(tl, meta, target, status)
+    total_s = float(tl["t_s"].max()) if has_clock else None
+    if quality_value is None and recorded is not None:
+        quality_value = recorded.value
+        reached = target.met_by(recorded.value) if target is not None else None
+        # Verified on the final checkpoint: the result exists once the run ended and the
+        # evaluation job took its recorded time (unknown evaluation time makes it unknown).
+        reached_at = (
+            total_s + recorded.evaluation_s
+            if reached and total_s is not None and recorded.evaluation_s is not None
+            else None
+        )
+        notes.append(f"quality from a recorded evaluation: {recorded.source}")
     counts = status == SUCCEEDED and reached is not False
 
-    total_s = float(tl["t_s"].max()) if has_clock else None
     run_start = _first_t(tl, Kind.RUN_START)
     run_stop = _last_t(tl, Kind.RUN_STOP)
 

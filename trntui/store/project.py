@@ -33,12 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import tomli_w
-
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
 from trntui.store.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temp_files
-from trntui.store.toml_file import decode_utf8, locate, parse_toml
+from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
 SCHEMA_VERSION = 1
 PROJECT_FILE = "trntui.toml"
@@ -90,7 +88,7 @@ def render_project_toml(inventory: Inventory) -> str:
         "# trntui project file (format v1): the workload inventory.\n"
         "# Edit here or in the app (`trntui <this folder>`); keys are documented in the README.\n"
     )
-    return header + tomli_w.dumps(document)
+    return header + dump_toml(document)
 
 
 def read_inventory(root: Path) -> LoadedInventory:

@@ -30,6 +30,7 @@ from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
+from trntui.store.quality import load_recorded_quality
 
 RUNS_FOLDER = "runs"
 RUNS_FILE = "runs.parquet"
@@ -249,8 +250,9 @@ def derive_facts(
     counts as finished and as verified depends on that goal, so readers derive it from the
     stored timelines (never the logs) with the current goal.
     """
+    recorded = load_recorded_quality(root)
     return {
-        run_id: run_facts(load_run(root, run_id), target, planned_steps)
+        run_id: run_facts(load_run(root, run_id), target, planned_steps, recorded.get(run_id))
         for run_id in load_runs(root)["run_id"].to_list()
     }
 

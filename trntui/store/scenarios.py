@@ -47,6 +47,7 @@ from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, Sid
 from trntui.core.run_facts import run_facts
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import read_inventory
+from trntui.store.quality import load_recorded_quality, quality_path
 from trntui.store.quotes import load_quote_book
 from trntui.store.runs import load_run, load_runs, runs_path
 from trntui.store.toml_file import decode_utf8, parse_toml
@@ -73,24 +74,22 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     the runs table, the criterion or the plan changes, so editing an input never touches the
     runs again.
     """
-    path = runs_path(root)
     target = inventory.goal.quality_target()
     planned = inventory.planned_steps()
-    stamp = path.stat() if path.is_file() else None
-    key = (
-        str(Path(root).resolve()),
-        stamp and (stamp.st_mtime_ns, stamp.st_size),
-        target,
-        planned,
+    stamps = tuple(
+        (stat.st_mtime_ns, stat.st_size) if path.is_file() and (stat := path.stat()) else None
+        for path in (runs_path(root), quality_path(root))
     )
+    key = (str(Path(root).resolve()), stamps, target, planned)
     cached = _OBSERVATION_CACHE.get(key)
     if cached is not None:
         return cached
     runs = load_runs(root)
+    recorded = load_recorded_quality(root)
     rows = []
     for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
         run = load_run(root, run_id)
-        facts = run_facts(run, target, planned)
+        facts = run_facts(run, target, planned, recorded.get(run_id))
         rows.append(observation_row(run_id, set_name, facts, run.metadata))
     frame = observations_frame(rows)
     _OBSERVATION_CACHE.clear()

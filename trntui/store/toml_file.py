@@ -11,6 +11,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from trntui.core.errors import InputFileError
 
 _AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -74,3 +76,25 @@ def locate(text: str, table: str, key: str | None, index: int | None = None) -> 
             if found and found.group(1).strip("\"'") == key:
                 return number
     return header_line
+
+
+def dump_toml(document: dict[str, Any]) -> str:
+    """TOML text with every top-level list of tables written as ``[[name]]`` blocks.
+
+    ``tomli_w`` writes a list of short tables as one inline array, so a file's layout would
+    change with the length of its values; one block per item keeps diffs small and lets error
+    messages point at a line. Items must be flat (no nested tables), as the project's are.
+    """
+    plain = {key: value for key, value in document.items() if not _is_table_list(value)}
+    parts = [tomli_w.dumps(plain)] if plain else []
+    for key, value in document.items():
+        if _is_table_list(value):
+            for item in value:
+                if any(isinstance(v, dict) or _is_table_list(v) for v in item.values()):
+                    raise ValueError(f"[[{key}]] items must be flat tables")
+                parts.append(f"[[{key}]]\n{tomli_w.dumps(item)}")
+    return "\n".join(parts)
+
+
+def _is_table_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)

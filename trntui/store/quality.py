@@ -1,0 +1,120 @@
+"""Quality results measured outside a run's log, kept in ``runs/quality.toml``.
+
+Some training logs never evaluate (the neuronx-distributed examples print training loss only);
+the team then evaluates the final checkpoint separately. Such a result is recorded here with
+its source, so the run can count as a verified result without inventing an evaluation event in
+its timeline. The file is small, hand-readable TOML, written atomically; the caller holds the
+project's write lock.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from trntui.core.errors import InputFileError
+from trntui.core.run_facts import RecordedQuality
+from trntui.store.atomic import atomic_write_text
+from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
+
+QUALITY_FILE = "quality.toml"
+SCHEMA_VERSION = 1
+_KEYS = {"run_id", "value", "source", "evaluation_minutes"}
+
+
+def quality_path(root: Path) -> Path:
+    return Path(root) / "runs" / QUALITY_FILE
+
+
+def load_recorded_quality(root: Path) -> dict[str, RecordedQuality]:
+    """run_id -> recorded result (empty when nothing was recorded)."""
+    path = quality_path(root)
+    if not path.is_file():
+        return {}
+    text = decode_utf8(path, path.read_bytes())
+    document = parse_toml(path, text)
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputFileError(
+            str(path),
+            f"unsupported schema_version {version!r}",
+            line=locate(text, "", "schema_version"),
+            expected=f"schema_version = {SCHEMA_VERSION}",
+        )
+    results: dict[str, RecordedQuality] = {}
+    for index, entry in enumerate(document.get("result", [])):
+        results[_text(path, text, index, entry, "run_id")] = _entry(path, text, index, entry)
+    return results
+
+
+def _entry(path: Path, text: str, index: int, entry: dict[str, Any]) -> RecordedQuality:
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise InputFileError(
+            str(path),
+            "unknown key",
+            line=locate(text, "result", unknown[0], index),
+            key=f"result[{index}].{unknown[0]}",
+            expected=", ".join(sorted(_KEYS)),
+        )
+    value = entry.get("value")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputFileError(
+            str(path),
+            f"quality value {value!r} is not a number",
+            line=locate(text, "result", "value", index),
+            key=f"result[{index}].value",
+            expected="the measured metric as a number",
+        )
+    minutes = entry.get("evaluation_minutes")
+    if minutes is not None and (
+        isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes < 0
+    ):
+        raise InputFileError(
+            str(path),
+            f"evaluation_minutes {minutes!r} is not a duration",
+            line=locate(text, "result", "evaluation_minutes", index),
+            key=f"result[{index}].evaluation_minutes",
+            expected="minutes, 0 or more",
+        )
+    return RecordedQuality(
+        value=float(value),
+        source=_text(path, text, index, entry, "source"),
+        evaluation_s=None if minutes is None else float(minutes) * 60.0,
+    )
+
+
+def _text(path: Path, text: str, index: int, entry: dict[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InputFileError(
+            str(path),
+            f"{key} must be a non-empty text",
+            line=locate(text, "result", key, index),
+            key=f"result[{index}].{key}",
+            expected="a text string",
+        )
+    return value
+
+
+def record_quality(root: Path, run_id: str, result: RecordedQuality | None) -> None:
+    """Set (or with ``None`` remove) the recorded result of ``run_id``."""
+    results = load_recorded_quality(root)
+    if result is None:
+        results.pop(run_id, None)
+    else:
+        results[run_id] = result
+    entries = []
+    for key in sorted(results):
+        recorded = results[key]
+        entry: dict[str, Any] = {"run_id": key, "value": recorded.value, "source": recorded.source}
+        if recorded.evaluation_s is not None:
+            entry["evaluation_minutes"] = recorded.evaluation_s / 60.0
+        entries.append(entry)
+    header = (
+        "# Quality results measured outside the run logs (e.g. an evaluation of the final\n"
+        "# checkpoint), one [[result]] per run id; see `trntui quality`.\n"
+    )
+    document = {"schema_version": SCHEMA_VERSION, "result": entries}
+    atomic_write_text(quality_path(root), header + dump_toml(document))
