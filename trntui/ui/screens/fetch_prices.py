@@ -11,7 +11,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -19,6 +18,7 @@ from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.quotes import PriceQuote, ServiceRate
 from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
+from trntui.ui.screens.worker_modal import WorkerModal
 
 COMMON_TYPES = (
     "trn1.32xlarge",
@@ -31,7 +31,7 @@ COMMON_TYPES = (
 )
 
 
-class FetchPricesScreen(ModalScreen[tuple[list[PriceQuote], list[ServiceRate]] | None]):
+class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] | None]):
     DEFAULT_CSS = """
     FetchPricesScreen { align: center middle; }
     FetchPricesScreen > Vertical {
@@ -59,7 +59,6 @@ class FetchPricesScreen(ModalScreen[tuple[list[PriceQuote], list[ServiceRate]] |
         self.quotes: list[PriceQuote] = []
         self.rates: list[ServiceRate] = []
         self.picked: set[int] = set()
-        self._worker: Worker | None = None
 
     def compose(self) -> ComposeResult:
         types = list(dict.fromkeys([t for t, _ in self.wanted] + list(COMMON_TYPES)))
@@ -164,22 +163,10 @@ class FetchPricesScreen(ModalScreen[tuple[list[PriceQuote], list[ServiceRate]] |
         table.update_cell_at((index, 0), "✓" if index in self.picked else " ")
 
     def action_keep(self) -> None:
-        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+        if self.busy:
             self._message("Still fetching: wait, or esc to cancel.")
             return
         if not self.picked and not self.rates:
             self._message("Nothing to keep: fetch first (enter).", error=True)
             return
         self.dismiss(([self.quotes[i] for i in sorted(self.picked)], self.rates))
-
-    def action_cancel(self) -> None:
-        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
-            self._worker.cancel()
-            self._message("Cancelling...")
-            return
-        self.dismiss(None)
-
-    def _message(self, text: str, *, error: bool = False) -> None:
-        widget = self.query_one("#message", Static)
-        widget.styles.color = "red" if error else None
-        widget.update(text)

@@ -15,7 +15,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -24,6 +23,7 @@ from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.importers import FORMATS, Cancelled, detect_format, import_file
 from trntui.store.runs import ADDED, DUPLICATE, add_run, default_set_name, expand_paths, load_runs
+from trntui.ui.screens.worker_modal import WorkerModal
 
 AUTO = "auto"
 
@@ -37,7 +37,7 @@ class PreviewItem:
     already_imported: bool = False
 
 
-class ImportRunsScreen(ModalScreen[str | None]):
+class ImportRunsScreen(WorkerModal[str | None]):
     DEFAULT_CSS = """
     ImportRunsScreen { align: center middle; }
     ImportRunsScreen > Vertical {
@@ -63,7 +63,6 @@ class ImportRunsScreen(ModalScreen[str | None]):
         self.root = root
         self.target = target
         self.items: list[PreviewItem] = []
-        self._worker: Worker | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -209,7 +208,7 @@ class ImportRunsScreen(ModalScreen[str | None]):
 
     def action_store(self) -> None:
         ready = [i for i in self.items if i.run is not None and not i.already_imported]
-        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
+        if self.busy:
             self._message("Still reading: wait for the preview, or esc to cancel.")
             return
         if not ready:
@@ -230,15 +229,3 @@ class ImportRunsScreen(ModalScreen[str | None]):
         if duplicates:
             text += f", {duplicates} already present"
         return text
-
-    def action_cancel(self) -> None:
-        if self._worker is not None and self._worker.state == WorkerState.RUNNING:
-            self._worker.cancel()
-            self._message("Cancelling...")
-            return
-        self.dismiss(None)
-
-    def _message(self, text: str, *, error: bool = False) -> None:
-        widget = self.query_one("#message", Static)
-        widget.styles.color = "red" if error else None
-        widget.update(text)
