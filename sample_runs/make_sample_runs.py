@@ -14,7 +14,9 @@ What it puts in ``sample_runs/llama2-70b-lora``:
 * for the Trainium3 example runs, whose logs hold no evaluation, an EXAMPLE quality result of
   the final checkpoint recorded in ``runs/quality.toml`` (generated, not measured);
 * price quotes and side-service rates entered as manual EXAMPLE quotes: no network was used,
-  and none of these figures is an AWS price. Replace them with `trntui price fetch`.
+  and none of these figures is an AWS price. Replace them with `trntui price fetch`;
+* two saved scenarios: ``as-measured`` and ``bf16-attention`` (a slower Trainium3 throughput
+  if the FP8 attention kernel has to be replaced by BF16 attention).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.loggen import NxdSpec, write_nxd  # noqa: E402
+from trntui.core.estimate import Override  # noqa: E402
 from trntui.core.quotes import PriceQuote, RateTier, ServiceRate, SideService  # noqa: E402
 from trntui.core.run_facts import RecordedQuality  # noqa: E402
 from trntui.store.project import Project  # noqa: E402
 from trntui.store.quality import record_quality  # noqa: E402
 from trntui.store.quotes import QuoteBook, save_quote_book  # noqa: E402
 from trntui.store.runs import import_paths  # noqa: E402
+from trntui.store.scenarios import load_context, save_scenario  # noqa: E402
 
 PROJECT = REPO / "sample_runs" / "llama2-70b-lora"
 MLPERF = (
@@ -126,6 +130,21 @@ def main() -> None:
             for target in inventory.targets
         )
         project.save_inventory(inventory.__class__(**{**inventory.__dict__, "targets": targets}))
+
+        shutil.rmtree(PROJECT / "scenarios", ignore_errors=True)
+        context = load_context(PROJECT, project.inventory, today=QUOTED_ON.date())
+        save_scenario(
+            PROJECT, "as-measured", context, note="EXAMPLE: the runs and quotes as they are",
+            saved_by="sample project",
+        )  # fmt: skip
+        slower = Override(
+            "steady_throughput", 9.5, target="Trainium3 trial", who="sample project",
+            why="if BF16 attention (migration risk 1) costs about 12 % of throughput",
+        )  # fmt: skip
+        save_scenario(
+            PROJECT, "bf16-attention", context, (slower,),
+            note="EXAMPLE: Trainium3 without an FP8 attention kernel", saved_by="sample project",
+        )  # fmt: skip
 
 
 if __name__ == "__main__":
