@@ -8,24 +8,31 @@ keeps an undo history and saves shortly after the last keystroke, so there is no
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from textual import work
 from textual.app import App
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.timer import Timer
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
+from trntui.core.estimate import EstimateContext, Override, TargetInputs, apply_overrides, prepare
 from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.core.report import Analysis, analyze
 from trntui.store.project import Project
+from trntui.store.scenarios import load_context
 from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.inventory import InventoryScreen
-from trntui.ui.screens.placeholders import ScenariosScreen
 from trntui.ui.screens.prices import PricesScreen
 from trntui.ui.screens.runs import RunsScreen
+from trntui.ui.screens.scenarios import ScenariosScreen
 from trntui.ui.widgets.field_form import FieldForm
 
 SAVE_DELAY_S = 0.4
@@ -49,6 +56,14 @@ class TrnTuiApp(App[None]):
     status: reactive[tuple[str, str]] = reactive(("", ""))
     """(message, level) shown on every screen's status line; level is '', 'warning' or 'error'."""
 
+    estimate_problem: reactive[str] = reactive("")
+    """Why the last recompute failed ('' when it succeeded); the estimate bar keeps showing it
+    next to the last valid figures until a recompute succeeds."""
+
+    analysis: var[Analysis | None] = var(None, always_update=True)
+    """The last valid estimate, comparison, sensitivity and resampling; ``None`` until the first
+    one is computed. A failed recompute never replaces it."""
+
     def __init__(self, project: Project) -> None:
         super().__init__()
         self.project = project
@@ -56,8 +71,12 @@ class TrnTuiApp(App[None]):
         self._undo: list[tuple[Inventory, str, float]] = []
         self._save_timer: Timer | None = None
         self._dirty = False
+        self.overrides: tuple[Override, ...] = ()
+        """Scenario parameters in force: the estimate everywhere is computed with them."""
+        self.estimate_context: EstimateContext | None = None
+        self._prepared: list[TargetInputs] | None = None
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.sub_title = self._sub_title()
         keymap, warning = load_user_keymap()
         if keymap:
@@ -68,6 +87,7 @@ class TrnTuiApp(App[None]):
             self.status = (f"Read-only: {self.project.read_only_reason}", "warning")
         else:
             self.status = (f"Editing {self._short_path()}", "")
+        await self._first_estimate()
 
     def _short_path(self) -> str:
         """The project file as folder/name: enough to recognise, short enough for 80 columns."""
@@ -107,6 +127,81 @@ class TrnTuiApp(App[None]):
             self._save_timer.stop()
         self._save_timer = self.set_timer(SAVE_DELAY_S, self.save_now)
         self._refresh_inventory_screen(inventory, reload_forms=False)
+        self.estimate_inputs_changed()
+
+    # --- the live estimate -----------------------------------------------------------------
+
+    def estimate_inputs_changed(self) -> None:
+        """Recompute the estimate after an inventory edit, a quote change or a run import.
+
+        Run facts are derived once per import and cached by ``load_context`` (keyed on the runs
+        table, the quality criterion and the planned steps), so after an ordinary edit the
+        worker only re-reads the quote book and re-runs the Polars formula.
+        """
+        self._recompute(self.inventory, self.overrides)
+
+    async def _first_estimate(self) -> None:
+        """The first estimate is awaited (off the event loop) before the first screen shows, so
+        every screen opens with figures, never with a placeholder that changes a moment later."""
+        try:
+            computed = await asyncio.to_thread(self._compute, self.inventory, self.overrides)
+        except (UserError, OSError) as error:
+            self._estimate_failed(str(error))
+            return
+        self._estimate_ready(*computed)
+
+    def _compute(
+        self, inventory: Inventory, overrides: tuple[Override, ...]
+    ) -> tuple[EstimateContext, list[TargetInputs], Analysis]:
+        context = load_context(self.project.root, inventory)
+        prepared = prepare(context)
+        return context, prepared, analyze(context, overrides, prepared=prepared)
+
+    def check_overrides(self, overrides: Sequence[Override]) -> str | None:
+        """Why ``overrides`` cannot apply to the current inputs (``None`` when they can)."""
+        if self._prepared is None:
+            return None
+        try:
+            apply_overrides(self._prepared, overrides)
+        except UserError as error:
+            return str(error)
+        return None
+
+    def set_overrides(self, overrides: Sequence[Override]) -> str | None:
+        """Make ``overrides`` the scenario parameters; refuse (with the reason) invalid ones."""
+        problem = self.check_overrides(overrides)
+        if problem is None:
+            self.overrides = tuple(overrides)
+            self.estimate_inputs_changed()
+        return problem
+
+    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    def _recompute(self, inventory: Inventory, overrides: tuple[Override, ...]) -> None:
+        try:
+            computed = self._compute(inventory, overrides)
+        except (UserError, OSError) as error:
+            self.call_from_thread(self._estimate_failed, str(error))
+            return
+        if get_current_worker().is_cancelled:
+            return  # a newer edit started its own recompute
+        self.call_from_thread(self._estimate_ready, *computed)
+
+    def _estimate_ready(
+        self, context: EstimateContext, prepared: list[TargetInputs], analysis: Analysis
+    ) -> None:
+        self.estimate_context = context
+        self._prepared = prepared
+        self.estimate_problem = ""
+        self.analysis = analysis
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A bug in a recompute must not leave the bar silently old: say so."""
+        if event.worker.group == "estimate" and event.state == WorkerState.ERROR:
+            self._estimate_failed(f"internal error ({event.worker.error!r})")
+
+    def _estimate_failed(self, message: str) -> None:
+        self.estimate_problem = message
+        self.status = (f"Estimate not updated (last valid one shown): {message}", "error")
 
     def inventory_screen(self) -> InventoryScreen | None:
         """The mounted inventory screen, whichever mode is current."""
@@ -163,6 +258,8 @@ class TrnTuiApp(App[None]):
         if isinstance(self.screen, PricesScreen) and self.screen.undo():
             self.notify("Undone: last price change")
             return
+        if isinstance(self.screen, ScenariosScreen) and self.screen.undo():
+            return
         if not self._undo:
             self.notify("Nothing to undo.")
             return
@@ -184,6 +281,7 @@ class TrnTuiApp(App[None]):
         self._dirty = False
         self.sub_title = self._sub_title()
         self._refresh_inventory_screen(inventory, reload_forms=True)
+        self.estimate_inputs_changed()
         self.status = (f"Reloaded {self._short_path()}", "")
 
     def action_help(self) -> None:

@@ -32,6 +32,7 @@ from trntui.core.inventory import (
     Inventory,
     section_specs,
 )
+from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
 from trntui.ui.widgets.status_line import StatusLine
 
@@ -292,6 +293,7 @@ class InventoryScreen(Screen[None]):
                 for name in LIST_SECTIONS:
                     yield ItemTable(name, getattr(inventory, name), read_only=read_only)
                 yield ChecksPane(id=f"section-{CHECKS_ID}")
+        yield EstimateBar()
         yield StatusLine()
         yield Footer(compact=True)
 

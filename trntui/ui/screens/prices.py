@@ -32,6 +32,7 @@ from trntui.core.quotes import (
 from trntui.store.quotes import add_quotes, load_quote_book, remove_quote, save_quote_book
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class PricesScreen(Screen[None]):
             table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)
             yield table
             yield Static("", id="rates")
+        yield EstimateBar()
         yield StatusLine()
         yield Footer(compact=True)
 
@@ -196,6 +198,7 @@ class PricesScreen(Screen[None]):
             save_quote_book(root, QuoteBook(book.quotes, (*book.rates, *rates)))
         self._undo = previous
         self.reload()
+        self._app.estimate_inputs_changed()
         self._app.status = (f"Added {len(quotes)} quote(s) and {len(rates)} side rate(s)", "")
 
     def action_add_manual(self) -> None:
@@ -233,6 +236,7 @@ class PricesScreen(Screen[None]):
         self._undo = load_quote_book(self._app.project.root)
         add_quotes(self._app.project.root, [quote])
         self.reload()
+        self._app.estimate_inputs_changed()
         self._app.status = (f"Added manual quote for {quote.instance_type}", "")
 
     def action_delete(self) -> None:
@@ -246,6 +250,7 @@ class PricesScreen(Screen[None]):
         self._undo = self.book
         remove_quote(self._app.project.root, quote.key)
         self.reload()
+        self._app.estimate_inputs_changed()
         self.app.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
 
     def undo(self) -> bool:
@@ -255,4 +260,5 @@ class PricesScreen(Screen[None]):
         save_quote_book(self._app.project.root, self._undo)
         self._undo = None
         self.reload()
+        self._app.estimate_inputs_changed()
         return True

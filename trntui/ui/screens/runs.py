@@ -30,6 +30,7 @@ from trntui.store.runs import (
 )
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
 
@@ -81,6 +82,7 @@ class RunsScreen(Screen[None]):
             yield table
             yield Static("", id="set-summary")
             yield ThroughputPlot(id="plot")
+        yield EstimateBar()
         yield StatusLine()
         yield Footer(compact=True)
 
@@ -217,6 +219,7 @@ class RunsScreen(Screen[None]):
 
     def _imported(self, summary: str | None) -> None:
         self.reload_runs()
+        self._app.estimate_inputs_changed()
         if summary:
             self._app.status = (summary, "")
 
@@ -234,6 +237,7 @@ class RunsScreen(Screen[None]):
             if yes and run_id is not None:
                 remove_run(self._app.project.root, run_id)
                 self.reload_runs()
+                self._app.estimate_inputs_changed()
                 self._app.status = (f"Removed run {run_id} ({source}); re-import to restore", "")
 
         self.app.push_screen(

@@ -1,0 +1,295 @@
+"""The live estimate and the Scenarios screen, driven by keys on a copy of the sample project.
+
+Expected figures are never copied from the code under test: a change is checked against the
+rule it follows (data moved between zones is charged in both directions at the quoted rate;
+a faster throughput cannot cost more), or against another reading of the same screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+
+from trntui.core.estimate import Override
+from trntui.core.quotes import SideService
+from trntui.store.project import Project
+from trntui.store.quotes import load_quote_book
+from trntui.store.scenarios import list_scenarios, load_scenario
+from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
+from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
+from trntui.ui.widgets.estimate_bar import EstimateBar
+from trntui.ui.widgets.tornado import TornadoChart
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+SIZE = (80, 24)
+MONEY = re.compile(r"\$([0-9,]+\.[0-9]{2})")
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "llama2-70b-lora"
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns(".trntui.lock"))
+    return target
+
+
+@pytest.fixture
+def project(project_dir: Path) -> Iterator[Project]:
+    with Project.open(project_dir) as opened:
+        yield opened
+
+
+def plain(renderable: object) -> str:
+    console = Console(width=78, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def bar_text(app: TrnTuiApp) -> str:
+    """The estimate bar of the screen on top, or of the screen under a modal form."""
+    for screen in reversed(app.screen_stack):
+        bars = screen.query(EstimateBar)
+        if bars:
+            return str(bars.first().content)
+    raise AssertionError("no estimate bar on screen")
+
+
+def totals_in(text: str, names: list[str]) -> dict[str, float]:
+    """The dollar figure printed right after each target's name."""
+    found = {}
+    for name in names:
+        match = re.search(re.escape(name) + r" \$([0-9,]+\.[0-9]{2})", text)
+        assert match, f"no total for {name!r} in {text!r}"
+        found[name] = float(match.group(1).replace(",", ""))
+    return found
+
+
+async def settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def open_tab(pilot, tab: str) -> None:
+    """Reach a tab of the Scenarios screen with the ] key only."""
+    await pilot.press("4")
+    await pilot.pause()
+    tabs = pilot.app.screen.query_one(TabbedContent)
+    for _ in range(5):
+        if tabs.active == tab:
+            return
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+    raise AssertionError(f"tab {tab!r} not reached with ]")
+
+
+async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
+    await pilot.press("1")
+    await pilot.pause()
+    nav = app.screen.query_one("#nav", OptionList)
+    nav.focus()
+    ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
+    await pilot.press("home", *["down"] * ids.index("side_costs"), "enter")
+    await pilot.pause()
+    field = app.screen.query_one("#section-side_costs #field-data_moved_gb", Input)
+    while app.focused is not field:
+        await pilot.press("tab")
+    await pilot.press("home", "ctrl+k", *f"{value:g}", "enter")
+    await settle(pilot)
+
+
+async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
+    project: Project,
+) -> None:
+    inventory = project.inventory
+    names = [t.name for t in inventory.targets]
+    book = load_quote_book(project.root)
+    before_gb = inventory.side_costs.data_moved_gb or 0.0
+    added_gb = 250.0
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = totals_in(bar_text(app), names)
+        await set_data_moved(pilot, app, before_gb + added_gb)
+        assert app.inventory.side_costs.data_moved_gb == before_gb + added_gb
+        after = totals_in(bar_text(app), names)
+        for target in inventory.targets:
+            rate = book.rate(SideService.INTER_AZ_TRANSFER, target.region)
+            assert rate is not None
+            # Inter-AZ transfer is billed on both sides of the crossing (AWS, per direction).
+            expected = added_gb * 2 * rate.first_tier_usd_per_unit
+            assert after[target.name] - before[target.name] == pytest.approx(expected, abs=0.011)
+        await pilot.press("escape", "4")
+        await pilot.pause()
+        assert isinstance(app.screen, ScenariosScreen)
+        table = plain(app.screen.query_one("#estimate-table", Static).content)
+        total_row = next(line for line in table.splitlines() if line.strip().startswith("Total"))
+        shown = [float(m.replace(",", "")) for m in MONEY.findall(total_row)]
+        assert shown == [after[name] for name in names]
+        assert totals_in(bar_text(app), names) == after
+
+
+async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
+    project: Project,
+) -> None:
+    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "inputs-tab")
+        table = app.screen.query_one("#inputs", DataTable)
+        row = table.get_row_index(f"{trainium.name}\tsteady_throughput")
+        table.focus()
+        table.move_cursor(row=row)
+        before_bar = bar_text(app)
+        before = app.analysis
+        await pilot.press("a")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, OverrideScreen)
+        form.query_one("#value", Input).value = "-5"
+        form.query_one("#why", Input).value = "what if"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is form, "an invalid value must keep the form open"
+        assert "must be above 0" in str(form.query_one("#error", Static).content)
+        assert app.overrides == ()
+        assert app.analysis is before
+        assert bar_text(app) == before_bar
+
+        observed = before.estimate.target(trainium.name).input("steady_throughput").value
+        form.query_one("#value", Input).value = f"{observed * 2:g}"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ScenariosScreen)
+        assert [o.input for o in app.overrides] == ["steady_throughput"]
+        old = before.estimate.target(trainium.name).total_usd
+        new = app.analysis.estimate.target(trainium.name).total_usd
+        assert new < old, "twice the useful throughput cannot cost more"
+        assert "1 override" in bar_text(app)
+
+        await pilot.press("x")
+        await settle(pilot)
+        assert app.overrides == ()
+        assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(old)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert [o.input for o in app.overrides] == ["steady_throughput"]
+        assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
+
+
+async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -> None:
+    names = [t.name for t in project.inventory.targets]
+    already = {info.name for info in list_scenarios(project.root)}
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        saved_totals = totals_in(bar_text(app), names)
+        await open_tab(pilot, "snapshots-tab")
+        await pilot.press("s")
+        await pilot.pause()
+        await pilot.press(*"base-line", "tab", *"as measured", "enter")
+        await settle(pilot)
+        assert {info.name for info in list_scenarios(project.root)} == already | {"base-line"}
+        stored = load_scenario(project.root, "base-line")
+        assert stored.note == "as measured"
+        assert {n: round(t, 2) for n, t in stored.saved_totals.items()} == saved_totals
+
+        table = app.screen.query_one("#snapshots", DataTable)
+        assert table.row_count == len(already) + 1
+        table.move_cursor(row=table.get_row_index("base-line"))
+        await pilot.press("o")
+        await pilot.pause()
+        body = str(app.screen.query_one("#snapshot-body", Static).content)
+        assert "base-line" in body and "as measured" in body
+        assert "STALE" not in body
+
+        inventory = app.inventory
+        side = dataclasses.replace(
+            inventory.side_costs, data_moved_gb=(inventory.side_costs.data_moved_gb or 0) + 100
+        )
+        app.apply_inventory(dataclasses.replace(inventory, side_costs=side), label="test")
+        await settle(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        body = str(app.screen.query_one("#snapshot-body", Static).content)
+        assert "STALE" in body
+        assert "Data moved" in body
+
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, DiffScreen)
+        diff = app.screen.query_one(DataTable)
+        items = {str(diff.get_row_at(i)[1]) for i in range(diff.row_count)}
+        assert {"Data moved between zones", "Data transfer", "Total"} <= items
+
+
+def test_scenarios_screen_snapshot_with_the_tornado_chart(project: Project, snap_compare) -> None:
+    async def show_tornado(pilot) -> None:
+        await settle(pilot)
+        await open_tab(pilot, "sensitivity")
+        assert pilot.app.screen.query_one(TornadoChart)._sensitivity.bars
+
+    assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_tornado)
+
+
+async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
+    project: Project,
+) -> None:
+    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = bar_text(app)
+        assert f"{trainium.name} $" in before
+        await pilot.press("3")
+        await settle(pilot)
+        table = app.screen.query_one("#quotes", DataTable)
+        row = next(
+            i for i in range(table.row_count) if table.get_row_at(i)[0] == trainium.instance_type
+        )
+        table.focus()
+        table.move_cursor(row=row)
+        await pilot.press("d")
+        await settle(pilot)
+        assert f"{trainium.name} incomplete" in bar_text(app)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert bar_text(app) == before
+
+
+async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: Project) -> None:
+    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
+        override = Override("usd_per_hour", price * 2, trainium.name, who="t", why="test")
+        assert app.set_overrides([override]) is None
+        await settle(pilot)
+        shown = app.analysis
+        renamed = [
+            dataclasses.replace(t, name="renamed") if t.name == trainium.name else t
+            for t in app.inventory.targets
+        ]
+        assert app.apply_inventory(
+            dataclasses.replace(app.inventory, targets=tuple(renamed)), label="rename"
+        )
+        await settle(pilot)
+        assert app.analysis is shown, "the last valid estimate stays on screen"
+        message, level = app.status
+        assert level == "error" and trainium.name in message
+        await pilot.pause(SAVE_DELAY_S + 0.3)
+        assert bar_text(app).startswith("not updated"), "the bar keeps saying so after saving"
+        await pilot.press("4")
+        await pilot.pause()
+        notice = str(app.screen.query_one("#estimate-problem", Static).content)
+        assert trainium.name in notice
+        last_total = shown.estimate.target(trainium.name).total_usd
+        table = plain(app.screen.query_one("#estimate-table", Static).content)
+        assert f"${last_total:,.2f}" in table
