@@ -146,3 +146,39 @@ def test_runs_screen_snapshot_with_plot(tmp_path: Path, snap_compare) -> None:
 
     with Project.open(root) as project:
         assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_runs)
+
+
+async def test_run_detail_records_a_quality_result(tmp_path: Path) -> None:
+    from tests.loggen import NxdSpec, write_nxd
+    from trntui.store.quality import load_recorded_quality
+    from trntui.store.runs import import_paths
+    from trntui.ui.screens.inventory import ItemFormScreen
+    from trntui.ui.screens.run_detail import RunDetailScreen
+
+    root = tmp_path / "proj"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock", "runs", "logs"))
+    log = tmp_path / "trn.log"
+    write_nxd(log, NxdSpec(total_steps=384, batch=8, stall_at=None, crash_at=None))
+    (outcome,) = import_paths(root, [log], set_name="trn")
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2")
+            await wait_for_workers(app)
+            await pilot.pause()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, RunDetailScreen)
+            assert "not verified" in str(app.screen.query_one("#facts").content)
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ItemFormScreen)
+            await pilot.press(*"0.92", "tab", *"eval job 7")
+            await pilot.press("ctrl+s")
+            await wait_for_workers(app)
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen)
+    recorded = load_recorded_quality(root)
+    assert outcome.run_id in recorded
+    assert recorded[outcome.run_id].value == 0.92
+    assert recorded[outcome.run_id].source == "eval job 7"

@@ -28,6 +28,15 @@ _SCREEN_KEYS = """\
 | Inventory | esc | leave a field (then 1-4 switch screens) |
 | Risks/Targets | a, e or enter, d | add, edit, delete (ctrl+z undoes) |
 | Item form | ctrl+s, esc | keep the item, discard it |
+| Runs | i, x | import logs (preview first), remove a run |
+| Runs | enter | the run in full; there q records a quality result |
+| Import | enter, ctrl+s, esc | preview, store the previewed runs, cancel |
+| Prices | f, a, d | fetch from the AWS Price List, manual quote, delete |
+| Fetch | enter, space, ctrl+s | fetch, pick a row, keep the picked quotes |
+| Scenarios | ] [ | next / previous tab |
+| Scenarios | a, x | override an input (who, why), drop an override |
+| Scenarios | t | the tornado chart of the other target |
+| Scenarios | s, o, m, c, u | save, open, mark A, compare, use a snapshot |
 | Anywhere | ctrl+p | command palette |
 """
 

@@ -30,6 +30,7 @@ from trntui.store.runs import (
 )
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
@@ -58,6 +59,7 @@ class RunsScreen(Screen[None]):
     BINDINGS = [
         Binding("i", "import_runs", "Import", id="runs.import"),
         Binding("x", "remove_run", "Remove", id="runs.remove"),
+        Binding("enter", "open_run", "Details", id="runs.details"),
     ]
 
     def __init__(self) -> None:
@@ -222,6 +224,32 @@ class RunsScreen(Screen[None]):
         self._app.estimate_inputs_changed()
         if summary:
             self._app.status = (summary, "")
+
+    def _selected_run_id(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if self.runs.is_empty() or table.cursor_row < 0 or not table.row_count:
+            return None
+        return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+
+    @on(DataTable.RowSelected, "#runs")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_run()
+
+    def action_open_run(self) -> None:
+        run_id = self._selected_run_id()
+        if run_id is None:
+            return
+        facts = self.facts.get(run_id)
+        if facts is None:
+            self._app.status = ("Still deriving the run facts; try again in a moment.", "")
+            return
+        run = load_run(self._app.project.root, run_id)
+        self.app.push_screen(RunDetailScreen(run_id, facts, run.metadata), self._detail_closed)
+
+    def _detail_closed(self, _: None) -> None:
+        self.reload_runs()
+        self._app.estimate_inputs_changed()
 
     def action_remove_run(self) -> None:
         if self._app.project.read_only:

@@ -1,0 +1,167 @@
+"""One run in full: its two clocks, where the time went, the steady window, restarts, the
+quality result against the goal, and what the log could not tell. ``q`` records a quality
+result measured outside the log (for logs that never evaluate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from trntui.core.fields import spec_field
+from trntui.core.run_facts import RecordedQuality, RunFacts
+from trntui.core.timeline import RunMetadata
+from trntui.store.quality import record_quality
+from trntui.ui.screens.inventory import ItemFormScreen
+
+if TYPE_CHECKING:
+    from trntui.ui.app import TrnTuiApp
+
+UNKNOWN = "unknown"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return UNKNOWN
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
+
+
+@dataclass(frozen=True)
+class QualityResultEntry:
+    """What a person enters for a quality result measured outside the log."""
+
+    TITLE: ClassVar[str] = "Quality result of the final checkpoint"
+    value: float | None = spec_field("float", "Measured value", required=True)
+    source: str = spec_field(
+        "text", "Source", required=True, default="", placeholder="eval job, report, link"
+    )
+    evaluation_minutes: float | None = spec_field(
+        "float", "Evaluation took", unit="minutes", minimum=0
+    )
+
+
+def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text:
+    """The run's facts as lines a person reads top to bottom (unknown stays 'unknown')."""
+    text = Text()
+
+    def line(label: str, value: str, style: str = "") -> None:
+        text.append(f"{label:<22}", style="dim")
+        text.append(value + "\n", style=style)
+
+    status_style = "green" if facts.counts_as_completed else "bold red"
+    counted = "counts as completed work" if facts.counts_as_completed else "does NOT count"
+    line("Status", f"{facts.status}, {counted}", status_style)
+    line("Format", f"{metadata.format} ({metadata.source})")
+    line("Training running", duration(facts.run_s) + "  (run start to run stop)")
+    line("Launch to result", duration(facts.launch_to_result_s) + "  (to the verified quality)")
+    phases = facts.phases
+    for label, value in (
+        ("  init / compile", phases.init_compile_s),
+        ("  warm-up", phases.warmup_s),
+        ("  training", phases.training_s),
+        ("  checkpoint saves", phases.checkpoint_s),
+        ("  evaluation", phases.eval_s),
+        ("  stalls / waits", phases.stall_s),
+        ("  recovery", phases.recovery_s),
+        ("  redone work", phases.redone_s),
+        ("  data loading", phases.data_loading_s),
+    ):
+        line(label, duration(value))
+    unit = facts.throughput_unit or ""
+    steady = (
+        UNKNOWN if facts.steady_throughput is None else f"{facts.steady_throughput:,.4g} {unit}"
+    )
+    window = (
+        f"from {duration(facts.steady_start_s)} to {duration(facts.steady_end_s)}"
+        if facts.steady_start_s is not None and facts.steady_end_s is not None
+        else "not found"
+    )
+    line("Steady throughput", f"{steady}  (window {window})", "bold")
+    line("Warm-up", f"{facts.warmup_steps or 0} steps, ends at {duration(facts.warmup_end_s)}")
+    line("Stalls", f"{len(facts.stalls)}, {duration(sum(s.lost_s for s in facts.stalls))} lost")
+    redone = UNKNOWN if facts.redone_steps is None else str(facts.redone_steps)
+    line("Restarts", f"{facts.restarts}, {redone} steps redone")
+    quality = UNKNOWN if facts.quality_value is None else f"{facts.quality_value:.4g}"
+    reached = {True: "target reached", False: "target MISSED", None: "not verified"}
+    line(
+        "Quality",
+        f"{quality} vs {target_text}: {reached[facts.quality_reached]}",
+        "" if facts.quality_reached else "yellow",
+    )
+    for note in (*facts.notes, *metadata.notes):
+        text.append(f"- {note}\n", style="dim")
+    for missing in metadata.not_derivable:
+        text.append(f"- not in this format: {missing}\n", style="dim italic")
+    return text
+
+
+class RunDetailScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    RunDetailScreen { align: center middle; }
+    RunDetailScreen > Vertical {
+        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
+    }
+    RunDetailScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="run.close"),
+        Binding("q", "record_quality", "Record quality", id="run.quality"),
+    ]
+
+    def __init__(self, run_id: str, facts: RunFacts, metadata: RunMetadata) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.facts = facts
+        self.metadata = metadata
+
+    @property
+    def _app(self) -> TrnTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        goal = self._app.inventory.goal
+        target = goal.quality_target()
+        target_text = (
+            "no target set (Inventory > Training goal)"
+            if target is None
+            else f"{'>=' if target.higher_is_better else '<='} {target.threshold:g}"
+        )
+        with Vertical() as box:
+            box.border_title = f"Run {self.run_id}"
+            with VerticalScroll():
+                yield Static(facts_text(self.facts, self.metadata, target_text), id="facts")
+            yield Static("q record a quality result measured outside the log   esc close",
+                         classes="hint")  # fmt: skip
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_record_quality(self) -> None:
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        self.app.push_screen(
+            ItemFormScreen(QualityResultEntry, QualityResultEntry(), title="Record quality"),
+            self._recorded,
+        )
+
+    def _recorded(self, entry: QualityResultEntry | None) -> None:
+        if entry is None or entry.value is None:
+            return
+        minutes = entry.evaluation_minutes
+        result = RecordedQuality(
+            entry.value, entry.source, None if minutes is None else minutes * 60.0
+        )
+        record_quality(self._app.project.root, self.run_id, result)
+        self._app.status = (f"Recorded the quality result of run {self.run_id}", "")
+        self.dismiss(None)
