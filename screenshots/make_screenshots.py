@@ -22,8 +22,10 @@ async def shoot(root: Path, name: str, keys: list[str]) -> None:
     with Project.open(root) as project:
         app = TrnTuiApp(project)
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press(*keys)
-            await pilot.pause(0.3)
+            for key in keys:
+                await pilot.press(key)
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.2)
             app.save_screenshot(filename=f"{name}.svg", path=str(HERE))
 
 
@@ -33,6 +35,11 @@ async def main() -> None:
         shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
         await shoot(root, "inventory", ["down", "enter"])
         await shoot(root, "targets", ["down"] * 8)
+        await shoot(root, "runs", ["2", *["down"] * 12])
+        await shoot(root, "prices", ["3"])
+        await shoot(root, "estimate", ["4"])
+        await shoot(root, "sensitivity", ["4", "right_square_bracket", "right_square_bracket"])
+        await shoot(root, "comparison", ["4", *["right_square_bracket"] * 3])
 
 
 if __name__ == "__main__":

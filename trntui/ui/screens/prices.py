@@ -12,6 +12,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -62,6 +63,7 @@ class PricesScreen(Screen[None]):
     PricesScreen #targets { height: auto; max-height: 6; padding: 0 1; }
     PricesScreen #quotes { height: 1fr; }
     PricesScreen #rates { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    PricesScreen #quote-detail { height: auto; max-height: 3; padding: 0 1; }
     """
 
     BINDINGS = [
@@ -85,6 +87,7 @@ class PricesScreen(Screen[None]):
             yield Static("", id="targets")
             table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)
             yield table
+            yield Static("", id="quote-detail")
             yield Static("", id="rates")
         yield EstimateBar()
         yield StatusLine()
@@ -161,6 +164,24 @@ class PricesScreen(Screen[None]):
                 f"{quote.age_days(today)} d",
                 key=str(index),
             )
+
+    @on(DataTable.RowHighlighted, "#quotes")
+    def _quote_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        index = int(event.row_key.value) if event.row_key and event.row_key.value else -1
+        if not 0 <= index < len(self.book.quotes):
+            return
+        quote = self.book.quotes[index]
+        when = quote.retrieved_at.strftime("%Y-%m-%d %H:%M UTC")
+        if quote.manual:
+            origin = f"Manual quote dated {when}: {quote.source_note}"
+        else:
+            origin = (
+                f"{quote.offer_code} price list {quote.publication_date} (version "
+                f"{quote.version}), SKU {quote.sku}, retrieved {when} from {quote.source_url}"
+            )
+        if quote.upfront_usd:
+            origin += f"; upfront fee ${quote.upfront_usd:,.0f}"
+        self.query_one("#quote-detail", Static).update(origin)
 
     def _show_rates(self) -> None:
         regions = sorted({t.region for t in self._app.inventory.targets}) or ["us-east-1"]
