@@ -18,7 +18,13 @@ from trntui.core.errors import UserError
 from trntui.store.project import init_project
 
 # Modules under trntui.commands that add subcommands; a missing one is simply not offered.
-COMMAND_MODULES = ("trntui.commands.runs", "trntui.commands.price", "trntui.commands.estimate")
+COMMAND_MODULES = (
+    "trntui.commands.runs",
+    "trntui.commands.price",
+    "trntui.commands.estimate",
+    "trntui.commands.telemetry",
+    "trntui.commands.mapping",
+)
 
 
 def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:

@@ -1,0 +1,205 @@
+"""Captures attached to runs in a project: overlap and instance checks, all-or-nothing, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import loggen
+from tests.telemetry_gen import MonitorSpec, Phase, nvidia_smi_lines, write_monitor
+from trntui.commands import telemetry as telemetry_commands
+from trntui.core.verdict import Limit
+from trntui.store import telemetry as store
+from trntui.store.project import init_project
+from trntui.store.runs import import_paths
+
+NXD = loggen.NxdSpec()
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    return init_project(tmp_path / "project")
+
+
+@pytest.fixture()
+def run_id(project: Path, tmp_path: Path) -> str:
+    path = tmp_path / "logs" / "nxd.log"
+    path.parent.mkdir()
+    loggen.write_nxd(path, NXD)
+    (outcome,) = import_paths(project, [path])
+    assert outcome.run_id
+    return outcome.run_id
+
+
+def _capture(tmp_path: Path, name: str = "nm.jsonl", **changes) -> Path:
+    changes.setdefault("start", loggen.LAUNCH)
+    spec = MonitorSpec(phases=(Phase(120, 0.0, cpu_pct=100.0), Phase(2000, 85.0)), **changes)
+    path = tmp_path / name
+    write_monitor(path, spec)
+    return path
+
+
+def test_attach_overlapping_capture_and_detail(project: Path, run_id: str, tmp_path: Path) -> None:
+    outcome = store.attach_capture(project, run_id, _capture(tmp_path))
+    assert outcome.outcome == store.ATTACHED, outcome.message
+    assert outcome.offset_s == pytest.approx(0.0)
+    assert outcome.coverage == pytest.approx(1.0)
+    detail = store.run_detail(project, run_id)
+    util = detail.utilization
+    assert util is not None
+    assert util.steady is not None
+    assert util.steady.mean_pct == pytest.approx(85.0)
+    # Whole run includes the 120 s of compilation at 0 %.
+    assert util.whole_run.mean_pct < util.steady.mean_pct
+    assert "neuron-monitor" in util.whole_run.method
+    assert util.whole_run.period_s == pytest.approx(1.0)
+    assert detail.verdict.share_of(Limit.ACCELERATOR).share is not None
+    assert detail.mfu.value is None and detail.mfu.missing
+    again = store.attach_capture(project, run_id, _capture(tmp_path))
+    assert again.outcome == store.DUPLICATE
+
+
+def test_no_overlap_is_reported_and_not_stored(project: Path, run_id: str, tmp_path: Path):
+    later = _capture(tmp_path, start=loggen.LAUNCH + dt.timedelta(days=1))
+    outcome = store.attach_capture(project, run_id, later)
+    assert outcome.outcome == store.MISMATCH
+    assert "no time overlap" in outcome.message
+    assert store.load_captures(project).is_empty()
+    assert not (project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER).exists()
+
+
+def test_capture_without_clock_needs_an_offset(project: Path, run_id: str, tmp_path: Path):
+    path = _capture(tmp_path, wrapper_timestamp=False)
+    refused = store.attach_capture(project, run_id, path)
+    assert refused.outcome == store.MISMATCH
+    assert "--offset" in refused.message
+    placed = store.attach_capture(project, run_id, path, offset_s=10.0)
+    assert placed.outcome == store.ATTACHED
+    assert placed.offset_s == pytest.approx(10.0)
+
+
+def test_zoned_and_local_clocks_are_not_compared(project: Path, run_id: str, tmp_path: Path):
+    path = _capture(tmp_path, start=loggen.LAUNCH.replace(tzinfo=dt.UTC))
+    outcome = store.attach_capture(project, run_id, path)
+    assert outcome.outcome == store.MISMATCH
+    assert "time zone" in outcome.message
+
+
+def test_another_instance_is_a_mismatch(project: Path, run_id: str, tmp_path: Path) -> None:
+    other_type = store.attach_capture(
+        project, run_id, _capture(tmp_path), instance_type="trn2.48xlarge"
+    )
+    assert other_type.outcome == store.MISMATCH
+    assert "another instance type" in other_type.message
+    assert store.attach_capture(project, run_id, _capture(tmp_path)).outcome == store.ATTACHED
+    other_host = _capture(tmp_path, name="b.jsonl", instance_id="i-ffffffffffffffff0")
+    outcome = store.attach_capture(project, run_id, other_host)
+    assert outcome.outcome == store.MISMATCH
+    assert "i-ffffffffffffffff0" in outcome.message
+
+
+def test_compile_log_attached_feeds_the_verdict(project: Path, run_id: str, tmp_path: Path):
+    log = tmp_path / "logs" / "nxd.log"
+    outcome = store.attach_capture(project, run_id, log)
+    assert outcome.outcome == store.ATTACHED, outcome.message
+    assert outcome.kind == store.COMPILE
+    summary = store.run_compile_summary(project, run_id)
+    assert summary is not None
+    assert (summary.compilations, summary.cache_hits) == (NXD.graphs, NXD.graphs)
+    verdict = store.run_detail(project, run_id).verdict
+    compile = verdict.share_of(Limit.COMPILATION)
+    assert compile.seconds >= NXD.graphs * NXD.compile_s_per_graph
+
+
+def test_bad_file_fails_alone(project: Path, run_id: str, tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("nothing to see\n")
+    outcome = store.attach_capture(project, run_id, path)
+    assert outcome.outcome == store.FAILED
+    assert "notes.txt" in outcome.message
+
+
+def test_failed_table_write_leaves_no_samples(
+    project: Path, run_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = store.atomic_write_with
+
+    def failing(path: Path, write) -> None:
+        if path.name == store.CAPTURES_FILE:
+            raise OSError("disk full")
+        real(path, write)
+
+    monkeypatch.setattr(store, "atomic_write_with", failing)
+    with pytest.raises(OSError):
+        store.attach_capture(project, run_id, _capture(tmp_path))
+    samples = project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER
+    assert not list(samples.glob("*.parquet"))
+    assert store.load_captures(project).is_empty()
+
+
+def test_nvidia_smi_capture_attaches(project: Path, run_id: str, tmp_path: Path) -> None:
+    path = tmp_path / "smi.csv"
+    path.write_text("\n".join(nvidia_smi_lines([(600, [70, 70])], start=loggen.LAUNCH)) + "\n")
+    outcome = store.attach_capture(project, run_id, path)
+    assert outcome.outcome == store.ATTACHED, outcome.message
+    detail = store.run_detail(project, run_id)
+    assert "nvidia-smi" in detail.utilization.whole_run.method
+
+
+def _cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    telemetry_commands.register(parser.add_subparsers())
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def test_cli_attach_and_verdict_json(
+    project: Path, run_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    far = _capture(tmp_path, name="far.jsonl", start=loggen.LAUNCH + dt.timedelta(days=2))
+    code = _cli("telemetry", str(project), str(_capture(tmp_path)), str(far), "--run", run_id)
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "attached" in out and "mismatch" in out
+    assert _cli("verdict", str(project), "--json") == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["run_id"] == run_id
+    assert report["utilization"]["steady"]["mean_pct"] == pytest.approx(85.0)
+    assert report["verdict"]["limit"] in {str(limit) for limit in Limit}
+    assert report["mfu"]["label"] == "derived"
+    assert _cli("verdict", str(project)) == 0
+    text = capsys.readouterr().out
+    assert "steady window 85%" in text
+    assert _cli("verdict", str(project), "--run", "nope") == 2
+
+
+def test_compile_recurrence_over_repeated_runs(project: Path, tmp_path: Path) -> None:
+    from tests.telemetry_gen import compiler_log
+
+    run_ids = []
+    for index, cached in enumerate((False, True)):
+        launch = loggen.LAUNCH + dt.timedelta(days=index)
+        spec = loggen.NxdSpec(crash_at=None, stall_at=None)
+        path = tmp_path / f"run{index}" / "nxd.log"
+        path.parent.mkdir()
+        loggen.write_nxd(path, spec)
+        # Shift the generated log to its launch day.
+        text = path.read_text()
+        for fmt in ("%a %b %d", "%Y-%m-%d"):
+            text = text.replace(loggen.LAUNCH.strftime(fmt), launch.strftime(fmt))
+        path.write_text(text)
+        (outcome,) = import_paths(project, [path])
+        run_ids.append(outcome.run_id)
+        log = tmp_path / f"run{index}" / "compile.log"
+        log.write_text("\n".join(compiler_log(5, cached, launch, seconds_each=60)) + "\n")
+        attached = store.attach_capture(project, outcome.run_id, log)
+        assert attached.outcome == store.ATTACHED, attached.message
+    recurrence = store.compile_recurrence_of(project, list(reversed(run_ids)))
+    assert recurrence.runs == 2
+    assert recurrence.first_compile_s == pytest.approx(300.0)
+    assert recurrence.recurring_s == pytest.approx(0.0)
+    assert recurrence.one_off_s == pytest.approx(300.0)

@@ -1,0 +1,109 @@
+"""The verdict of what limits a run, on generated runs + captures whose causes are known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.loggen import NxdSpec, write_nxd
+from tests.telemetry_gen import MonitorSpec, Phase, stepped_run, write_monitor
+from trntui.core.run_facts import run_facts
+from trntui.core.verdict import Limit, run_verdict
+from trntui.importers import import_file
+from trntui.importers.neuron_monitor import import_neuron_monitor
+
+COMPILE_S = 60
+TRAIN_A = 300  # steps of 1 s before the data-starved stretch
+STARVED = 600  # seconds without progress, accelerators at 2 %
+TRAIN_B = 300
+
+
+def _capture(tmp_path: Path, phases: tuple[Phase, ...]):
+    path = tmp_path / "nm.jsonl"
+    write_monitor(path, MonitorSpec(phases=phases))
+    return import_neuron_monitor(path)
+
+
+def test_data_starved_run_is_input_bound(tmp_path: Path) -> None:
+    run = stepped_run([(TRAIN_A, 1.0), (1, float(STARVED)), (TRAIN_B, 1.0)], COMPILE_S)
+    facts = run_facts(run)
+    telemetry = _capture(
+        tmp_path,
+        (
+            Phase(COMPILE_S, 0.0, cpu_pct=100.0),
+            Phase(TRAIN_A, 90.0),
+            Phase(STARVED, 2.0, cpu_pct=95.0, io_wait_pct=3.0),
+            Phase(TRAIN_B + 1, 90.0),
+        ),
+    )
+    verdict = run_verdict(facts, telemetry, 0.0)
+    billed = COMPILE_S + TRAIN_A + STARVED + TRAIN_B
+    assert verdict.billed_s == pytest.approx(billed)
+    assert verdict.limit == Limit.INPUT
+    busy = 0.90 * (TRAIN_A + TRAIN_B) + 0.02 * STARVED
+    idle = 0.10 * (TRAIN_A + TRAIN_B) + 0.98 * STARVED
+    assert verdict.share_of(Limit.INPUT).seconds == pytest.approx(idle, rel=0.01)
+    assert verdict.share_of(Limit.ACCELERATOR).seconds == pytest.approx(busy, rel=0.01)
+    assert verdict.share_of(Limit.INPUT).share == pytest.approx(idle / billed, rel=0.01)
+    assert verdict.share_of(Limit.COMPILATION).seconds == pytest.approx(COMPILE_S)
+    assert verdict.share_of(Limit.SYNC).seconds == pytest.approx(0.0, abs=1e-6)
+    longest = verdict.starved[0]
+    assert longest.start_s == pytest.approx(COMPILE_S + TRAIN_A)
+    assert longest.end_s == pytest.approx(COMPILE_S + TRAIN_A + STARVED)
+    assert longest.host_cpu_pct == pytest.approx(95.0)
+    assert any("host CPU averaged 95" in line for line in verdict.share_of(Limit.INPUT).evidence)
+
+
+def test_busy_run_is_accelerator_bound(tmp_path: Path) -> None:
+    run = stepped_run([(900, 1.0)], COMPILE_S)
+    telemetry = _capture(tmp_path, (Phase(COMPILE_S, 0.0), Phase(900, 92.0)))
+    verdict = run_verdict(run_facts(run), telemetry, 0.0)
+    assert verdict.limit == Limit.ACCELERATOR
+    assert verdict.share_of(Limit.ACCELERATOR).share == pytest.approx(0.92 * 900 / 960, rel=0.01)
+    assert "accelerator-bound" in verdict.headline
+
+
+def test_imbalanced_cores_are_sync_bound(tmp_path: Path) -> None:
+    run = stepped_run([(900, 1.0)], COMPILE_S)
+    telemetry = _capture(tmp_path, (Phase(COMPILE_S, 0.0), Phase(900, (95.0, 5.0, 5.0, 5.0))))
+    verdict = run_verdict(run_facts(run), telemetry, 0.0)
+    assert verdict.limit == Limit.SYNC
+    assert verdict.share_of(Limit.SYNC).seconds == pytest.approx((95 - 27.5) / 100 * 900, rel=0.01)
+
+
+def test_long_compile_is_compilation_bound() -> None:
+    run = stepped_run([(100, 1.0)], compile_s=900.0)
+    verdict = run_verdict(run_facts(run), timeline_compile_s=900.0)
+    assert verdict.limit == Limit.COMPILATION
+    assert verdict.share_of(Limit.COMPILATION).share == pytest.approx(0.9)
+    assert verdict.share_of(Limit.ACCELERATOR).share is None  # no capture: not measured
+
+
+def test_capture_offset_places_samples_on_the_run_clock(tmp_path: Path) -> None:
+    run = stepped_run([(900, 1.0)], COMPILE_S)
+    # Capture started 60 s into the run: only the training part, all busy.
+    telemetry = _capture(tmp_path, (Phase(900, 92.0),))
+    verdict = run_verdict(run_facts(run), telemetry, float(COMPILE_S))
+    assert verdict.share_of(Limit.ACCELERATOR).seconds == pytest.approx(0.92 * 900, rel=0.01)
+
+
+def test_restarts_without_capture(tmp_path: Path) -> None:
+    path = tmp_path / "nxd.log"
+    spec = NxdSpec()
+    write_nxd(path, spec)
+    facts = run_facts(import_file(path))
+    verdict = run_verdict(facts)
+    restart = verdict.share_of(Limit.RESTART)
+    assert restart.seconds is not None
+    assert restart.seconds >= spec.restart_downtime_s
+    assert verdict.share_of(Limit.SYNC).seconds is None
+
+
+def test_no_verdict_when_unmeasured_causes_could_outrank() -> None:
+    run = stepped_run([(800, 1.0)], compile_s=200.0)
+    verdict = run_verdict(run_facts(run), timeline_compile_s=200.0)
+    assert verdict.share_of(Limit.COMPILATION).share == pytest.approx(0.2)
+    assert verdict.limit is None
+    assert "not measured" in verdict.headline
+    assert any("largest measured cause" in note for note in verdict.notes)
