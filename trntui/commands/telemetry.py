@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from trntui.core.errors import UserError
+from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
 from trntui.store.runs import derive_facts, load_runs
@@ -146,18 +147,6 @@ def detail_json(run_id: str, detail: RunTelemetryDetail) -> dict[str, Any]:
     }
 
 
-def _figure_text(figure: UtilizationFigure | None) -> str:
-    if figure is None:
-        return "no steady window"
-    if figure.mean_pct is None:
-        return f"{figure.window}: no measured sample"
-    return (
-        f"{figure.window} {figure.mean_pct:.0f}% "
-        f"({figure.devices} devices {figure.min_device_pct:.0f}-{figure.max_device_pct:.0f}%, "
-        f"{figure.covered_s:.0f} s measured, {figure.gap_s:.0f} s gaps)"
-    )
-
-
 def verdict_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
@@ -185,31 +174,10 @@ def verdict_command(args: argparse.Namespace) -> int:
         print(json.dumps([detail_json(r, d) for r, d in details.items()], indent=2))
         return 0
     for run_id, detail in details.items():
-        print(f"{run_id}: {detail.verdict.headline}")
-        util = detail.utilization
-        if util is None:
-            print("  utilization: no capture attached")
-        else:
-            print(f"  utilization: {_figure_text(util.steady)}; {_figure_text(util.whole_run)}")
-            print(f"    method: {util.whole_run.method}; period {util.whole_run.period_s:g} s")
-        if detail.compile is not None:
-            c = detail.compile
-            print(
-                f"  compile: {c.compilations} compiled, {c.cache_hits} cache hits, "
-                f"{c.failures} failed"
-            )
-        mfu = detail.mfu
-        mfu_text = (
-            f"{mfu.value:.1%}"
-            if mfu.value is not None
-            else "unknown (missing: " + "; ".join(mfu.missing) + ")"
+        headline, *rest = telemetry_lines(
+            detail.utilization, detail.compile, detail.verdict, detail.mfu
         )
-        print(f"  MFU ({mfu.label}): {mfu_text}  [{mfu.formula}]")
-        for share in detail.verdict.shares:
-            value = f"{share.share:.0%}" if share.share is not None else "not measured"
-            print(f"  {share.limit!s:36} {value}")
-            for line in share.evidence:
-                print(f"      {line}")
-        for note in detail.verdict.notes:
-            print(f"  note: {note}")
+        print(f"{run_id}: {headline}")
+        for line in rest:
+            print(line)
     return 0

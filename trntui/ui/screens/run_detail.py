@@ -16,8 +16,11 @@ from textual.widgets import Static
 
 from trntui.core.fields import spec_field
 from trntui.core.run_facts import RecordedQuality, RunFacts
+from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.timeline import RunMetadata
 from trntui.store.quality import record_quality
+from trntui.store.telemetry import RunTelemetryDetail
+from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 
 if TYPE_CHECKING:
@@ -116,13 +119,23 @@ class RunDetailScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape", "close", "Close", id="run.close"),
         Binding("q", "record_quality", "Record quality", id="run.quality"),
+        Binding("t", "attach", "Attach telemetry", id="run.attach"),
     ]
 
-    def __init__(self, run_id: str, facts: RunFacts, metadata: RunMetadata) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        facts: RunFacts,
+        metadata: RunMetadata,
+        telemetry: RunTelemetryDetail,
+        instance_type: str | None,
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self.facts = facts
         self.metadata = metadata
+        self.telemetry = telemetry
+        self.instance_type = instance_type
 
     @property
     def _app(self) -> TrnTuiApp:
@@ -139,9 +152,36 @@ class RunDetailScreen(ModalScreen[None]):
         with Vertical() as box:
             box.border_title = f"Run {self.run_id}"
             with VerticalScroll():
+                yield Static(self._headline(), id="headline")
                 yield Static(facts_text(self.facts, self.metadata, target_text), id="facts")
-            yield Static("q record a quality result measured outside the log   esc close",
-                         classes="hint")  # fmt: skip
+                yield Static(self._telemetry_text(), id="limits")
+            yield Static(
+                "q record a quality result   t attach telemetry   esc close", classes="hint"
+            )
+
+    def _lines(self) -> list[str]:
+        detail = self.telemetry
+        return telemetry_lines(detail.utilization, detail.compile, detail.verdict, detail.mfu)
+
+    def _headline(self) -> Text:
+        return Text(f"What limits this run: {self._lines()[0]}\n", style="bold")
+
+    def _telemetry_text(self) -> Text:
+        return Text("\n" + "\n".join(self._lines()[1:]))
+
+    def action_attach(self) -> None:
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        self.app.push_screen(
+            AttachCaptureScreen(self._app.project.root, self.run_id, self.instance_type),
+            self._attached,
+        )
+
+    def _attached(self, message: str | None) -> None:
+        if message:
+            self._app.status = (message, "")
+            self.dismiss(None)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from trntui.core.errors import UserError
+from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
 from trntui.core.throughput_series import throughput_series
 from trntui.store.runs import (
@@ -28,6 +29,7 @@ from trntui.store.runs import (
     remove_run,
     run_sets,
 )
+from trntui.store.telemetry import run_detail
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
@@ -59,7 +61,6 @@ class RunsScreen(Screen[None]):
     BINDINGS = [
         Binding("i", "import_runs", "Import", id="runs.import"),
         Binding("x", "remove_run", "Remove", id="runs.remove"),
-        Binding("enter", "open_run", "Details", id="runs.details"),
     ]
 
     def __init__(self) -> None:
@@ -244,8 +245,33 @@ class RunsScreen(Screen[None]):
         if facts is None:
             self._app.status = ("Still deriving the run facts; try again in a moment.", "")
             return
-        run = load_run(self._app.project.root, run_id)
-        self.app.push_screen(RunDetailScreen(run_id, facts, run.metadata), self._detail_closed)
+        set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+        target = next((t for t in self._app.inventory.targets if t.run_set == set_name), None)
+        self._open_detail(run_id, facts, target)
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def _open_detail(self, run_id: str, facts: RunFacts, target: TrainingTarget | None) -> None:
+        """Utilization, compile telemetry and the verdict read stored captures: a worker."""
+        root = self._app.project.root
+        try:
+            run = load_run(root, run_id)
+            telemetry = run_detail(
+                root,
+                run_id,
+                facts,
+                parameters_billion=self._app.inventory.model.parameters_billion,
+                instance_type=target.instance_type if target else None,
+                instance_count=target.instance_count if target else 1,
+            )
+        except UserError as error:
+            self.app.call_from_thread(self._app.notify, str(error), severity="error")
+            return
+        if get_current_worker().is_cancelled:
+            return
+        screen = RunDetailScreen(
+            run_id, facts, run.metadata, telemetry, target.instance_type if target else None
+        )
+        self.app.call_from_thread(self.app.push_screen, screen, self._detail_closed)
 
     def _detail_closed(self, _: None) -> None:
         self.reload_runs()

@@ -1,0 +1,117 @@
+"""Run detail with utilization and the verdict; attaching a capture from the UI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from textual.widgets import Input
+
+from tests.loggen import LAUNCH, NxdSpec, write_nxd
+from tests.telemetry_gen import MonitorSpec, Phase, write_monitor
+from trntui.store.project import Project
+from trntui.store.runs import import_paths
+from trntui.store.telemetry import load_captures
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens.attach_capture import AttachCaptureScreen
+from trntui.ui.screens.run_detail import RunDetailScreen
+from trntui.ui.screens.runs import RunsScreen
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+SIZE = (80, 24)
+SPEC = NxdSpec(total_steps=384, batch=8, stall_at=None, crash_at=None)
+
+
+def make_project(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "proj"
+    ignore = shutil.ignore_patterns(".trntui.lock", "runs", "logs", "telemetry")
+    shutil.copytree(SAMPLE, root, ignore=ignore)
+    log = tmp_path / "trn.log"
+    write_nxd(log, SPEC)
+    (outcome,) = import_paths(root, [log], set_name="trn")
+    assert outcome.run_id is not None
+    return root, outcome.run_id
+
+
+async def open_detail(pilot, app: TrnTuiApp) -> RunDetailScreen:
+    await pilot.press("2")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, RunDetailScreen)
+    return app.screen
+
+
+async def test_without_capture_the_detail_says_utilization_is_not_measured(
+    tmp_path: Path,
+) -> None:
+    root, _ = make_project(tmp_path)
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_detail(pilot, app)
+            text = str(screen.query_one("#limits").content)
+            assert "no capture attached" in text
+            assert "accelerator-bound" in text and "not measured" in text
+
+
+async def test_attached_busy_capture_makes_the_run_accelerator_bound(tmp_path: Path) -> None:
+    root, run_id = make_project(tmp_path)
+    capture = tmp_path / "monitor.jsonl"
+    # Idle while compiling, then 90 % busy until well past the end of the run.
+    # The nxd log's clock is the host's local time without a zone: so is the capture's.
+    write_monitor(
+        capture,
+        MonitorSpec(
+            phases=(Phase(120, 0.0), Phase(1200, 90.0)),
+            start=LAUNCH - dt.timedelta(seconds=5),
+            instance_type="trn3.48xlarge",
+        ),
+    )
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_detail(pilot, app)
+            await pilot.press("t")
+            await pilot.pause()
+            attach = app.screen
+            assert isinstance(attach, AttachCaptureScreen)
+            attach.query_one("#capture", Input).value = str(capture)
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen), "attaching closes the detail"
+            assert "attached" in app.status[0] or "placed" in app.status[0]
+            assert not load_captures(root, run_id).is_empty()
+            await open_detail(pilot, app)
+            headline = str(app.screen.query_one("#headline").content)
+            assert "accelerator-bound" in headline
+
+
+async def test_capture_from_another_day_is_refused(tmp_path: Path) -> None:
+    root, run_id = make_project(tmp_path)
+    capture = tmp_path / "monitor.jsonl"
+    write_monitor(
+        capture,
+        MonitorSpec(
+            phases=(Phase(600, 90.0),),
+            start=LAUNCH + dt.timedelta(days=3),
+            instance_type="trn3.48xlarge",
+        ),
+    )
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_detail(pilot, app)
+            await pilot.press("t")
+            await pilot.pause()
+            app.screen.query_one("#capture", Input).value = str(capture)
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, AttachCaptureScreen)
+            assert "Not attached" in str(app.screen.query_one("#message").content)
+    assert load_captures(root, run_id).is_empty()

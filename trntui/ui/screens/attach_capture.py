@@ -1,0 +1,100 @@
+"""Attach a telemetry capture (neuron-monitor JSON lines, nvidia-smi CSV, a log with Neuron
+compiler lines) to a run. The capture is read in a worker with a progress bar; esc cancels.
+A capture that does not overlap the run in time, or comes from another instance, is reported
+and not stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from trntui.core.errors import UserError
+from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
+from trntui.ui.screens.worker_modal import WorkerModal
+
+
+class AttachCaptureScreen(WorkerModal[str | None]):
+    DEFAULT_CSS = """
+    AttachCaptureScreen { align: center middle; }
+    AttachCaptureScreen > Vertical {
+        width: 76; height: auto; border: round $accent; background: $surface; padding: 0 1;
+    }
+    AttachCaptureScreen Horizontal { height: 1; margin-bottom: 1; }
+    AttachCaptureScreen Label { width: 8; }
+    AttachCaptureScreen Input { width: 1fr; }
+    AttachCaptureScreen #message { height: auto; margin-top: 1; }
+    AttachCaptureScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="attach.cancel")]
+    AUTO_FOCUS = "#capture"
+
+    def __init__(self, root: Path, run_id: str, instance_type: str | None) -> None:
+        super().__init__()
+        self.root = root
+        self.run_id = run_id
+        self.instance_type = instance_type
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"Attach telemetry to run {self.run_id}"
+            with Horizontal():
+                yield Label("File")
+                yield Input(
+                    placeholder="neuron-monitor .jsonl, nvidia-smi .csv or a compiler log",
+                    compact=True,
+                    id="capture",
+                )
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+            yield Static("", id="message")
+            yield Static("enter attach   esc cancel/close", classes="hint")
+
+    @on(Input.Submitted)
+    def _start(self, event: Input.Submitted) -> None:
+        event.stop()
+        path = Path(event.value.strip()).expanduser()
+        if not path.is_file():
+            self._message(f"Not found: {path}", error=True)
+            return
+        self._message(f"Reading {path.name}...")
+        self._worker = self._read_capture(path)
+
+    @work(thread=True, exclusive=True, group="attach", exit_on_error=False)
+    def _read_capture(self, path: Path) -> tuple[str, str]:
+        worker = get_current_worker()
+
+        def progress(fraction: float) -> None:
+            self.app.call_from_thread(
+                self.query_one("#progress", ProgressBar).update, progress=fraction
+            )
+
+        outcome = attach_capture(
+            self.root,
+            self.run_id,
+            path,
+            instance_type=self.instance_type,
+            progress=progress,
+            cancel=lambda: worker.is_cancelled,
+        )
+        return outcome.outcome, f"{path.name}: {outcome.message}"
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "attach":
+            return
+        if event.state == WorkerState.SUCCESS:
+            outcome, text = event.worker.result
+            if outcome in (ATTACHED, DUPLICATE):
+                self.dismiss(text)
+            else:
+                self._message(f"Not attached: {text}", error=True)
+        elif event.state == WorkerState.CANCELLED:
+            self._message("Cancelled: nothing was attached.")
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            text = str(error) if isinstance(error, UserError) else f"failed: {error!r}"
+            self._message(text, error=True)
