@@ -22,10 +22,24 @@ from trntui.core.errors import UserError
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.importers import FORMATS, Cancelled, detect_format, import_file
+from trntui.importers.mapped import (
+    ColumnMapping,
+    RawTable,
+    mapped_run,
+    read_table,
+    suggest_mapping,
+)
+from trntui.store.mappings import remember_mapping, remembered_mapping
 from trntui.store.runs import ADDED, DUPLICATE, add_run, default_set_name, expand_paths, load_runs
+from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 
 AUTO = "auto"
+
+
+TABULAR_SUFFIXES = (".csv", ".jsonl", ".ndjson")
+"""Files of no known format that are offered the column mapping. Plain ``.json`` is not: in a
+folder of logs it is usually a side file (MLPerf's ``scaling.json``)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,10 @@ class PreviewItem:
     facts: RunFacts | None = None
     error: str | None = None
     already_imported: bool = False
+    table: RawTable | None = None
+    """A CSV/JSONL log of no known format: it needs a column mapping (``m``)."""
+    mapping: ColumnMapping | None = None
+    """The mapping the run was read with; remembered for this file shape when stored."""
 
 
 class ImportRunsScreen(WorkerModal[str | None]):
@@ -54,6 +72,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "store", "Import", priority=True, id="import.store"),
+        Binding("m", "map_columns", "Map columns", id="import.map"),
         Binding("escape", "cancel", "Cancel", id="import.cancel"),
     ]
     AUTO_FOCUS = "#paths"
@@ -91,7 +110,8 @@ class ImportRunsScreen(WorkerModal[str | None]):
             yield table
             yield Static("", id="message")
             yield Static(
-                "enter preview   ctrl+s import the previewed runs   esc cancel", classes="hint"
+                "enter preview   m map CSV/JSONL columns   ctrl+s import   esc cancel",
+                classes="hint",
             )
 
     def on_mount(self) -> None:
@@ -135,11 +155,13 @@ class ImportRunsScreen(WorkerModal[str | None]):
             def progress(fraction: float, index: int = index) -> None:
                 self.app.call_from_thread(self._progress, (index + fraction) / len(files))
 
-            if not named and fmt is None:
-                try:
-                    detect_format(path)
-                except UserError:
-                    continue  # a file in a folder that is not a log: skipped quietly
+            if fmt is None and path.suffix.lower() in TABULAR_SUFFIXES and not _detected(path):
+                item = self._tabular(path, known)
+                items.append(item)
+                self.app.call_from_thread(self._add_preview_row, item)
+                continue
+            if not named and fmt is None and not _detected(path):
+                continue  # a file in a folder that is not a log: skipped quietly
             try:
                 run = import_file(
                     path, format=fmt, progress=progress, cancel=lambda: worker.is_cancelled
@@ -149,15 +171,69 @@ class ImportRunsScreen(WorkerModal[str | None]):
             except UserError as error:
                 item = PreviewItem(path, error=str(error))
             else:
-                item = PreviewItem(
-                    path,
-                    run=run,
-                    facts=run_facts(run, self.target),
-                    already_imported=run.metadata.sha256 in known,
-                )
+                item = self._item(path, run, known)
             items.append(item)
             self.app.call_from_thread(self._add_preview_row, item)
         return items
+
+    def _item(self, path: Path, run: ImportedRun, known: set[str], **extra: object) -> PreviewItem:
+        return PreviewItem(
+            path,
+            run=run,
+            facts=run_facts(run, self.target),
+            already_imported=run.metadata.sha256 in known,
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def _tabular(self, path: Path, known: set[str]) -> PreviewItem:
+        """A CSV/JSONL log: read it with the mapping remembered for its shape, if any."""
+        try:
+            table = read_table(path)
+        except UserError as error:
+            return PreviewItem(path, error=str(error))
+        mapping = remembered_mapping(self.root, table.columns)
+        if mapping is None:
+            return PreviewItem(path, table=table)
+        try:
+            run = mapped_run(table, mapping)
+        except UserError as error:
+            return PreviewItem(path, error=str(error), table=table)
+        return self._item(path, run, known, table=table, mapping=mapping)
+
+    def action_map_columns(self) -> None:
+        """Open the column mapping of the selected CSV/JSONL file."""
+        table = self.query_one("#preview", DataTable)
+        if self.busy or not self.items or table.cursor_row < 0:
+            return
+        index = table.cursor_row
+        item = self.items[index]
+        if item.table is None:
+            self._message("Only CSV and JSONL files need a column mapping.")
+            return
+        origin = "remembered for this file shape" if item.mapping else "from the column names"
+        mapping = item.mapping or suggest_mapping(item.table.columns)
+        self.app.push_screen(
+            MappingScreen(item.table, item.path.name, mapping, origin),
+            lambda chosen: self._mapped(index, chosen),
+        )
+
+    def _mapped(self, index: int, mapping: ColumnMapping | None) -> None:
+        item = self.items[index]
+        if mapping is None or item.table is None:
+            return
+        known = set(load_runs(self.root)["sha256"].to_list())
+        try:
+            run = mapped_run(item.table, mapping)
+        except UserError as error:
+            self.items[index] = PreviewItem(item.path, error=str(error), table=item.table)
+        else:
+            self.items[index] = self._item(item.path, run, known, table=item.table, mapping=mapping)
+        self._show_all_rows()
+
+    def _show_all_rows(self) -> None:
+        self.query_one("#preview", DataTable).clear()
+        for item in self.items:
+            self._add_preview_row(item)
 
     def _progress(self, fraction: float) -> None:
         self.query_one("#progress", ProgressBar).update(progress=fraction)
@@ -169,9 +245,13 @@ class ImportRunsScreen(WorkerModal[str | None]):
         if item.error:
             note = item.error.replace(str(item.path), "").lstrip(":; ")
             row = (name, "-", "error", "-", "-", note)
+        elif item.run is None:
+            row = (name, "csv/jsonl", "needs mapping", "-", "-", "select it and press m")
         else:
             assert facts is not None and item.run is not None
             note = "already imported" if item.already_imported else ""
+            if item.mapping is not None:
+                note = note or "mapped columns (m to change)"
             row = (
                 name,
                 item.run.metadata.format,
@@ -191,11 +271,14 @@ class ImportRunsScreen(WorkerModal[str | None]):
             self.items = event.worker.result or []
             good = [i for i in self.items if i.run is not None and not i.already_imported]
             bad = [i for i in self.items if i.error]
+            unmapped = [i for i in self.items if i.run is None and i.table is not None]
             self._progress(1.0)
             if not self.items:
                 self._message("No training logs found there.", error=True)
             else:
                 text = f"{len(good)} run(s) ready to import"
+                if unmapped:
+                    text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
                 if bad:
                     text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
                 self._message(text + ". ctrl+s imports them.", error=bool(bad))
@@ -223,9 +306,19 @@ class ImportRunsScreen(WorkerModal[str | None]):
         for item in ready:
             assert item.run is not None
             outcome = add_run(self.root, item.run, set_name or default_set_name(item.path))
+            if item.mapping is not None and item.table is not None:
+                remember_mapping(self.root, item.table.columns, item.mapping)
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
         text = f"Imported {added} run(s)"
         if duplicates:
             text += f", {duplicates} already present"
         return text
+
+
+def _detected(path: Path) -> bool:
+    try:
+        detect_format(path)
+    except UserError:
+        return False
+    return True
