@@ -115,3 +115,24 @@ async def test_capture_from_another_day_is_refused(tmp_path: Path) -> None:
             assert isinstance(app.screen, AttachCaptureScreen)
             assert "Not attached" in str(app.screen.query_one("#message").content)
     assert load_captures(root, run_id).is_empty()
+
+
+def test_run_detail_snapshot_with_utilization_and_verdict(tmp_path: Path, snap_compare) -> None:
+    root = tmp_path / "llama2-70b-lora"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+
+    async def open_last_trainium_run(pilot) -> None:
+        app = pilot.app
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*["down"] * 12, "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, RunDetailScreen)
+        assert "accelerator-bound" in str(app.screen.query_one("#headline").content)
+
+    with Project.open(root) as project:
+        assert snap_compare(
+            TrnTuiApp(project), terminal_size=SIZE, run_before=open_last_trainium_run
+        )

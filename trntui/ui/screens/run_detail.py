@@ -164,7 +164,22 @@ class RunDetailScreen(ModalScreen[None]):
         return telemetry_lines(detail.utilization, detail.compile, detail.verdict, detail.mfu)
 
     def _headline(self) -> Text:
-        return Text(f"What limits this run: {self._lines()[0]}\n", style="bold")
+        text = Text(f"What limits this run: {self._lines()[0]}\n", style="bold")
+        utilization = self.telemetry.utilization
+        if utilization is None:
+            text.append("Accelerators busy: unknown (no capture attached; t attaches one)\n")
+        else:
+            steady = utilization.steady
+            whole = utilization.whole_run
+            parts = [
+                f"{figure.mean_pct:.0f}% {figure.window}"
+                for figure in (steady, whole)
+                if figure is not None and figure.mean_pct is not None
+            ]
+            period = "" if whole.period_s is None else f", every {whole.period_s:g} s"
+            source = whole.method.split(" ", 1)[0]
+            text.append(f"Accelerators busy: {', '.join(parts) or 'unknown'} ({source}{period})\n")
+        return text
 
     def _telemetry_text(self) -> Text:
         return Text("\n" + "\n".join(self._lines()[1:]))
