@@ -15,6 +15,7 @@ What it puts in ``sample_runs/llama2-70b-lora``:
   the final checkpoint recorded in ``runs/quality.toml`` (generated, not measured);
 * price quotes and side-service rates entered as manual EXAMPLE quotes: no network was used,
   and none of these figures is an AWS price. Replace them with `trntui price fetch`;
+* EXAMPLE neuron-monitor captures of the Trainium3 runs (``make_sample_telemetry.py``);
 * two saved scenarios: ``as-measured`` and ``bf16-attention`` (a slower Trainium3 throughput
   if the FP8 attention kernel has to be replaced by BF16 attention).
 """
@@ -28,6 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+import make_sample_telemetry  # noqa: E402
 
 from tests.loggen import NxdSpec, write_nxd  # noqa: E402
 from trntui.core.estimate import Override  # noqa: E402
@@ -79,6 +82,7 @@ def main() -> None:
     logs = PROJECT / "logs"
     shutil.rmtree(logs, ignore_errors=True)
     shutil.rmtree(PROJECT / "runs", ignore_errors=True)
+    shutil.rmtree(PROJECT / "telemetry", ignore_errors=True)
     gpu = logs / GPU_SET
     shutil.copytree(MLPERF, gpu)
     shutil.copy(MLPERF.parents[4] / "LICENSE.md", gpu / "LICENSE.md")
@@ -131,6 +135,10 @@ def main() -> None:
         )
         project.save_inventory(inventory.__class__(**{**inventory.__dict__, "targets": targets}))
 
+    # The example captures attach to the runs just imported (they open the project themselves).
+    make_sample_telemetry.main()
+
+    with Project.open(PROJECT) as project:
         shutil.rmtree(PROJECT / "scenarios", ignore_errors=True)
         context = load_context(PROJECT, project.inventory, today=QUOTED_ON.date())
         save_scenario(

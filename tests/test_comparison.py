@@ -155,3 +155,29 @@ def test_continue_without_a_gpu_comparison_says_so():
     decision = compared(context(inv=inv)).decision
     assert decision.action == CONTINUE
     assert "not compared with the GPU: no GPU target" in decision.facts
+
+
+def with_limit(row: dict, limit: str | None, busy: float | None) -> dict:
+    return {**row, "limit": limit, "steady_utilization_pct": busy}
+
+
+def test_input_bound_trainium_runs_mean_try_another_option_even_when_cheaper():
+    # Same cheap, fully measured case as the 'continue' test, but the telemetry verdict says
+    # the Trainium3 runs wait for data: a bigger or faster accelerator would not help.
+    inv = inventory(risks=(MigrationRisk(title="x", status="resolved", effort_days=1.0),))
+    trn = [with_limit(r, "input/data-bound", 35.0) for r in trn_runs() if r["counted"]]
+    runs = [*trn, *(r for r in trn_runs() if not r["counted"]), *gpu_runs()]
+    decision = compared(context(inv=inv, quotes=book(trn_price=2.0), runs=runs)).decision
+    assert decision.action == TRY_ANOTHER, decision.facts
+    assert "input/data-bound (2 of 2 counted runs)" in decision.facts[0]
+
+
+def test_accelerator_bound_runs_are_reported_but_do_not_change_the_decision():
+    inv = inventory(risks=(MigrationRisk(title="x", status="resolved", effort_days=1.0),))
+    trn = [with_limit(r, "accelerator-bound", 90.0) for r in trn_runs() if r["counted"]]
+    runs = [*trn, *(r for r in trn_runs() if not r["counted"]), *gpu_runs()]
+    decision = compared(context(inv=inv, quotes=book(trn_price=2.0), runs=runs)).decision
+    assert decision.action == CONTINUE, decision.facts
+    assert any(
+        "accelerator-bound in 2 of 2" in fact and "90% busy" in fact for fact in decision.facts
+    )

@@ -27,6 +27,7 @@ from trntui.core.estimate import (
     OBSERVED_INPUTS,
     Estimate,
     EstimateContext,
+    RunSetStats,
     TargetEstimate,
     cost_frame,
     input_frame,
@@ -267,8 +268,19 @@ def decide(
     ]
     if not_measured:
         blockers.append("stages not measured: " + ", ".join(not_measured))
+    limits = _limit_facts(stats, run_set)
     if pause:
-        return Decision(PAUSE, tuple(pause + blockers))
+        return Decision(PAUSE, tuple(pause + blockers + limits))
+    if stats is not None and stats.limits and stats.limits[0][0] in _NOT_FIXED_BY_TARGET:
+        limit, count = stats.limits[0]
+        if count * 2 > stats.counted:
+            facts = [
+                f"the Trainium3 runs are {limit} ({count} of {stats.counted} counted runs): "
+                "the target configuration does not remove that bottleneck; fix it or try "
+                "another option",
+                *limits[1:],
+            ]
+            return Decision(TRY_ANOTHER, tuple(facts + blockers))
     effort = sum(r.effort_days or 0.0 for r in inventory.risks if r.status != "resolved")
     if comparable and trainium.total_usd >= gpu.total_usd:
         facts = [
@@ -285,9 +297,9 @@ def decide(
                 )
         if effort:
             facts.append(f"{effort:g} days of open porting effort buy no saving")
-        return Decision(TRY_ANOTHER, tuple(facts))
+        return Decision(TRY_ANOTHER, tuple(facts + limits))
     if blockers:
-        return Decision(PAUSE, tuple(blockers))
+        return Decision(PAUSE, tuple(blockers + limits))
     facts = [
         f"quality reached in {stats.verified} run(s) of {run_set!r}",
         "no open porting question",
@@ -299,4 +311,22 @@ def decide(
         )
     else:
         facts.append("not compared with the GPU: " + "; ".join(reasons))
-    return Decision(CONTINUE, tuple(facts))
+    return Decision(CONTINUE, tuple(facts + limits))
+
+
+_NOT_FIXED_BY_TARGET = ("input/data-bound", "synchronisation/communication-bound")
+"""Bottlenecks a faster accelerator does not remove (SPEC §5: a low utilization is a finding
+to explain, not something a bigger instance fixes)."""
+
+
+def _limit_facts(stats: RunSetStats | None, run_set: str | None) -> list[str]:
+    """What limits the Trainium3 runs, from their telemetry verdicts, as decision facts."""
+    if stats is None or not stats.limits:
+        return []
+    counts = ", ".join(f"{limit} in {count}" for limit, count in stats.limits)
+    busy = (
+        ""
+        if stats.steady_utilization_pct is None
+        else f"; accelerators {stats.steady_utilization_pct:.0f}% busy in the steady window"
+    )
+    return [f"what limits the runs of {run_set!r}: {counts} of {stats.counted}{busy}"]

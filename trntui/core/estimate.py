@@ -367,6 +367,8 @@ OBSERVATION_SCHEMA = pl.Schema(
         "total_s": pl.Float64,
         "restarts": pl.Int64,
         "redone_steps": pl.Int64,
+        "limit": pl.String,
+        "steady_utilization_pct": pl.Float64,
     }
 )
 """One row per imported run: what the estimate needs from its facts, derived once per import
@@ -374,7 +376,13 @@ OBSERVATION_SCHEMA = pl.Schema(
 
 
 def observation_row(
-    run_id: str, set_name: str, facts: RunFacts, metadata: RunMetadata | None = None
+    run_id: str,
+    set_name: str,
+    facts: RunFacts,
+    metadata: RunMetadata | None = None,
+    *,
+    limit: str | None = None,
+    steady_utilization_pct: float | None = None,
 ) -> dict[str, Any]:
     """The estimate's view of one run's facts.
 
@@ -419,6 +427,8 @@ def observation_row(
         "total_s": facts.total_s if facts.total_s is not None else facts.run_s,
         "restarts": facts.restarts,
         "redone_steps": facts.redone_steps,
+        "limit": limit,
+        "steady_utilization_pct": steady_utilization_pct,
     }
 
 
@@ -616,6 +626,10 @@ class RunSetStats:
     benchmarks: frozenset[str]
     quality_metrics: frozenset[str]
     samples: pl.DataFrame = dataclasses.field(compare=False, repr=False)
+    limits: tuple[tuple[str, int], ...] = ()
+    """What limits the counted runs (from their telemetry verdicts), most frequent first."""
+    steady_utilization_pct: float | None = None
+    """Median accelerator utilization over the counted runs' steady windows, where measured."""
 
 
 def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
@@ -658,6 +672,11 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         benchmarks=frozenset(kept["benchmark"].drop_nulls().to_list()),
         quality_metrics=frozenset(kept["quality_metric"].drop_nulls().to_list()),
         samples=kept.select(OBSERVED_INPUTS),
+        limits=tuple(
+            (str(limit), int(count))
+            for limit, count in kept["limit"].drop_nulls().value_counts(sort=True).iter_rows()
+        ),
+        steady_utilization_pct=kept["steady_utilization_pct"].median(),
     )
 
 

@@ -92,7 +92,10 @@ def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
     skipped += [
         (item.input("failed_fraction").label, "one share over the whole run set, not per run"),
         ("Storage, transfer and log quantities", "inventory values: no run log measures them"),
-        ("Accelerator utilization", "not recorded in the imported run facts"),
+        (
+            "Accelerator utilization",
+            "it explains the throughput, it is not priced: what limits the runs is in the decision",
+        ),
     ]
     return varied, skipped
 

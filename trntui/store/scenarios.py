@@ -50,6 +50,7 @@ from trntui.store.project import read_inventory
 from trntui.store.quality import load_recorded_quality, quality_path
 from trntui.store.quotes import load_quote_book
 from trntui.store.runs import load_run, load_runs, runs_path
+from trntui.store.telemetry import captures_path, run_limit
 from trntui.store.toml_file import decode_utf8, parse_toml
 
 SCHEMA_VERSION = 1
@@ -78,7 +79,7 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     planned = inventory.planned_steps()
     stamps = tuple(
         (stat.st_mtime_ns, stat.st_size) if path.is_file() and (stat := path.stat()) else None
-        for path in (runs_path(root), quality_path(root))
+        for path in (runs_path(root), quality_path(root), captures_path(root))
     )
     key = (str(Path(root).resolve()), stamps, target, planned)
     cached = _OBSERVATION_CACHE.get(key)
@@ -90,7 +91,17 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
         run = load_run(root, run_id)
         facts = run_facts(run, target, planned, recorded.get(run_id))
-        rows.append(observation_row(run_id, set_name, facts, run.metadata))
+        limit, steady_pct = run_limit(root, run_id, run, facts)
+        rows.append(
+            observation_row(
+                run_id,
+                set_name,
+                facts,
+                run.metadata,
+                limit=limit,
+                steady_utilization_pct=steady_pct,
+            )
+        )
     frame = observations_frame(rows)
     _OBSERVATION_CACHE.clear()
     _OBSERVATION_CACHE[key] = frame

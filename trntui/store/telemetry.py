@@ -450,6 +450,31 @@ def timeline_compile_s(run: ImportedRun) -> float | None:
     return float(paired["d"].drop_nulls().sum())
 
 
+def run_limit(
+    root: Path, run_id: str, run: ImportedRun, facts: RunFacts
+) -> tuple[str | None, float | None]:
+    """What limits an already loaded run, and its steady-window utilization (for the estimate).
+
+    ``None`` where the verdict cannot name a limit or no capture measures utilization.
+    """
+    telemetry = run_telemetry(root, run_id)
+    verdict = run_verdict(
+        facts,
+        telemetry,
+        0.0,
+        compile=run_compile_summary(root, run_id),
+        timeline_compile_s=timeline_compile_s(run),
+    )
+    steady_pct = None
+    if telemetry is not None:
+        report = utilization_report(
+            telemetry, 0.0, facts.total_s, facts.steady_start_s, facts.steady_end_s
+        )
+        if report.steady is not None:
+            steady_pct = report.steady.mean_pct
+    return (str(verdict.limit) if verdict.limit is not None else None), steady_pct
+
+
 def run_detail(
     root: Path,
     run_id: str,
