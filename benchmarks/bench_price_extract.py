@@ -30,30 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-EC2_HEADER = [
-    "SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription", "EffectiveDate",
-    "StartingRange", "EndingRange", "Unit", "PricePerUnit", "Currency", "RelatedTo",
-    "LeaseContractLength", "PurchaseOption", "OfferingClass", "Product Family", "serviceCode",
-    "Location", "Location Type", "Instance Type", "Current Generation", "Instance Family",
-    "vCPU", "Physical Processor", "Clock Speed", "Memory", "Storage", "Network Performance",
-    "Processor Architecture", "Storage Media", "Volume Type", "Max Volume Size",
-    "Max IOPS/volume", "Max IOPS Burst Performance", "Max throughput/volume", "Provisioned",
-    "Tenancy", "EBS Optimized", "Operating System", "License Model", "Group",
-    "Group Description", "Transfer Type", "From Location", "From Location Type", "To Location",
-    "To Location Type", "usageType", "operation", "AvailabilityZone", "CapacityStatus",
-    "ClassicNetworkingSupport", "Dedicated EBS Throughput", "ECU", "Elastic Graphics Type",
-    "Enhanced Networking Supported", "From Region Code", "GPU", "GPU Memory", "Instance",
-    "Instance Capacity - 10xlarge", "Instance Capacity - 12xlarge",
-    "Instance Capacity - 16xlarge", "Instance Capacity - 18xlarge",
-    "Instance Capacity - 24xlarge", "Instance Capacity - 2xlarge",
-    "Instance Capacity - 32xlarge", "Instance Capacity - 4xlarge",
-    "Instance Capacity - 8xlarge", "Instance Capacity - 9xlarge", "Instance Capacity - large",
-    "Instance Capacity - medium", "Instance Capacity - metal", "Instance Capacity - xlarge",
-    "instanceSKU", "Intel AVX2 Available", "Intel AVX Available", "Intel Turbo Available",
-    "MarketOption", "Normalization Size Factor", "Physical Cores", "Pre Installed S/W",
-    "Processor Features", "Product Type", "Region Code", "Resource Type", "serviceName",
-    "SnapshotArchiveFeeType", "To Region Code", "Volume API Name", "VPCNetworkingSupport",
-]  # fmt: skip
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.test_pricing_support import EC2_HEADER
 
 _FAMILIES = ("m7i", "c7i", "r7i", "p5", "trn2", "g6", "x2idn")
 _SIZES = ("large", "xlarge", "2xlarge", "8xlarge", "24xlarge", "48xlarge")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -165,3 +167,19 @@ def no_events_error(source: SourceFile, format_name: str, expected: str) -> Inpu
         line=1,
         expected=expected,
     )
+
+
+def json_number(value: Any) -> float | None:
+    """A finite number from parsed JSON, or ``None`` (JSON also admits NaN and Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def json_whole(value: Any) -> int | None:
+    """A whole number from parsed JSON, or ``None`` when absent or out of range."""
+    number = json_number(value)
+    if number is None or abs(number) > 2**62:
+        return None
+    return int(number)

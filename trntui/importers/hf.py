@@ -14,7 +14,6 @@ run's duration is the summary's ``train_runtime`` (put on the ``run_stop`` row a
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
-from trntui.importers._base import Steps, decode_text, read_source
+from trntui.importers._base import Steps, decode_text, json_number, json_whole, read_source
 
 NAME = "hf"
 _EVAL_BOOKKEEPING = {"eval_runtime", "eval_samples_per_second", "eval_steps_per_second"}
@@ -30,21 +29,6 @@ _EVAL_BOOKKEEPING = {"eval_runtime", "eval_samples_per_second", "eval_steps_per_
 
 def sniff(head: str) -> bool:
     return head.lstrip().startswith("{") and '"log_history"' in head
-
-
-def _number(value: Any) -> float | None:
-    """A finite number, or ``None`` (JSON also admits NaN and Infinity)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _whole(value: Any) -> int | None:
-    number = _number(value)
-    if number is None or abs(number) > 2**62:
-        return None
-    return int(number)
 
 
 def _entry_lines(text: str) -> list[int]:
@@ -119,26 +103,26 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
         )
     entry_lines = _entry_lines(text)
     metric = _quality_metric(history)
-    max_steps = _whole(state.get("max_steps"))
-    global_step = _whole(state.get("global_step"))
+    max_steps = json_whole(state.get("max_steps"))
+    global_step = json_whole(state.get("global_step"))
     rows = []
     summary: dict[str, Any] = {}
     for index, entry in enumerate(history):
         line = entry_lines[index] if index < len(entry_lines) else None
-        base = {"line": line, "step": _whole(entry.get("step")), "epoch": None}
+        base = {"line": line, "step": json_whole(entry.get("step")), "epoch": None}
         if "train_runtime" in entry:
             summary = entry
             continue
         if metric is not None and metric in entry:
-            rows.append({**base, "kind": str(Kind.EVAL), "metric": _number(entry[metric])})
+            rows.append({**base, "kind": str(Kind.EVAL), "metric": json_number(entry[metric])})
         elif "loss" in entry or "train/step_time" in entry:
             rows.append(
                 {
                     **base,
                     "kind": str(Kind.STEP),
-                    "loss": _number(entry.get("loss")),
-                    "step_time_s": _number(entry.get("train/step_time")),
-                    "throughput": _number(entry.get("train/tokens_per_sec")),
+                    "loss": json_number(entry.get("loss")),
+                    "step_time_s": json_number(entry.get("train/step_time")),
+                    "throughput": json_number(entry.get("train/tokens_per_sec")),
                 }
             )
     tokens_unit = any("train/tokens_per_sec" in entry for entry in history)
@@ -150,11 +134,11 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
                 if history.index(summary) < len(entry_lines)
                 else None,
                 "kind": str(Kind.RUN_STOP),
-                "step": _whole(summary.get("step")) or global_step,
-                "duration_s": _number(summary.get("train_runtime")),
+                "step": json_whole(summary.get("step")) or global_step,
+                "duration_s": json_number(summary.get("train_runtime")),
                 "throughput": None
                 if tokens_unit
-                else _number(summary.get("train_samples_per_second")),
+                else json_number(summary.get("train_samples_per_second")),
                 "status": "success" if finished else None,
             }
         )
@@ -170,7 +154,7 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
         if key in state and isinstance(state[key], int | float | str)
     }
     for key in ("train_samples_per_second", "train_steps_per_second", "total_flos"):
-        if key in summary and _number(summary[key]) is not None:
+        if key in summary and json_number(summary[key]) is not None:
             facts[key] = str(summary[key])
     metadata = RunMetadata(
         format=NAME,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
 from trntui.importers._base import (
     Steps,
+    json_number,
+    json_whole,
     no_events_error,
     read_lines,
     read_source,
@@ -57,21 +58,6 @@ def sniff(head: str) -> bool:
     return _SNIFF.search(head) is not None
 
 
-def _number(value: Any) -> float | None:
-    """A finite number, or ``None`` (JSON also admits NaN and Infinity)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _whole(value: Any) -> int | None:
-    number = _number(value)
-    if number is None or abs(number) > 2**62:
-        return None
-    return int(number)
-
-
 def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str, Any]]:
     events = []
     total = max(1, frame.height)
@@ -92,7 +78,7 @@ def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str
                 path, "the MLLOG record is not a JSON object", line=line, expected="{...}"
             )
         key = event.get("key")
-        time_ms = _number(event.get("time_ms"))
+        time_ms = json_number(event.get("time_ms"))
         if time_ms is not None and not 0.0 <= time_ms <= _LATEST_MS:
             raise InputFileError(
                 path,
@@ -155,8 +141,8 @@ def _row(event: dict[str, Any], t0_ms: float, train_samples: float | None) -> di
     row: dict[str, Any] = {
         "t_s": (event["time_ms"] - t0_ms) / 1000.0,
         "line": event["line"],
-        "epoch": _whole(meta.get("epoch_num", meta.get("first_epoch_num"))),
-        "samples": _number(meta.get("samples_count")),
+        "epoch": json_whole(meta.get("epoch_num", meta.get("first_epoch_num"))),
+        "samples": json_number(meta.get("samples_count")),
     }
     if key in _INTERVAL_KEYS:
         kind = key
@@ -167,13 +153,13 @@ def _row(event: dict[str, Any], t0_ms: float, train_samples: float | None) -> di
             row["samples"] = row["epoch"] * train_samples
     elif key == "eval_accuracy":
         kind = Kind.EVAL
-        row["metric"] = _number(value)
+        row["metric"] = json_number(value)
     elif key == "tracked_stats":
         kind = Kind.STEP
         stats = value if isinstance(value, dict) else {}
-        row["step"] = _whole(meta.get("step"))
-        row["throughput"] = _number(stats.get("throughput"))
-        row["step_time_s"] = _number(stats.get("train_step_time"))
+        row["step"] = json_whole(meta.get("step"))
+        row["throughput"] = json_number(stats.get("throughput"))
+        row["step_time_s"] = json_number(stats.get("train_step_time"))
     if kind is None:
         return None
     row["kind"] = str(kind)
@@ -210,7 +196,7 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
 
     start_index, stop_index, run_starts = _timed_run(events)
     facts = _facts(events)
-    train_samples = _number(_first_value(events, "train_samples"))
+    train_samples = json_number(_first_value(events, "train_samples"))
     t0_ms = events[0]["time_ms"]
     rows = []
     for index, event in enumerate(events):
