@@ -212,3 +212,21 @@ def test_run_facts_are_derived_once_per_import(built, project):
     import_paths(project, [built.parent / "extra.log"], set_name="trn")
     again = load_observations(project, inv)
     assert again is not first and again.height == first.height + 1
+
+
+def test_saving_over_an_existing_scenario_needs_replace(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    from trntui.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+    root = tmp_path / "p"
+    shutil.copytree(sample, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+    path = root / "scenarios" / "as-measured.toml"
+    before = path.read_bytes()
+    assert main(["scenario", "save", str(root), "as-measured"]) == 2
+    assert "already saved" in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert main(["scenario", "save", str(root), "as-measured", "--replace"]) == 0
+    assert path.read_bytes() != before

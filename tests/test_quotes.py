@@ -203,3 +203,39 @@ def test_quote_book_finds_side_rate_for_region_only() -> None:
     assert book.rate(SideService.S3_STANDARD_STORAGE, "us-east-1") is not None
     assert book.rate(SideService.S3_STANDARD_STORAGE, "us-west-2") is None
     assert book.rate(SideService.EBS_GP3_STORAGE, "us-east-1") is None
+
+
+def test_manual_reserved_quote_bills_its_upfront_fee_over_the_term():
+    import datetime as dt
+
+    from trntui.core.manual_quote import ManualQuoteEntry
+
+    entry = ManualQuoteEntry(
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        purchase_option="reserved-1yr-standard-partial-upfront",
+        usd_per_hour=20.0,
+        upfront_usd=87_600.0,
+        source_note="account team",
+        quoted_on=dt.date(2026, 11, 1),
+    )
+    quote = entry.to_quote()
+    assert quote.usd_per_hour == pytest.approx(20.0 + 87_600.0 / 8760)
+    assert quote.recurring_usd_per_hour == 20.0
+    assert quote.upfront_usd == 87_600.0
+
+
+def test_manual_upfront_fee_without_a_term_is_refused():
+    import datetime as dt
+
+    from trntui.core.manual_quote import ManualQuoteEntry
+
+    entry = ManualQuoteEntry(
+        instance_type="p5.48xlarge",
+        usd_per_hour=20.0,
+        upfront_usd=100.0,
+        source_note="x",
+        quoted_on=dt.date(2026, 11, 1),
+    )
+    with pytest.raises(InvalidQuoteError, match="reserved term"):
+        entry.to_quote()

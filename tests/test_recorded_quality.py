@@ -96,3 +96,10 @@ def test_hand_edited_bad_value_names_file_line_and_key(tmp_path: Path) -> None:
         load_recorded_quality(root)
     assert caught.value.key == "result[0].value"
     assert caught.value.line == path.read_text().splitlines().index('value = "good"') + 1
+
+
+def test_outside_evaluation_time_is_billed_as_evaluation(nxd_log: Path) -> None:
+    run = import_file(nxd_log)
+    plain = run_facts(run, TARGET, SPEC.total_steps)
+    facts = run_facts(run, TARGET, SPEC.total_steps, RecordedQuality(0.92, "eval", 150.0))
+    assert (facts.phases.eval_s or 0.0) == pytest.approx((plain.phases.eval_s or 0.0) + 150.0)

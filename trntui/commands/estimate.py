@@ -57,6 +57,7 @@ from trntui.store.scenarios import (
     load_context,
     load_scenario,
     save_scenario,
+    scenario_path,
     staleness,
 )
 
@@ -101,6 +102,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     save = actions.add_parser("save", help="snapshot the project with overrides")
     save.add_argument("dir", help="project folder")
     save.add_argument("name", help="scenario name (letters, digits, . _ -)")
+    save.add_argument(
+        "--replace", action="store_true", help="replace a saved scenario of the same name"
+    )
     save.add_argument(
         "--set",
         dest="overrides",
@@ -231,7 +235,7 @@ def _estimate_text(result: Estimate) -> str:
         )
     open_risks = sum(r.status != "resolved" for r in result.risks)
     lines.append(
-        f"Porting risks: {result.risk_effort_days:g} days over {open_risks} open risk(s), "
+        f"Porting risks: {result.risk_effort_text} over {open_risks} open risk(s), "
         "kept apart from the totals"
     )
     return "\n".join(lines)
@@ -283,6 +287,11 @@ def scenario_save_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     with Project.open(root) as project:
         project.require_writable()
+        if scenario_path(root, args.name).exists() and not args.replace:
+            raise UserError(
+                f"a scenario named {args.name!r} is already saved; nothing changed "
+                "(choose another name, or --replace it)"
+            )
         context = load_context(root, project.inventory)
         scenario = save_scenario(root, args.name, context, overrides, note=args.note)
     print(f"Saved scenario {scenario.name!r}:")

@@ -319,6 +319,7 @@ def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    from trntui.core.manual_quote import effective_hourly
     from trntui.store.project import Project
     from trntui.store.quotes import add_quotes
 
@@ -332,7 +333,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         instance_type=args.instance_type.strip(),
         region=args.region.strip(),
         purchase_option=args.purchase_option,
-        usd_per_hour=args.usd_per_hour,
+        usd_per_hour=effective_hourly(args.purchase_option, args.usd_per_hour, args.upfront_usd),
         recurring_usd_per_hour=args.usd_per_hour,
         upfront_usd=args.upfront_usd,
         retrieved_at=when,

@@ -3,8 +3,12 @@
 The protocol gate comes first (SPEC §5). Two estimates merge into one ratio only when they
 describe an equally acceptable result: the same model version, the same dataset/benchmark, the
 same quality metric and threshold, and the same amount of finished work, each run set having
-reached the quality target. When any of these differs, or cannot be confirmed because it was
-not recorded, the two results are shown side by side with the reason, and no ratio is given.
+reached the quality target. The goal's model version, criterion and amount of work must be
+recorded; both run sets are judged against that one goal. What the logs themselves state (a
+benchmark name, the metric they print, the unit of work) must not differ where both state it;
+a fact only one side's logs state is shown side by side but cannot contradict the other. When
+anything differs or a required fact is missing, the two results are shown side by side with
+the reason, and no ratio is given.
 
 The break-even throughput is the useful throughput at which the Trainium3 total equals the GPU
 total. The total is affine in training time, which is ``work / throughput``, so two evaluations
@@ -32,6 +36,7 @@ from trntui.core.estimate import (
     cost_frame,
     input_frame,
 )
+from trntui.core.inventory import effort_text
 from trntui.core.quotes import FlagKind
 
 CONTINUE = "continue the trial"
@@ -281,7 +286,7 @@ def decide(
                 *limits[1:],
             ]
             return Decision(TRY_ANOTHER, tuple(facts + blockers))
-    effort = sum(r.effort_days or 0.0 for r in inventory.risks if r.status != "resolved")
+    effort, unestimated = inventory.open_risk_effort()
     if comparable and trainium.total_usd >= gpu.total_usd:
         facts = [
             f"Trainium3 costs ${trainium.total_usd:,.2f} to the result, the GPU "
@@ -295,8 +300,8 @@ def decide(
                     f"best observed run {best:,.4g} {even.unit} vs break-even "
                     f"{even.required_throughput:,.4g} {even.unit}"
                 )
-        if effort:
-            facts.append(f"{effort:g} days of open porting effort buy no saving")
+        if effort or unestimated:
+            facts.append(f"{effort_text(effort, unestimated)} of open porting effort buy no saving")
         return Decision(TRY_ANOTHER, tuple(facts + limits))
     if blockers:
         return Decision(PAUSE, tuple(blockers + limits))

@@ -38,7 +38,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import UserError
-from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget
+from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
 from trntui.core.quotes import (
     ON_DEMAND,
     LookupStatus,
@@ -962,8 +962,20 @@ class Estimate:
 
     @property
     def risk_effort_days(self) -> float:
-        """Effort of the risks not resolved yet (unknown efforts are not counted: see list)."""
-        return sum(r.effort_days or 0.0 for r in self.risks if r.status != "resolved")
+        """Known effort of the risks not resolved yet (see ``risk_effort_text``)."""
+        return sum(r.effort_days for r in self._open_risks if r.effort_days is not None)
+
+    @property
+    def risks_without_effort(self) -> int:
+        return sum(r.effort_days is None for r in self._open_risks)
+
+    @property
+    def risk_effort_text(self) -> str:
+        return effort_text(self.risk_effort_days, self.risks_without_effort)
+
+    @property
+    def _open_risks(self) -> list[RiskLine]:
+        return [r for r in self.risks if r.status != "resolved"]
 
 
 def _risk_line(risk: MigrationRisk) -> RiskLine:

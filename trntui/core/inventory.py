@@ -436,6 +436,12 @@ class Inventory:
                 out[name] = items
         return out
 
+    def open_risk_effort(self) -> tuple[float, int]:
+        """Engineering days of the risks not resolved yet, and how many have no estimate."""
+        open_risks = [r for r in self.risks if r.status != "resolved"]
+        days = sum(r.effort_days for r in open_risks if r.effort_days is not None)
+        return days, sum(r.effort_days is None for r in open_risks)
+
     def planned_steps(self) -> int | None:
         """Optimizer steps the training goal needs, when the goal and batch size tell.
 
@@ -470,6 +476,14 @@ class Inventory:
         if open_risks:
             notes.append(f"{len(open_risks)} open migration risk(s) have no effort estimate.")
         return notes
+
+
+def effort_text(days: float, unestimated: int) -> str:
+    """Open porting effort in words; a risk without an estimate is not counted as 0 days."""
+    text = f"{days:g} days"
+    if unestimated:
+        text = f"at least {text} ({unestimated} open risk(s) without an estimate)"
+    return text
 
 
 def _duplicate_target_names(targets: tuple[TrainingTarget, ...]) -> list[tuple[int, str]]:

@@ -157,6 +157,8 @@ def estimate_document(result: Estimate) -> dict[str, Any]:
             for r in result.risks
         ],
         "open_risk_effort_days": result.risk_effort_days,
+        "open_risks_without_effort": result.risks_without_effort,
+        "open_risk_effort": result.risk_effort_text,
     }
 
 
@@ -496,7 +498,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
                 for r in doc["risks"]
             ],
         )
-        out += [f"Open effort: {doc['open_risk_effort_days']:g} days.", ""]
+        out += [f"Open effort: {doc['open_risk_effort']}.", ""]
     else:
         out += ["No porting risk recorded.", ""]
     out += ["## Caveats", ""] + [f"- {note}" for note in doc["caveats"]] + [""]

@@ -33,6 +33,7 @@ usable result, however fast it ran. Without a target (given, or implied as by an
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -340,7 +341,9 @@ def run_facts(
     status = _status(tl, final_step, planned)
     quality_value, reached, reached_at = _quality(tl, meta, target, status)
     total_s = float(tl["t_s"].max()) if has_clock else None
+    outside_eval_s = None
     if quality_value is None and recorded is not None:
+        outside_eval_s = recorded.evaluation_s
         quality_value = recorded.value
         reached = target.met_by(recorded.value) if target is not None else None
         # Verified on the final checkpoint: the result exists once the run ended and the
@@ -469,6 +472,10 @@ def run_facts(
         effective = useful / span if span else None
     if reached is None:
         notes.append("quality not verified: no target given and none implied by the log")
+    if outside_eval_s:
+        # The evaluation that verified the result ran after the log ended, on the same
+        # instances: it is billed time like an in-log evaluation.
+        phases = dataclasses.replace(phases, eval_s=(phases.eval_s or 0.0) + outside_eval_s)
 
     return RunFacts(
         status=status,

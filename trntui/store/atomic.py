@@ -70,9 +70,9 @@ def fsync_folder(folder: Path) -> None:
 
 
 def remove_stale_temp_files(folder: Path) -> list[Path]:
-    """Delete temporary files a killed writer left behind; return what was removed."""
+    """Delete temporary files a killed writer left behind in ``folder`` and below."""
     removed = []
-    for leftover in Path(folder).glob(f"{_TMP_PREFIX}*"):
+    for leftover in Path(folder).rglob(f"{_TMP_PREFIX}*"):
         with contextlib.suppress(OSError):
             leftover.unlink()
             removed.append(leftover)

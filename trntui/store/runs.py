@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,8 +167,18 @@ def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
     }
 
 
+_TABLE_LOCK = threading.RLock()
+"""Serialises this process's read-modify-write of the runs table (a UI worker and the UI thread
+may both write); other processes are kept out by the project's write lock."""
+
+
 def add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     """Store one imported run under ``set_name`` unless its content is already stored."""
+    with _TABLE_LOCK:
+        return _add_run(root, run, set_name)
+
+
+def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     runs = load_runs(root)
     run_id = run.metadata.sha256[:RUN_ID_LENGTH]
     existing = runs.filter(pl.col("sha256") == run.metadata.sha256)
@@ -302,6 +313,11 @@ def assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
 
 def remove_run(root: Path, run_id: str) -> None:
     """Forget a run: drop its row first (atomically), then its timeline file."""
+    with _TABLE_LOCK:
+        _remove_run(root, run_id)
+
+
+def _remove_run(root: Path, run_id: str) -> None:
     runs = load_runs(root)
     if runs.filter(pl.col("run_id") == run_id).is_empty():
         raise UserError(f"no run {run_id!r} in {root}")

@@ -341,6 +341,7 @@ def attach_capture(
         schema=CAPTURES_SCHEMA,
     )
     updated = pl.concat([existing, row])
+    steps.at(0.99)  # the last moment a cancel is honoured: from here on the capture is stored
     written: Path | None = None
     if telemetry is not None:
         written = samples_path(root, capture_id)

@@ -82,6 +82,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
         self.root = root
         self.target = target
         self.items: list[PreviewItem] = []
+        self._storing = False
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -285,6 +286,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
         elif event.state == WorkerState.ERROR:
+            self._storing = False
             self._message(f"Import failed: {event.worker.error}", error=True)
         elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
             self.dismiss(event.worker.result)
@@ -298,7 +300,17 @@ class ImportRunsScreen(WorkerModal[str | None]):
             self._message("Nothing new to import: preview files first (enter).", error=True)
             return
         set_name = self.query_one("#set", Input).value.strip() or None
+        self._storing = True
+        self._message(f"Storing {len(ready)} run(s)...")
         self._worker = self._store(ready, set_name)
+
+    def action_cancel(self) -> None:
+        """Reading can be cancelled; storing cannot (it is quick, and a half-stopped batch
+        would leave the user guessing which runs made it)."""
+        if self.busy and self._storing:
+            self._message("Storing the runs: this finishes in a moment.")
+            return
+        super().action_cancel()
 
     @work(thread=True, exclusive=True, group="import", exit_on_error=False)
     def _store(self, ready: list[PreviewItem], set_name: str | None) -> str:

@@ -30,6 +30,7 @@ from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
     Inventory,
+    effort_text,
     section_specs,
 )
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -247,10 +248,10 @@ class ChecksPane(Vertical):
         text = "\n".join(f"- {n}" for n in notes) if notes else "Nothing missing."
         risks = [r for r in inventory.risks if r.status != "resolved"]
         if risks:
-            days = sum(r.effort_days or 0 for r in risks)
+            effort = effort_text(*inventory.open_risk_effort())
             text += (
-                f"\n\nOpen migration risks: {len(risks)}, "
-                f"{days:g} engineering days estimated (kept apart from instance cost)."
+                f"\n\nOpen migration risks: {len(risks)}, {effort} of engineering "
+                "(kept apart from instance cost)."
             )
         self.query_one("#checks-body", Static).update(text)
 

@@ -9,6 +9,8 @@ unknown with the reason, never as $0.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -30,7 +32,13 @@ from trntui.core.quotes import (
     find_quote,
     quote_flags,
 )
-from trntui.store.quotes import add_quotes, load_quote_book, remove_quote, save_quote_book
+from trntui.store.quotes import (
+    add_quotes,
+    add_rates,
+    load_quote_book,
+    remove_quote,
+    save_quote_book,
+)
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -212,15 +220,33 @@ class PricesScreen(Screen[None]):
         if not result:
             return
         quotes, rates = result
+
+        def keep(root: Path) -> None:
+            add_quotes(root, quotes)
+            if rates:
+                add_rates(root, rates)
+
+        self._change_book(keep, f"Added {len(quotes)} quote(s) and {len(rates)} side rate(s)")
+
+    def _change_book(self, change: Callable[[Path], object], done: str) -> bool:
+        """Apply a change to the project's quote book, keeping the old book for ctrl+z.
+
+        A quote file that cannot be read or written (a bad hand edit, a full disk) is reported
+        on the status line; nothing else changes.
+        """
         root = self._app.project.root
-        previous = load_quote_book(root)
-        book = add_quotes(root, quotes)
-        if rates:
-            save_quote_book(root, QuoteBook(book.quotes, (*book.rates, *rates)))
+        try:
+            previous = load_quote_book(root)
+            change(root)
+        except (UserError, OSError) as error:
+            self._app.status = (f"Prices not changed: {error}", "error")
+            self.app.notify(str(error), title="Prices not changed", severity="error")
+            return False
         self._undo = previous
         self.reload()
         self._app.estimate_inputs_changed()
-        self._app.status = (f"Added {len(quotes)} quote(s) and {len(rates)} side rate(s)", "")
+        self._app.status = (done, "")
+        return True
 
     def action_add_manual(self) -> None:
         if self._app.project.read_only:
@@ -254,11 +280,9 @@ class PricesScreen(Screen[None]):
         except UserError as error:
             self._app.status = (str(error), "error")
             return
-        self._undo = load_quote_book(self._app.project.root)
-        add_quotes(self._app.project.root, [quote])
-        self.reload()
-        self._app.estimate_inputs_changed()
-        self._app.status = (f"Added manual quote for {quote.instance_type}", "")
+        self._change_book(
+            lambda root: add_quotes(root, [quote]), f"Added manual quote for {quote.instance_type}"
+        )
 
     def action_delete(self) -> None:
         if self._app.project.read_only:
@@ -268,18 +292,18 @@ class PricesScreen(Screen[None]):
         if not self.book.quotes or table.cursor_row < 0:
             return
         quote = self.book.quotes[table.cursor_row]
-        self._undo = self.book
-        remove_quote(self._app.project.root, quote.key)
-        self.reload()
-        self._app.estimate_inputs_changed()
-        self.app.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
+        if self._change_book(
+            lambda root: remove_quote(root, quote.key),
+            f"Deleted the quote for {quote.instance_type}; ctrl+z undoes it",
+        ):
+            self.app.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
 
     def undo(self) -> bool:
         """Put the quote book back as it was before the last change on this screen."""
         if self._undo is None:
             return False
-        save_quote_book(self._app.project.root, self._undo)
+        book = self._undo
+        if not self._change_book(lambda root: save_quote_book(root, book), "Undone"):
+            return False
         self._undo = None
-        self.reload()
-        self._app.estimate_inputs_changed()
         return True

@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from trntui.core.errors import UserError
 from trntui.core.fields import spec_field
 from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
@@ -217,6 +218,10 @@ class RunDetailScreen(ModalScreen[None]):
         result = RecordedQuality(
             entry.value, entry.source, None if minutes is None else minutes * 60.0
         )
-        record_quality(self._app.project.root, self.run_id, result)
+        try:
+            record_quality(self._app.project.root, self.run_id, result)
+        except (UserError, OSError) as error:
+            self._app.status = (f"Quality result not recorded: {error}", "error")
+            return
         self._app.status = (f"Recorded the quality result of run {self.run_id}", "")
         self.dismiss(None)

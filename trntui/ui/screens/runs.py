@@ -68,6 +68,7 @@ class RunsScreen(Screen[None]):
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
         self.facts: dict[str, RunFacts] = {}
+        self._goal: tuple[QualityTarget | None, int | None] | None = None
 
     @property
     def _app(self) -> TrnTuiApp:
@@ -95,6 +96,12 @@ class RunsScreen(Screen[None]):
             table.add_column(label)
         self.reload_runs()
 
+    def on_screen_resume(self) -> None:
+        """The goal may have changed on the Inventory screen: facts depend on it."""
+        goal = (self._app.inventory.goal.quality_target(), self._app.inventory.planned_steps())
+        if goal != self._goal:
+            self.reload_runs()
+
     def reload_runs(self) -> None:
         """Read the runs table, then derive each run's facts against the current inventory."""
         root = self._app.project.root
@@ -115,7 +122,8 @@ class RunsScreen(Screen[None]):
             return
         self._show_rows()
         inventory = self._app.inventory
-        self._derive(inventory.goal.quality_target(), inventory.planned_steps())
+        self._goal = (inventory.goal.quality_target(), inventory.planned_steps())
+        self._derive(*self._goal)
 
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
     def _derive(self, target: QualityTarget | None, planned: int | None) -> None:
@@ -289,7 +297,11 @@ class RunsScreen(Screen[None]):
 
         def confirmed(yes: bool | None) -> None:
             if yes and run_id is not None:
-                remove_run(self._app.project.root, run_id)
+                try:
+                    remove_run(self._app.project.root, run_id)
+                except (UserError, OSError) as error:
+                    self._app.status = (f"Run not removed: {error}", "error")
+                    return
                 self.reload_runs()
                 self._app.estimate_inputs_changed()
                 self._app.status = (f"Removed run {run_id} ({source}); re-import to restore", "")

@@ -158,7 +158,7 @@ def estimate_notes(result: Estimate) -> Text:
     text.append("\nPorting risks", style="bold")
     text.append(
         f" (engineering days, never instance hours; not in the totals): "
-        f"{result.risk_effort_days:g} days over {len(open_risks)} open\n"
+        f"{result.risk_effort_text} over {len(open_risks)} open\n"
     )
     if not result.risks:
         text.append("  none recorded\n", style="dim")
