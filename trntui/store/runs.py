@@ -112,9 +112,9 @@ def load_runs(root: Path) -> pl.DataFrame:
     return frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
 
 
-def load_run(root: Path, run_id: str) -> ImportedRun:
-    """A stored run's timeline and metadata."""
-    runs = load_runs(root).filter(pl.col("run_id") == run_id)
+def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> ImportedRun:
+    """A stored run's timeline and metadata (``runs``: the runs table, when already read)."""
+    runs = (load_runs(root) if runs is None else runs).filter(pl.col("run_id") == run_id)
     if runs.is_empty():
         raise UserError(f"no run {run_id!r} in {root}")
     path = timeline_path(root, run_id)
@@ -262,9 +262,10 @@ def derive_facts(
     stored timelines (never the logs) with the current goal.
     """
     recorded = load_recorded_quality(root)
+    runs = load_runs(root)
     return {
-        run_id: run_facts(load_run(root, run_id), target, planned_steps, recorded.get(run_id))
-        for run_id in load_runs(root)["run_id"].to_list()
+        run_id: run_facts(load_run(root, run_id, runs), target, planned_steps, recorded.get(run_id))
+        for run_id in runs["run_id"].to_list()
     }
 
 

@@ -89,7 +89,7 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     recorded = load_recorded_quality(root)
     rows = []
     for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
-        run = load_run(root, run_id)
+        run = load_run(root, run_id, runs)
         facts = run_facts(run, target, planned, recorded.get(run_id))
         limit, steady_pct = run_limit(root, run_id, run, facts)
         rows.append(
