@@ -423,3 +423,29 @@ def test_rare_restarts_are_priced_at_their_mean_not_hidden_by_the_median():
     assert retry.value == pytest.approx(0.2)
     assert retry.provenance.detail.startswith("mean of 3")
     assert (retry.low, retry.high) == (0.0, 0.6)
+
+
+def test_throughput_measured_at_another_scale_is_not_carried_over():
+    # The trial ran on 1 instance; the target plans 2: scale-out efficiency is not measured.
+    inv = inventory()
+    targets = tuple(
+        dataclasses.replace(t, trial_instance_count=1) if t.name == TRN else t
+        for t in inv.targets
+    )
+    result = estimate(context(inv=dataclasses.replace(inv, targets=targets))).target(TRN)
+    throughput = result.input("steady_throughput")
+    assert throughput.value is None
+    assert "measured on 1 instance(s), the estimate uses 2" in throughput.provenance.source
+    assert result.total_usd is None
+    assert "Useful throughput" in result.incomplete_inputs
+
+
+def test_overriding_the_instance_count_voids_the_measured_throughput():
+    scaled = Override("instance_count", 4.0, target=TRN, who="bob", why="faster")
+    result = estimate(context(), (scaled,)).target(TRN)
+    assert result.input("steady_throughput").value is None
+    assert result.total_usd is None
+    both = (scaled, Override("steady_throughput", 7.0, target=TRN, who="bob", why="90 % scaling"))
+    complete = estimate(context(), both).target(TRN)
+    assert complete.total_usd is not None
+    assert complete.input("steady_throughput").value == 7.0

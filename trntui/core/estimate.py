@@ -804,6 +804,9 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     )
     inputs["usd_per_hour"] = price
     inputs.update(measured)
+    inputs["steady_throughput"] = _at_trial_scale(
+        inputs["steady_throughput"], target, target.instance_count
+    )
     for key, service in _RATES.items():
         quantity = _rate_quantity(key, inputs, target.instance_count)
         rate = book.rate(service, target.region)
@@ -867,7 +870,39 @@ def apply_overrides(
             target = item.target.name if spec is not None and spec.per_target else None
             inputs[override.input] = Input(override.input, value, provenance, target)
             result[index] = dataclasses.replace(item, inputs=inputs)
+    for index, item in enumerate(result):
+        count = item.inputs["instance_count"].value
+        if count is not None and count != item.target.instance_count:
+            inputs = dict(item.inputs)
+            inputs["steady_throughput"] = _at_trial_scale(
+                inputs["steady_throughput"], item.target, int(count)
+            )
+            result[index] = dataclasses.replace(item, inputs=inputs)
     return result
+
+
+def _at_trial_scale(throughput: Input, target: TrainingTarget, instances: int) -> Input:
+    """A measured throughput holds only at the instance count the trial ran on.
+
+    Scaling out changes throughput by an efficiency nobody measured, so a target (or an
+    override) with another instance count gets an unknown throughput with the reason, until a
+    person sets one as an assumption. Without ``trial_instance_count`` the trial is taken to
+    have run on the target's own count, and the provenance says so.
+    """
+    if throughput.provenance.kind != MEASURED:
+        return throughput
+    trial = target.trial_instance_count or target.instance_count
+    if instances != trial:
+        return _unknown(
+            "steady_throughput",
+            f"measured on {trial} instance(s), the estimate uses {instances}: the scale-out "
+            "efficiency is not measured; set the throughput as an override, with who and why",
+            target.name,
+        )
+    detail = f"{throughput.provenance.detail}, at {trial} instance(s)"
+    return dataclasses.replace(
+        throughput, provenance=dataclasses.replace(throughput.provenance, detail=detail)
+    )
 
 
 # --- the estimate --------------------------------------------------------------------------

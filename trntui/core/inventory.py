@@ -270,6 +270,13 @@ class TrainingTarget:
     run_set: str | None = spec_field(
         "text", "Measured by run set", help="the imported run set that measures this target"
     )
+    trial_instance_count: int | None = spec_field(
+        "int",
+        "Trial ran on",
+        unit="instances",
+        minimum=1,
+        help="instances the measuring runs used; blank = the same as Instances",
+    )
     notes: str | None = spec_field("text", "Notes")
 
     @property
