@@ -181,3 +181,16 @@ def test_accelerator_bound_runs_are_reported_but_do_not_change_the_decision():
     assert any(
         "accelerator-bound in 2 of 2" in fact and "90% busy" in fact for fact in decision.facts
     )
+
+
+def test_planned_checkpoints_the_logs_do_not_show_block_continue():
+    inv = inventory(risks=(MigrationRisk(title="x", status="resolved", effort_days=1.0),))
+    inv = dataclasses.replace(
+        inv, distribution=dataclasses.replace(inv.distribution, checkpoint_interval_steps=100)
+    )
+    decision = compared(context(inv=inv, quotes=book(trn_price=2.0))).decision
+    assert decision.action == PAUSE, decision.facts
+    assert any("checkpoint saves (planned every 100 steps" in fact for fact in decision.facts)
+    shown = [{**r, "checkpoint_measured": True} for r in trn_runs()] + gpu_runs()
+    decision = compared(context(inv=inv, quotes=book(trn_price=2.0), runs=shown)).decision
+    assert decision.action == CONTINUE, decision.facts

@@ -429,8 +429,7 @@ def test_throughput_measured_at_another_scale_is_not_carried_over():
     # The trial ran on 1 instance; the target plans 2: scale-out efficiency is not measured.
     inv = inventory()
     targets = tuple(
-        dataclasses.replace(t, trial_instance_count=1) if t.name == TRN else t
-        for t in inv.targets
+        dataclasses.replace(t, trial_instance_count=1) if t.name == TRN else t for t in inv.targets
     )
     result = estimate(context(inv=dataclasses.replace(inv, targets=targets))).target(TRN)
     throughput = result.input("steady_throughput")

@@ -271,6 +271,12 @@ def decide(
         for key in OBSERVED_INPUTS
         if trainium.input(key).provenance.kind != MEASURED
     ]
+    every = inventory.distribution.checkpoint_interval_steps
+    if every and stats is not None and stats.counted and not stats.checkpoint_measured:
+        not_measured.append(
+            f"checkpoint saves (planned every {every} steps; the logs of {run_set!r} do not "
+            "show them)"
+        )
     if not_measured:
         blockers.append("stages not measured: " + ", ".join(not_measured))
     limits = _limit_facts(stats, run_set)

@@ -369,6 +369,7 @@ OBSERVATION_SCHEMA = pl.Schema(
         "redone_steps": pl.Int64,
         "limit": pl.String,
         "steady_utilization_pct": pl.Float64,
+        "checkpoint_measured": pl.Boolean,
     }
 )
 """One row per imported run: what the estimate needs from its facts, derived once per import
@@ -429,6 +430,7 @@ def observation_row(
         "redone_steps": facts.redone_steps,
         "limit": limit,
         "steady_utilization_pct": steady_utilization_pct,
+        "checkpoint_measured": phases.checkpoint_s is not None,
     }
 
 
@@ -630,6 +632,8 @@ class RunSetStats:
     """What limits the counted runs (from their telemetry verdicts), most frequent first."""
     steady_utilization_pct: float | None = None
     """Median accelerator utilization over the counted runs' steady windows, where measured."""
+    checkpoint_measured: bool = False
+    """Whether any counted run's log shows its checkpoint saves (else they are in no stage)."""
 
 
 def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
@@ -677,6 +681,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
             for limit, count in kept["limit"].drop_nulls().value_counts(sort=True).iter_rows()
         ),
         steady_utilization_pct=kept["steady_utilization_pct"].median(),
+        checkpoint_measured=bool(kept["checkpoint_measured"].fill_null(False).any()),
     )
 
 
