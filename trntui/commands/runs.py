@@ -23,6 +23,7 @@ from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.importers import FORMATS
+from trntui.store.project import Project
 from trntui.store.quality import record_quality
 from trntui.store.runs import (
     FAILED,
@@ -98,17 +99,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quality.set_defaults(func=quality_command)
 
 
-def _open_project(root: Path, *, read_only: bool = False):
-    """The one place the project lock is taken (``trntui.store.project``)."""
-    from trntui.store.project import Project
-
-    return Project.open(root, read_only=read_only)
-
-
 def import_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with _open_project(root) as project:
+        with Project.open(root) as project:
             project.require_writable()
             outcomes = import_paths(
                 root,
@@ -140,7 +134,7 @@ def quality_command(args: argparse.Namespace) -> int:
         print("error: --evaluation-minutes must be 0 or more", file=sys.stderr)
         return 2
     try:
-        with _open_project(root) as project:
+        with Project.open(root) as project:
             project.require_writable()
             if args.run_id not in set(load_runs(root)["run_id"].to_list()):
                 raise UserError(f"no run {args.run_id!r} in {root} (see `trntui runs {root}`)")
@@ -161,7 +155,7 @@ def quality_command(args: argparse.Namespace) -> int:
 def runs_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with _open_project(root, read_only=True) as project:
+        with Project.open(root, read_only=True) as project:
             report = runs_report(root, project.inventory)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)

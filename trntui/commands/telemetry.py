@@ -25,6 +25,7 @@ from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
+from trntui.store.project import Project
 from trntui.store.runs import derive_facts, load_runs
 from trntui.store.telemetry import (
     ATTACHED,
@@ -76,16 +77,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verdict.set_defaults(func=verdict_command)
 
 
-def _open_project(root: Path, *, read_only: bool = False):
-    from trntui.store.project import Project
-
-    return Project.open(root, read_only=read_only)
-
-
 def telemetry_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with _open_project(root) as project:
+        with Project.open(root) as project:
             project.require_writable()
             outcomes = [
                 attach_capture(
@@ -150,7 +145,7 @@ def detail_json(run_id: str, detail: RunTelemetryDetail) -> dict[str, Any]:
 def verdict_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with _open_project(root, read_only=True) as project:
+        with Project.open(root, read_only=True) as project:
             inventory = project.inventory
             facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
             run_ids = load_runs(root)["run_id"].to_list()
