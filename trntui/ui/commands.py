@@ -83,7 +83,15 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "Read trntui.toml again from disk (after editing it by hand)",
         show=False,
     ),
-    AppCommand("app.quit", "ctrl+q", "app.quit", "Quit", "Save and leave trntui", priority=True),
+    AppCommand(
+        "app.quit",
+        "ctrl+q",
+        "app.quit",
+        "Quit",
+        "Save and leave trntui",
+        priority=True,
+        show=False,  # 80 columns: the screen keys need the room; help and the palette list it
+    ),
 )
 
 
