@@ -10,13 +10,12 @@ import datetime as dt
 
 from hypothesis import strategies as st
 
-from trntui.core.fields import FieldSpec
+from trntui.core.fields import FieldSpec, specs_of
 from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
     Inventory,
     TrainingTarget,
-    section_specs,
 )
 
 _TEXT = st.text(
@@ -62,7 +61,7 @@ def value_strategy(cls: type, key: str, spec: FieldSpec) -> st.SearchStrategy:
 
 def section_strategy(cls: type) -> st.SearchStrategy:
     return st.builds(
-        cls, **{key: value_strategy(cls, key, spec) for key, spec in section_specs(cls).items()}
+        cls, **{key: value_strategy(cls, key, spec) for key, spec in specs_of(cls).items()}
     )
 
 

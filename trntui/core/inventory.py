@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from trntui.core.fields import FieldSpec, FieldValueError, spec_field, specs_of
+from trntui.core.fields import FieldValueError, spec_field, specs_of
 from trntui.core.run_facts import QualityTarget
 
 PRECISIONS = ("bf16", "fp16", "fp32", "fp8", "mxfp8", "mixed bf16/fp32", "other")
@@ -501,8 +501,3 @@ def _duplicate_target_names(targets: tuple[TrainingTarget, ...]) -> list[tuple[i
             duplicates.append((index, f"target name '{target.name}' is used twice"))
         seen.add(target.name)
     return duplicates
-
-
-def section_specs(cls: type) -> dict[str, FieldSpec]:
-    """Re-exported for the UI: the ordered field specs of a section class."""
-    return specs_of(cls)

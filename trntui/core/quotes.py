@@ -362,10 +362,6 @@ def find_quote(
     return QuoteLookup(instance_type, region, purchase_option, LookupStatus.FOUND, quote=best)
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass(frozen=True)
 class QuoteBook:
     """Everything priced for a project: instance quotes and side-service rates."""

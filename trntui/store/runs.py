@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,12 +261,21 @@ def derive_facts(
     counts as finished and as verified depends on that goal, so readers derive it from the
     stored timelines (never the logs) with the current goal.
     """
+    return {run_id: facts for run_id, _, _, facts in runs_with_facts(root, target, planned_steps)}
+
+
+def runs_with_facts(
+    root: Path, target: QualityTarget | None, planned_steps: int | None
+) -> Iterator[tuple[str, str, ImportedRun, RunFacts]]:
+    """(run id, set name, stored run, facts with the goal) for every stored run.
+
+    The runs table and the recorded quality results are read once, each timeline once.
+    """
     recorded = load_recorded_quality(root)
     runs = load_runs(root)
-    return {
-        run_id: run_facts(load_run(root, run_id, runs), target, planned_steps, recorded.get(run_id))
-        for run_id in runs["run_id"].to_list()
-    }
+    for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
+        run = load_run(root, run_id, runs)
+        yield run_id, set_name, run, run_facts(run, target, planned_steps, recorded.get(run_id))
 
 
 def run_sets(root: Path) -> list[RunSetInfo]:
@@ -297,6 +306,11 @@ def run_sets(root: Path) -> list[RunSetInfo]:
 
 def assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
     """Move runs to the run set ``set_name`` (created by naming it)."""
+    with _TABLE_LOCK:
+        _assign_set(root, run_ids, set_name)
+
+
+def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
     runs = load_runs(root)
     unknown = set(run_ids) - set(runs["run_id"].to_list())
     if unknown:

@@ -44,12 +44,11 @@ from trntui.core.estimate import (
 )
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
-from trntui.core.run_facts import run_facts
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import read_inventory
-from trntui.store.quality import load_recorded_quality, quality_path
+from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
-from trntui.store.runs import load_run, load_runs, runs_path
+from trntui.store.runs import runs_path, runs_with_facts
 from trntui.store.telemetry import captures_path, run_limit
 from trntui.store.toml_file import decode_utf8, parse_toml
 
@@ -85,12 +84,8 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     cached = _OBSERVATION_CACHE.get(key)
     if cached is not None:
         return cached
-    runs = load_runs(root)
-    recorded = load_recorded_quality(root)
     rows = []
-    for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
-        run = load_run(root, run_id, runs)
-        facts = run_facts(run, target, planned, recorded.get(run_id))
+    for run_id, set_name, run, facts in runs_with_facts(root, target, planned):
         limit, steady_pct = run_limit(root, run_id, run, facts)
         rows.append(
             observation_row(

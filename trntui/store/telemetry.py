@@ -359,19 +359,6 @@ def attach_capture(
     return AttachOutcome(str(path), ATTACHED, message, capture_id, row["kind"][0], placed, coverage)
 
 
-def detach_capture(root: Path, run_id: str, capture_id: str) -> None:
-    """Forget a capture of a run: drop its row first, then its samples if no run uses them."""
-    captures = load_captures(root)
-    match = (pl.col("run_id") == run_id) & (pl.col("capture_id") == capture_id)
-    if captures.filter(match).is_empty():
-        raise UserError(f"no capture {capture_id!r} attached to run {run_id!r}")
-    remaining = captures.filter(~match)
-    atomic_write_with(captures_path(root), lambda handle: remaining.write_parquet(handle))
-    if remaining.filter(pl.col("capture_id") == capture_id).is_empty():
-        with contextlib.suppress(OSError):
-            samples_path(root, capture_id).unlink()
-
-
 def run_telemetry(root: Path, run_id: str) -> Telemetry | None:
     """All utilization captures of a run merged on the run's clock (offset 0), or None.
 

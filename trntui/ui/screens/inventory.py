@@ -31,7 +31,7 @@ from trntui.core.inventory import (
     SECTIONS,
     Inventory,
     effort_text,
-    section_specs,
+    specs_of,
 )
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
@@ -98,7 +98,7 @@ class ItemTable(Vertical):
         self.show_items(self.items)
 
     def _columns(self) -> list[tuple[str, Any]]:
-        specs = section_specs(self.item_cls)
+        specs = specs_of(self.item_cls)
         return [(key, specs[key]) for key in self.item_cls.COLUMNS]
 
     def show_items(self, items: tuple[Any, ...]) -> None:

@@ -21,23 +21,12 @@ from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.timeline import RunMetadata
 from trntui.store.quality import record_quality
 from trntui.store.telemetry import RunTelemetryDetail
+from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 
 if TYPE_CHECKING:
     from trntui.ui.app import TrnTuiApp
-
-UNKNOWN = "unknown"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return UNKNOWN
-    if seconds >= 3600:
-        return f"{seconds / 3600:.2f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds:.0f} s"
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static
 
-from trntui.core.fields import FieldSpec, FieldValueError
-from trntui.core.inventory import parse_value, section_specs
+from trntui.core.fields import FieldSpec, FieldValueError, specs_of
+from trntui.core.inventory import parse_value
 
 IDLE_COMMIT_S = 1.0
 """A valid entry is committed after this long without a keystroke (or at once on enter/tab)."""
@@ -98,13 +98,6 @@ class FieldRow(Vertical):
             else None
         )
 
-    def current_text(self) -> str:
-        widget = self.query_one(f"#field-{self.key}")
-        if isinstance(widget, Input):
-            return widget.value
-        value = widget.value  # type: ignore[attr-defined]
-        return "" if value is Select.NULL else self.spec.format_value(value)
-
     def parse(self) -> Any:
         """The current entry as a value; raises ``FieldValueError`` when it is not valid."""
         widget = self.query_one(f"#field-{self.key}")
@@ -181,7 +174,7 @@ class FieldForm(VerticalScroll, can_focus=False):
         yield Label(self.section_cls.TITLE, classes="form-title")
         if self.help_text:
             yield Static(self.help_text, classes="form-help")
-        for key, spec in section_specs(self.section_cls).items():
+        for key, spec in specs_of(self.section_cls).items():
             yield FieldRow(
                 self.section_cls, key, spec, getattr(self.obj, key), disabled=self.read_only
             )

@@ -11,17 +11,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from trntui.core.throughput_series import ThroughputSeries
+from trntui.ui.format import duration
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
-_PAD = " "
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds:.0f} s"
 
 
 class ThroughputPlot(Widget):
@@ -76,7 +68,7 @@ class ThroughputPlot(Widget):
         text = Text(no_wrap=True, overflow="crop")
         label = f"{top:,.4g}"
         for row in range(rows):
-            prefix = label.rjust(8, _PAD) if row == 0 else _PAD * 8
+            prefix = label.rjust(8) if row == 0 else " " * 8
             text.append(prefix + "│", style="dim")
             level_low = (rows - row - 1) / rows
             for index, rate in enumerate(series.rates):
@@ -90,13 +82,13 @@ class ThroughputPlot(Widget):
         marks = [" "] * width
         for column in series.restart_columns:
             marks[column] = "↺"
-        text.append(_PAD * 8 + "└", style="dim")
+        text.append(" " * 8 + "└", style="dim")
         text.append("".join(marks), style="bold red")
         text.append("\n")
-        axis = f"0{' ' * max(1, width - 1 - len(_duration(span)))}{_duration(span)}"
-        text.append(_PAD * 9 + axis + "\n", style="dim")
+        axis = f"0{' ' * max(1, width - 1 - len(duration(span)))}{duration(span)}"
+        text.append(" " * 9 + axis + "\n", style="dim")
         legend = Text.assemble(
-            (_PAD * 9 + series.unit + "  ", "dim"),
+            (" " * 9 + series.unit + "  ", "dim"),
             ("█ warm-up ", "yellow"),
             ("█ steady ", "green"),
             ("█ stall ", "red"),

@@ -1,0 +1,16 @@
+"""How durations are written on screen, the same in every table, plot and detail."""
+
+from __future__ import annotations
+
+UNKNOWN = "unknown"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds in the unit a person reads best; an unknown duration says so."""
+    if seconds is None:
+        return UNKNOWN
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
