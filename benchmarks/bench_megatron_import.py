@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests import loggen
 from trntui.core.run_facts import run_facts
 from trntui.importers import import_file
+from trntui.store.runs import write_timeline
 
 ITERATIONS = 300_000
 REPEATS = 3
@@ -52,7 +53,7 @@ def _import(path: Path) -> dict[str, float]:
     parsed = time.perf_counter()
     run_facts(run)
     derived = time.perf_counter()
-    run.timeline.write_parquet(io.BytesIO())
+    write_timeline(run.timeline, io.BytesIO())
     written = time.perf_counter()
     return {
         "read + parse (incl. SHA-256)": parsed - start,

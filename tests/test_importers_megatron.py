@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from hypothesis import strategies as st
 from tests import loggen
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import TIMELINE_SCHEMA, Kind, TimeSource
-from trntui.importers import detect_format, import_file
+from trntui.importers import detect_format, import_file, megatron
 
 SPEC = loggen.MegatronSpec()
+_THROUGHPUT_FIELD = r" \| throughput per GPU \(TFLOP/s/GPU\): [0-9.]+"
 
 
 @pytest.fixture(scope="module")
@@ -145,9 +147,11 @@ def test_layout_change_mid_log_is_read_by_name(tmp_path: Path) -> None:
     loggen.write_megatron(path, replace(SPEC, crash_at=None, stall_at=None))
     lines = _lines(path)
     changed = [
-        line.replace(" | throughput per GPU (TFLOP/s/GPU): 400.0", "") if i > 100 else line
-        for i, line in enumerate(lines)
+        re.sub(_THROUGHPUT_FIELD, "", line) if i > 100 else line for i, line in enumerate(lines)
     ]
+    assert sum("throughput per GPU" in line for line in changed) < sum(
+        "throughput per GPU" in line for line in lines
+    )
     path.write_text("\n".join(changed))
     steps = import_file(path).timeline.filter(pl.col("kind") == Kind.STEP)
     assert steps["step_time_s"].null_count() == 0
@@ -180,6 +184,76 @@ def damaged_logs(draw: st.DrawFn) -> bytes:
         else:
             lines[index] = lines[index].replace("1", draw(st.sampled_from(["x", "-", "1e999"])))
     return "\n".join(lines).encode("utf-8", "surrogatepass") + draw(st.binary(max_size=8))
+
+
+def _general_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(megatron, "_fast_split", lambda *args: None)
+
+
+def _both_parsers(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    """The import (or its error message) with the fast path, then with the general parser."""
+    results = []
+    for fast in (True, False):
+        with monkeypatch.context() as patch:
+            if not fast:
+                _general_parser_only(patch)
+            try:
+                run = import_file(path, format="megatron")
+            except InputFileError as error:
+                results.append(str(error))
+            else:
+                results.append(run)
+    return results[0], results[1]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"timestamps": False}, {"fraction_digits": False}, {"crash_at": None, "log_interval": 1}],
+)
+def test_fast_path_reads_what_the_general_parser_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict
+) -> None:
+    path = tmp_path / "run.log"
+    loggen.write_megatron(path, replace(SPEC, **changes))
+    calls = []
+    real = megatron._fast_split
+    monkeypatch.setattr(megatron, "_fast_split", lambda *a: calls.append(real(*a)) or calls[-1])
+    fast = import_file(path)
+    monkeypatch.undo()
+    assert calls and calls[0] is not None, "the usual log must take the fast path"
+    _general_parser_only(monkeypatch)
+    general = import_file(path)
+    assert fast.metadata == general.metadata
+    assert fast.timeline.equals(general.timeline)
+
+
+def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
+    path = tmp_path / "changed.log"
+    loggen.write_megatron(path, replace(SPEC, crash_at=None, stall_at=None))
+    lines = _lines(path)
+    index = next(i for i, line in enumerate(lines) if i > 100 and "throughput per GPU" in line)
+    lines[index] = re.sub(r" \| throughput per GPU \(TFLOP/s/GPU\): [0-9.]+", "", lines[index])
+    assert "throughput per GPU" not in lines[index]
+    path.write_text("\n".join(lines))
+    source = megatron.read_source(path)
+    assert megatron._fast_split(source, megatron.read_lines(source), str(path)) is None
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=damaged_logs())
+def test_damaged_logs_read_the_same_by_both_parsers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes
+) -> None:
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(data)
+    fast, general = _both_parsers(path, monkeypatch)
+    if isinstance(general, str) or isinstance(fast, str):
+        assert fast == general
+    else:
+        assert fast.metadata == general.metadata
+        assert fast.timeline.equals(general.timeline)
 
 
 @settings(

@@ -52,6 +52,23 @@ def test_round_trip_and_duplicates(project: Path, megatron_log: Path, tmp_path: 
     assert table["restarts"].to_list() == [1]
 
 
+def test_timelines_with_kind_as_text_still_load(project: Path, megatron_log: Path) -> None:
+    """Projects written before ``kind`` became an enum keep loading; a stray kind is an error."""
+    run_id = store.import_paths(project, [megatron_log])[0].run_id
+    path = store.timeline_path(project, run_id)
+    enum_timeline = pl.read_parquet(path)
+    as_text = enum_timeline.with_columns(pl.col("kind").cast(pl.String))
+    as_text.write_parquet(path)
+    assert pl.read_parquet_schema(path)["kind"] == pl.String
+    loaded = store.load_run(project, run_id).timeline
+    assert loaded.equals(enum_timeline)
+    assert isinstance(loaded.schema["kind"], pl.Enum)
+    as_text.with_columns(pl.lit("teleport").alias("kind")).write_parquet(path)
+    with pytest.raises(store.InputFileError) as caught:
+        store.load_run(project, run_id)
+    assert str(path) in str(caught.value)
+
+
 def test_bad_file_in_a_batch_fails_alone(project: Path, megatron_log: Path, tmp_path: Path):
     bad = tmp_path / "logs" / "truncated.log"
     lines = megatron_log.read_text().splitlines()

@@ -55,10 +55,13 @@ class Kind(StrEnum):
     ERROR = "error"
 
 
+KIND_DTYPE = pl.Enum([str(kind) for kind in Kind])
+"""``kind`` is an enum: run facts filter on it constantly, and integer compares are cheap."""
+
 TIMELINE_SCHEMA = pl.Schema(
     {
         "t_s": pl.Float64,
-        "kind": pl.String,
+        "kind": KIND_DTYPE,
         "step": pl.Int64,
         "epoch": pl.Int64,
         "samples": pl.Float64,

@@ -16,8 +16,11 @@ Lines read (everything else is ignored):
 
 Without timestamps the clock is rebuilt: each interval lasts elapsed-per-iteration x the
 iterations it covers, plus stated init and checkpoint-save durations (``TimeSource.REBUILT``).
-Parsing is vectorized: lines are filtered by literal substrings, then fields are pulled out
-with ``str.extract`` over whole columns, so a 100 MB log costs a few column passes.
+Parsing is vectorized. The usual log (every iteration line has its fields where the first one
+has them) takes a fast path: Polars' CSV reader splits the file on ``|`` in parallel and each
+value is the text after its field name. Any other log is read by the general parser, which
+finds fields by name and names the line it cannot read; both give the same result, which the
+tests check on generated and randomly damaged logs.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from trntui.core.timeline import (
     conform,
     with_interval_steps,
 )
-from trntui.importers._base import Steps, no_events_error, read_lines, read_source
+from trntui.importers._base import SourceFile, Steps, no_events_error, read_lines, read_source
 
 NAME = "megatron"
 _ITERATION_START = r"iteration\s+\d+\s*/"
@@ -56,6 +59,13 @@ _NUMBER = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
 _EXPECTED_ITERATION = (
     "' iteration N/ TOTAL | consumed samples: N | elapsed time per iteration (ms): X | ... |'"
 )
+
+
+_COUNTS = (
+    pl.col("it").str.strip_chars().cast(pl.Int64, strict=False).alias("step"),
+    pl.col("of").str.strip_chars().cast(pl.Int64, strict=False).alias("planned"),
+)
+"""Iteration and planned iterations from the ``it`` / ``of`` halves of ``N/ TOTAL``."""
 
 
 def sniff(head: str) -> bool:
@@ -98,16 +108,21 @@ def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     iterations = lines.filter(complete & not_validation)
     if iterations.is_empty():
         return iterations
-    parsed = _split_fields(iterations)
-    misfits = parsed.filter(
-        pl.any_horizontal(pl.col(name).is_null() for name in ("step", "samples", "step_ms"))
-    )
+    parsed, laid_out = _split_fields(iterations)
+    # A line is re-read by name when a field the first line has is not readable where it was.
+    required = dict.fromkeys(["step", "samples", "step_ms", *laid_out])
+    misfits = parsed.filter(pl.any_horizontal(pl.col(name).is_null() for name in required))
     if not misfits.is_empty():
         # Lines whose fields are not where the first line had them: read them by name.
         fixed = _extract_fields(iterations.join(misfits.select("line"), on="line", how="semi"))
         parsed = pl.concat(
             [parsed.join(misfits.select("line"), on="line", how="anti"), fixed]
         ).sort("line")
+    return _checked(parsed, path)
+
+
+def _checked(parsed: pl.DataFrame, path: str) -> pl.DataFrame:
+    """Refuse unreadable or impossible iteration values; add step time and throughput."""
     unreadable = parsed.filter(
         pl.any_horizontal(pl.col(name).is_null() for name in ("step", "samples", "step_ms"))
     )
@@ -141,6 +156,115 @@ def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     )
 
 
+def _layout(data: bytes) -> dict[str, tuple[int, str]] | None:
+    """Where the first iteration line has each field: column -> (index after ``|``, name)."""
+    at = data.find(_ELAPSED.encode())
+    if at < 0:
+        return None
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    line = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+    fields = line.split("|")
+    if not re.search(_ITERATION_START, fields[0]):
+        return None
+    where: dict[str, tuple[int, str]] = {}
+    for index, value in enumerate(fields[1:], start=1):
+        name = value.split(":", 1)[0].strip()
+        if name in _FIELDS and _FIELDS[name] not in where:
+            where[_FIELDS[name]] = (index, name)
+    return where if {"samples", "step_ms"} <= where.keys() else None
+
+
+def _fast_split(
+    source: SourceFile, lines: pl.DataFrame, path: str
+) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Fast path for the usual log: every iteration line has the fields where the first has.
+
+    Polars' CSV reader splits the whole file on ``|`` in parallel, keeping only the head and
+    the wanted fields; each value is then the text after its name. Returns the parsed iteration
+    rows and the other lines, or ``None`` when any iteration line differs from that layout or
+    the split disagrees with the line reader, so that the general parser (which reads fields
+    by name and names a bad line) decides instead: the result is the same either way.
+    """
+    layout = _layout(source.data)
+    if layout is None:
+        return None
+    wanted = sorted(index for index, _ in layout.values())
+    try:
+        split = pl.read_csv(
+            source.data,
+            has_header=False,
+            separator="|",
+            quote_char=None,
+            schema={f"column_{i + 1}": pl.String for i in range(wanted[-1] + 1)},
+            columns=[0, *wanted],
+            truncate_ragged_lines=True,
+            missing_columns="insert",
+            comment_prefix=None,
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
+        return None
+    if split.height != lines.height:
+        return None
+    head = pl.col("column_1")
+    index, name = layout["step_ms"]
+    is_iteration = split.select(
+        pl.col(f"column_{index + 1}").str.starts_with(f" {name}:").fill_null(False)
+    ).to_series()
+    parts = (
+        split.with_row_index("line", offset=1)
+        .filter(is_iteration)
+        .with_columns(
+            head.str.split_exact("iteration", 1)
+            .struct.rename_fields(["stamp", "counts"])
+            .alias("h")
+        )
+        .unnest("h")
+    )
+    parts = parts.with_columns(
+        pl.col("counts").str.split_exact("/", 1).struct.rename_fields(["it", "of"]).alias("c")
+    ).unnest("c")
+    columns = [
+        pl.col("line").cast(pl.Int64),
+        pl.col("stamp").str.strip_chars(" []"),
+        *_COUNTS,
+    ]
+    for column in _FIELDS.values():
+        if column not in layout:
+            columns.append(pl.lit(None, pl.Float64).alias(column))
+            continue
+        index, name = layout[column]
+        columns.append(
+            pl.col(f"column_{index + 1}")
+            .str.strip_prefix(f" {name}:")
+            .str.strip_chars()
+            .cast(pl.Float64, strict=False)
+            .alias(column)
+        )
+    parsed = parts.select(columns)
+    # Every field of every iteration line must read as a number here; else the general parser
+    # reads the file (it reads fields by name, or names the line it cannot read).
+    misfit = pl.any_horizontal(pl.col(name).is_null() for name in ("step", *layout))
+    if parsed.is_empty() or parsed.select(misfit.any()).item():
+        return None
+    rest = lines.filter(~is_iteration)
+    text = pl.col("text")
+    # Lines the general parser would read as (or refuse as) iteration lines: let it decide.
+    unusual = rest.filter(
+        text.str.contains("iteration", literal=True)
+        & ~text.str.contains("validation loss", literal=True)
+        & (text.str.contains(_ELAPSED, literal=True) | text.str.contains(_ITERATION_START))
+    )
+    if not unusual.is_empty():
+        return None
+    stamped = parsed.with_columns(
+        pl.col("stamp")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S.%6f", time_unit="us", strict=False, cache=False)
+        .alias("wall")
+    )
+    return _checked(_fix_stamps(stamped), path), rest
+
+
 def _head(column: pl.Expr) -> list[pl.Expr]:
     """Timestamp, iteration and planned iterations from the part before the first ``|``."""
     return [
@@ -165,12 +289,13 @@ def _fix_stamps(parsed: pl.DataFrame) -> pl.DataFrame:
     return parsed.drop("stamp")
 
 
-def _split_fields(iterations: pl.DataFrame) -> pl.DataFrame:
-    """Fast path: split on `` | `` and read each field at the position the first line has it.
+def _split_fields(iterations: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Split on `` | `` and read each field at the position the first line has it.
 
     Megatron prints the same fields in the same order on every line of a run, so one literal
     split replaces a regex pass per field; a line where a field is not at that position gets
-    null there and is re-read by name (``_extract_fields``).
+    null there and is re-read by name (``_extract_fields``). Also returns the fields the first
+    line has.
     """
     first = iterations["text"][0].split(" | ")
     where = {}
@@ -203,8 +328,7 @@ def _split_fields(iterations: pl.DataFrame) -> pl.DataFrame:
         pl.col("stamp")
         .str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S.%6f", strict=False)
         .alias("wall"),
-        pl.col("it").str.strip_chars().cast(pl.Int64, strict=False).alias("step"),
-        pl.col("of").str.strip_chars().cast(pl.Int64, strict=False).alias("planned"),
+        *_COUNTS,
     ]
     for column in _FIELDS.values():
         if column not in where:
@@ -220,7 +344,7 @@ def _split_fields(iterations: pl.DataFrame) -> pl.DataFrame:
             .cast(pl.Float64, strict=False)
             .alias(column)
         )
-    return _fix_stamps(parts.select(columns))
+    return _fix_stamps(parts.select(columns)), list(where)
 
 
 def _extract_fields(iterations: pl.DataFrame) -> pl.DataFrame:
@@ -357,12 +481,13 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     lines = read_lines(source)
     steps.at(0.2)
-    iterations = _iterations(lines, source.name)
+    fast = _fast_split(source, lines, source.name)
+    iterations, rest = fast if fast is not None else (_iterations(lines, source.name), lines)
     steps.at(0.5)
     if iterations.is_empty():
         raise no_events_error(source, "Megatron-LM iteration", _EXPECTED_ITERATION)
-    others = _attach_save_timers(_other_events(lines))
-    args = _args(lines)
+    others = _attach_save_timers(_other_events(rest))
+    args = _args(rest)
     steps.at(0.6)
 
     init_starts = others.filter(pl.col("kind") == Kind.INIT_STOP).with_columns(

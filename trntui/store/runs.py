@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -112,6 +113,11 @@ def load_runs(root: Path) -> pl.DataFrame:
     return frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
 
 
+def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:
+    """Zstandard level 1: as small as the default level for timelines, and faster to write."""
+    timeline.write_parquet(handle, compression="zstd", compression_level=1)
+
+
 def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> ImportedRun:
     """A stored run's timeline and metadata (``runs``: the runs table, when already read)."""
     runs = (load_runs(root) if runs is None else runs).filter(pl.col("run_id") == run_id)
@@ -119,11 +125,12 @@ def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> Impor
         raise UserError(f"no run {run_id!r} in {root}")
     path = timeline_path(root, run_id)
     try:
-        timeline = pl.read_parquet(path)
+        # Timelines written before ``kind`` became an enum hold it as text: cast on reading.
+        timeline = pl.read_parquet(path).select(list(TIMELINE_SCHEMA)).cast(dict(TIMELINE_SCHEMA))
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputFileError(str(path), f"timeline cannot be read ({error})") from None
     metadata = RunMetadata.from_json(runs["metadata_json"][0])
-    return ImportedRun(timeline.select(list(TIMELINE_SCHEMA)), metadata)
+    return ImportedRun(timeline, metadata)
 
 
 def default_set_name(path: Path) -> str:
@@ -189,7 +196,7 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     row = pl.DataFrame([_row(run, run_id, set_name, root)], schema=RUNS_SCHEMA)
     updated = pl.concat([runs, row])
     timeline_file = timeline_path(root, run_id)
-    atomic_write_with(timeline_file, lambda handle: run.timeline.write_parquet(handle))
+    atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle))
     try:
         atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
     except BaseException:
