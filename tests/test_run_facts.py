@@ -140,6 +140,16 @@ def test_nxd_run(tmp_path: Path) -> None:
     # Compile end is known to the next stamped line only: at most one first step late.
     assert truth.compile_s <= facts.init_s <= truth.compile_s + spec.warmup_step_times_s[0] + 1
     assert truth.warmup_steps <= facts.warmup_steps <= truth.warmup_steps + 10
+    # No run stop in the format: unknown until the planned steps say when training ended.
+    assert facts.run_s is None
+    done = run_facts(run, planned_steps=spec.total_steps)
+    first_step_s = spec.warmup_step_times_s[0]
+    assert done.run_s is not None and done.run_ends_at_planned_step
+    assert truth.end_s - truth.compile_s - first_step_s - 1 <= done.run_s
+    assert done.run_s <= truth.end_s - truth.compile_s + 1
+    assert done.init_s + done.run_s == pytest.approx(truth.end_s, abs=1.0)
+    short = run_facts(run, planned_steps=spec.total_steps + 1)
+    assert short.status == INCOMPLETE and short.run_s is None
 
 
 def _raw(path: Path) -> list[dict]:

@@ -2,7 +2,9 @@
 
 Two clocks are kept apart (SPEC §2): ``run_s`` is "training running" time (run start to run
 stop, diagnoses speed) and ``launch_to_result_s`` is launch to the evaluation that verified the
-quality target (what the team pays for).
+quality target (what the team pays for). A format that prints no run stop (neuronx-distributed)
+has one only when the run reached its planned steps: training ran until the step that completed
+them. A run that never got there has no ``run_s``; it does not count anyway.
 
 How the steady state is found (``run_facts``):
 
@@ -128,6 +130,8 @@ class RunFacts:
     quality_target: QualityTarget | None
     quality_reached: bool | None
     notes: tuple[str, ...] = ()
+    run_ends_at_planned_step: bool = False
+    """``run_s`` ends at the step that completed the planned steps (the log prints no stop)."""
 
 
 def _status(timeline: pl.DataFrame, final_step: int | None, planned: int | None) -> str:
@@ -140,6 +144,15 @@ def _status(timeline: pl.DataFrame, final_step: int | None, planned: int | None)
     if planned is not None and final_step is not None and final_step >= planned:
         return SUCCEEDED
     return INCOMPLETE
+
+
+def _ends_at_planned_step(timeline: pl.DataFrame, status: str, planned: int | None) -> bool:
+    """True when success comes from reaching the planned steps in a log with no run stop."""
+    return (
+        status == SUCCEEDED
+        and planned is not None
+        and not (timeline["kind"] == Kind.RUN_STOP).any()
+    )
 
 
 def _first_t(timeline: pl.DataFrame, kind: str) -> float | None:
@@ -378,8 +391,16 @@ def run_facts(
         else None
     )
     run_s = None
+    ends_at_planned_step = False
     if run_stop is not None and (run_start is not None or training_start is not None):
         run_s = run_stop - (run_start if run_start is not None else training_start)
+    elif _ends_at_planned_step(tl, status, planned) and has_rows and training_start is not None:
+        # The format prints no run stop (neuronx-distributed): training ran until the step
+        # that completed the planned steps.
+        done = iv.filter(pl.col("step") >= planned)["t_s"].drop_nulls()
+        if done.len():
+            run_s = float(done[0]) - training_start
+            ends_at_planned_step = True
     elif not has_clock:
         durations = tl.filter(pl.col("kind") == Kind.RUN_STOP)["duration_s"].drop_nulls()
         run_s = float(durations[-1]) if durations.len() else None
@@ -504,6 +525,7 @@ def run_facts(
         quality_target=target,
         quality_reached=reached,
         notes=tuple(notes),
+        run_ends_at_planned_step=ends_at_planned_step,
     )
 
 
