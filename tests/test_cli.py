@@ -60,3 +60,27 @@ def test_opening_a_broken_file_names_the_line_and_exits_nonzero(tmp_path: Path) 
     assert result.returncode == 2
     assert f"{tmp_path / PROJECT_FILE}:2" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("runs", "{missing}"),
+        ("estimate", "{missing}"),
+        ("telemetry", "{missing}", "capture.jsonl", "--run", "0123456789abcdef"),
+        ("quality", "{project}", "0123456789abcdef"),
+        ("map", "{missing}", "table.csv"),
+        ("price", "list", "{missing}"),
+    ],
+)
+def test_every_command_reports_errors_in_one_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    project = tmp_path / "project"
+    assert main(["init", str(project)]) == 0
+    capsys.readouterr()
+    filled = [a.format(missing=tmp_path / "nowhere", project=project) for a in args]
+    assert main(filled) in (1, 2)
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("trntui: error: "), err
+    assert "Traceback" not in err

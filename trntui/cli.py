@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trntui import __version__
+from trntui.commands import fail
 from trntui.core.errors import UserError
 from trntui.store.project import init_project
 
@@ -96,8 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as error:
-        print(f"trntui: error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     except KeyboardInterrupt:
         print("trntui: interrupted", file=sys.stderr)
         return 130

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from trntui.commands import fail
 from trntui.core.comparison import compare
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -145,8 +146,7 @@ def _user_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
         try:
             return command(args)
         except UserError as error:
-            print(f"trntui: error: {error}", file=sys.stderr)
-            return 2
+            return fail(error)
 
     return run
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from pathlib import Path
 
+from trntui.commands import fail
 from trntui.core.errors import InputFileError, UserError
 from trntui.importers.mapped import (
     PER_ROW,
@@ -91,11 +91,9 @@ def map_command(args: argparse.Namespace) -> int:
                 outcome = add_run(root, run, args.set_name or default_set_name(Path(args.path)))
                 remember_mapping(root, table.columns, mapping)
     except InputFileError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        return fail(error, status=1)
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     report = {
         "columns": list(shown.columns),
         "shape": shown.shape,

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from trntui.commands import fail
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
@@ -112,8 +112,7 @@ def import_command(args: argparse.Namespace) -> int:
             )
             report = runs_report(root, project.inventory) if args.json else None
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if args.json:
         print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
     else:
@@ -128,11 +127,9 @@ def import_command(args: argparse.Namespace) -> int:
 def quality_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     if not args.remove and (args.value is None or not (args.source or "").strip()):
-        print("error: give the measured VALUE and --source (or --remove)", file=sys.stderr)
-        return 2
+        return fail("give the measured VALUE and --source (or --remove)")
     if args.evaluation_minutes is not None and args.evaluation_minutes < 0:
-        print("error: --evaluation-minutes must be 0 or more", file=sys.stderr)
-        return 2
+        return fail("--evaluation-minutes must be 0 or more")
     try:
         with Project.open(root) as project:
             project.require_writable()
@@ -146,8 +143,7 @@ def quality_command(args: argparse.Namespace) -> int:
                 )
             record_quality(root, args.run_id, result)
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     print(f"{'removed' if args.remove else 'recorded'} quality result of run {args.run_id}")
     return 0
 
@@ -158,8 +154,7 @@ def runs_command(args: argparse.Namespace) -> int:
         with Project.open(root, read_only=True) as project:
             report = runs_report(root, project.inventory)
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from trntui.commands import fail
 from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
@@ -93,8 +93,7 @@ def telemetry_command(args: argparse.Namespace) -> int:
                 for path in args.paths
             ]
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if args.json:
         print(json.dumps([dataclasses.asdict(o) for o in outcomes], indent=2))
     else:
@@ -163,8 +162,7 @@ def verdict_command(args: argparse.Namespace) -> int:
                 for run_id in run_ids
             }
     except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if args.json:
         print(json.dumps([detail_json(r, d) for r, d in details.items()], indent=2))
         return 0
