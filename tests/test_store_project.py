@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.strategies import inventories
 from trntui.core.errors import InputFileError
 from trntui.core.inventory import Inventory, ModelInfo, ProjectInfo
+from trntui.core.run_facts import RecordedQuality
 from trntui.store.project import (
     PROJECT_FILE,
     ChangedOnDisk,
@@ -28,6 +29,7 @@ from trntui.store.project import (
     init_project,
     read_inventory,
 )
+from trntui.store.quality import load_recorded_quality, quality_path, record_quality
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -127,14 +129,19 @@ _HOLDER = textwrap.dedent(
 )
 
 
-def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
+def _hold_lock_in_another_process(project_dir: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLDER, str(project_dir)], stdout=subprocess.PIPE, env=env
     )
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == b"locked"
+    return holder
+
+
+def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
+    holder = _hold_lock_in_another_process(project_dir)
     try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == b"locked"
         with pytest.raises(ProjectLocked) as caught:
             Project.open(project_dir)
         assert f"pid {holder.pid}" in str(caught.value)
@@ -150,6 +157,29 @@ def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
         holder.wait()
     with Project.open(project_dir) as third:
         assert not third.read_only
+
+
+def test_store_writers_refuse_while_another_session_writes(project_dir: Path) -> None:
+    """A script writing through the store cannot write beside a session that holds the lock."""
+    result = RecordedQuality(0.92, "eval job 17")
+    holder = _hold_lock_in_another_process(project_dir)
+    try:
+        with pytest.raises(ProjectLocked) as caught:
+            record_quality(project_dir, "0123456789abcdef", result)
+        assert f"pid {holder.pid}" in str(caught.value)
+        assert not quality_path(project_dir).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    record_quality(project_dir, "0123456789abcdef", result)
+    assert load_recorded_quality(project_dir) == {"0123456789abcdef": result}
+    with Project.open(project_dir) as session:
+        # The session's own writes (UI, CLI) go through while it holds the lock.
+        record_quality(session.root, "0123456789abcdef", None)
+        assert load_recorded_quality(project_dir) == {}
+        assert not session.read_only
+    with Project.open(project_dir) as again:
+        assert not again.read_only, "a write released the lock it took"
 
 
 def test_edit_made_on_disk_meanwhile_is_not_overwritten(project_dir: Path) -> None:

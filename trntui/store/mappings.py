@@ -15,6 +15,7 @@ from typing import Any
 from trntui.core.errors import InputFileError
 from trntui.importers.mapped import ColumnMapping, shape_key
 from trntui.store.atomic import atomic_write_text
+from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, dump_toml, parse_toml
 
 MAPPINGS_FILE = Path("runs") / "mappings.toml"
@@ -47,6 +48,7 @@ def remembered_mapping(root: Path, columns: Iterable[str]) -> ColumnMapping | No
     return None
 
 
+@writes_project
 def remember_mapping(root: Path, columns: Iterable[str], mapping: ColumnMapping) -> None:
     """Store (or replace) the mapping for this column set."""
     names = sorted(set(columns))

@@ -14,6 +14,8 @@ Rules this module enforces:
 * One writer at a time. ``Project.open`` takes an exclusive ``flock`` on ``.trntui.lock`` and
   writes who holds it; a second session gets the project read-only (or ``ProjectLocked``) with
   the holder's name. The kernel drops the lock when the holder dies, so there are no stale locks.
+  Every store writer runs under ``write_access``: it proceeds when this process holds the lock
+  and otherwise takes it for the one write, so no caller can write beside another session.
 * No lost update: a save first checks that ``trntui.toml`` still holds what this session last
   read or wrote; if someone changed it by hand meanwhile, the save is refused, not merged.
 * A file from a newer ``schema_version`` is refused and never rewritten; a malformed file raises
@@ -25,13 +27,17 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fcntl
+import functools
 import getpass
 import hashlib
 import os
 import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Concatenate, ParamSpec, TypeVar
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
@@ -211,6 +217,7 @@ class Project:
         if lock is None and not allow_read_only:
             raise ProjectLocked(root, holder)
         if lock is not None:
+            _hold(root, +1)
             remove_stale_temp_files(root)
         return cls(root, loaded, lock, holder)
 
@@ -265,20 +272,81 @@ class Project:
 
     def close(self) -> None:
         if self._lock is not None:
-            try:
-                self._lock.seek(0)
-                self._lock.truncate()
-                self._lock.flush()
-                fcntl.flock(self._lock, fcntl.LOCK_UN)
-            finally:
-                self._lock.close()
-                self._lock = None
+            _hold(self.root, -1)
+            _release_lock(self._lock)
+            self._lock = None
 
     def __enter__(self) -> Project:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_HELD: dict[Path, int] = {}
+"""Projects whose write lock this process holds (resolved root -> holders)."""
+_HELD_GUARD = threading.Lock()
+
+
+def _hold(root: Path, change: int) -> int:
+    key = Path(root).resolve()
+    with _HELD_GUARD:
+        count = _HELD.get(key, 0) + change
+        if count > 0:
+            _HELD[key] = count
+        else:
+            _HELD.pop(key, None)
+        return count
+
+
+@contextmanager
+def write_access(root: Path) -> Iterator[None]:
+    """Run one store write under the project's write lock.
+
+    A session that opened the project for writing holds the lock already (the UI, the CLI).
+    Any other caller, such as a script or a test, takes the lock for the duration of the write.
+    If another session has the project open for writing, the write is refused with
+    ``ProjectLocked`` naming that session, and nothing is written.
+    """
+    if _hold(root, 0) > 0:
+        yield
+        return
+    lock, holder = _acquire_lock(Path(root))
+    if lock is None:
+        raise ProjectLocked(Path(root), holder)
+    _hold(root, +1)
+    try:
+        yield
+    finally:
+        _hold(root, -1)
+        _release_lock(lock)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def writes_project(
+    function: Callable[Concatenate[Path, _P], _R],
+) -> Callable[Concatenate[Path, _P], _R]:
+    """Decorate a store writer whose first argument is the project root: see ``write_access``."""
+
+    @functools.wraps(function)
+    def write(root: Path, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with write_access(root):
+            return function(root, *args, **kwargs)
+
+    return write
+
+
+def _release_lock(handle: IO[str]) -> None:
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.flush()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        handle.close()
 
 
 def _acquire_lock(root: Path) -> tuple[IO[str] | None, str]:

@@ -16,6 +16,7 @@ from typing import Any
 from trntui.core.errors import InputFileError
 from trntui.core.run_facts import RecordedQuality
 from trntui.store.atomic import atomic_write_text
+from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
 QUALITY_FILE = "quality.toml"
@@ -98,6 +99,7 @@ def _text(path: Path, text: str, index: int, entry: dict[str, Any], key: str) ->
     return value
 
 
+@writes_project
 def record_quality(root: Path, run_id: str, result: RecordedQuality | None) -> None:
     """Set (or with ``None`` remove) the recorded result of ``run_id``."""
     results = load_recorded_quality(root)

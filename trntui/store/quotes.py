@@ -39,6 +39,7 @@ from trntui.core.quotes import (
     SideService,
 )
 from trntui.store.atomic import atomic_write_text
+from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, locate, parse_toml
 
 SCHEMA_VERSION = 1
@@ -119,6 +120,7 @@ def _to_second(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(microsecond=0)
 
 
+@writes_project
 def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
     """Write the whole book atomically, sorted so unchanged quotes never move in a diff.
 
@@ -138,6 +140,7 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
     return book
 
 
+@writes_project
 def add_quotes(root: Path, quotes: list[PriceQuote] | tuple[PriceQuote, ...]) -> QuoteBook:
     """Add or replace quotes (same type, region, option and manual/fetched) and save."""
     book = load_quote_book(root)
@@ -146,6 +149,7 @@ def add_quotes(root: Path, quotes: list[PriceQuote] | tuple[PriceQuote, ...]) ->
     return save_quote_book(root, QuoteBook(quotes=(*kept, *quotes), rates=book.rates))
 
 
+@writes_project
 def add_rates(root: Path, rates: list[ServiceRate] | tuple[ServiceRate, ...]) -> QuoteBook:
     """Add or replace side-service rates (same service, region and manual/fetched) and save."""
     book = load_quote_book(root)
@@ -154,6 +158,7 @@ def add_rates(root: Path, rates: list[ServiceRate] | tuple[ServiceRate, ...]) ->
     return save_quote_book(root, QuoteBook(quotes=book.quotes, rates=(*kept, *rates)))
 
 
+@writes_project
 def remove_quote(root: Path, key: tuple[str, str, str, bool]) -> bool:
     """Remove the quote with this key; False when there was none."""
     book = load_quote_book(root)

@@ -32,6 +32,7 @@ from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
+from trntui.store.project import writes_project
 from trntui.store.quality import load_recorded_quality
 
 RUNS_FOLDER = "runs"
@@ -179,6 +180,7 @@ _TABLE_LOCK = threading.RLock()
 may both write); other processes are kept out by the project's write lock."""
 
 
+@writes_project
 def add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     """Store one imported run under ``set_name`` unless its content is already stored."""
     with _TABLE_LOCK:
@@ -311,6 +313,7 @@ def run_sets(root: Path) -> list[RunSetInfo]:
     return infos
 
 
+@writes_project
 def assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
     """Move runs to the run set ``set_name`` (created by naming it)."""
     with _TABLE_LOCK:
@@ -333,6 +336,7 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
     atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
 
 
+@writes_project
 def remove_run(root: Path, run_id: str) -> None:
     """Forget a run: drop its row first (atomically), then its timeline file."""
     with _TABLE_LOCK:

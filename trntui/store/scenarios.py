@@ -45,7 +45,7 @@ from trntui.core.estimate import (
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
 from trntui.store.atomic import atomic_write_text
-from trntui.store.project import read_inventory
+from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
 from trntui.store.runs import runs_path, runs_with_facts
@@ -269,6 +269,7 @@ def _run_ids(observations: pl.DataFrame, set_name: str) -> list[str]:
     return sorted(observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
 
 
+@writes_project
 def save_scenario(
     root: Path,
     name: str,

@@ -62,6 +62,7 @@ from trntui.importers.neuron_monitor import sniff as sniff_monitor
 from trntui.importers.nvidia_smi import import_nvidia_smi
 from trntui.importers.nvidia_smi import sniff as sniff_smi
 from trntui.store.atomic import atomic_write_with
+from trntui.store.project import writes_project
 from trntui.store.runs import load_run, stored_source
 
 TELEMETRY_FOLDER = "telemetry"
@@ -245,6 +246,7 @@ def _capture_kind(path: Path) -> str:
     return COMPILE
 
 
+@writes_project
 def attach_capture(
     root: Path,
     run_id: str,
