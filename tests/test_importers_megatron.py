@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests import loggen
 from trntui.core.errors import InputFileError
-from trntui.core.timeline import TIMELINE_SCHEMA, Kind, TimeSource
+from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, Kind, TimeSource
 from trntui.importers import detect_format, import_file, megatron
 
 SPEC = loggen.MegatronSpec()
@@ -215,6 +215,34 @@ def test_fast_path_reads_what_the_general_parser_reads(
 ) -> None:
     path = tmp_path / "run.log"
     loggen.write_megatron(path, replace(SPEC, **changes))
+    _assert_fast_path_agrees(path, monkeypatch)
+
+
+def _validation_field_in_last_iteration(lines: list[str]) -> list[str]:
+    last = max(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
+    lines[last] = lines[last].replace(" | loss scale:", " | validation loss: 4.0 | loss scale:")
+    return lines
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # A log cut down to its iteration lines: the first line has more fields than are read.
+        lambda lines: [line for line in lines if "elapsed time per iteration" in line],
+        _validation_field_in_last_iteration,
+        lambda lines: [line + "\r" for line in lines],
+    ],
+    ids=["iteration-lines-only", "validation-field-in-an-iteration-line", "crlf"],
+)
+def test_fast_path_on_edited_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit) -> None:
+    path = tmp_path / "edited.log"
+    path.write_text("\n".join(edit(loggen.megatron_lines(SPEC))) + "\n")
+    steps = _assert_fast_path_agrees(path, monkeypatch).timeline.filter(pl.col("kind") == Kind.STEP)
+    assert steps["step"].to_list() == expected_logged_iterations()
+
+
+def _assert_fast_path_agrees(path: Path, monkeypatch: pytest.MonkeyPatch) -> ImportedRun:
+    """Import ``path`` by the fast path (which it must take) and by the general parser."""
     calls = []
     real = megatron._fast_split
     monkeypatch.setattr(megatron, "_fast_split", lambda *a: calls.append(real(*a)) or calls[-1])
@@ -225,6 +253,7 @@ def test_fast_path_reads_what_the_general_parser_reads(
     general = import_file(path)
     assert fast.metadata == general.metadata
     assert fast.timeline.equals(general.timeline)
+    return fast
 
 
 def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:

@@ -198,6 +198,50 @@ def test_quality_target_on_mlperf_accuracy() -> None:
     assert facts.quality_value == max(v for _, v in accuracies)
 
 
+def _stepped_run(steps: list[tuple[float, int]], *, prints_run_stop: bool) -> ImportedRun:
+    """Compilation for 50 s, then ``(t_s, step)`` rows; no run stop anywhere."""
+    timeline = conform(
+        pl.DataFrame(
+            {
+                "t_s": [0.0, 50.0, *(t for t, _ in steps)],
+                "kind": ["compile_start", "compile_stop", *(["step"] * len(steps))],
+                "step": [None, None, *(n for _, n in steps)],
+            }
+        )
+    )
+    meta = RunMetadata(
+        "mlperf" if prints_run_stop else "nxd",
+        "x",
+        "0" * 64,
+        TimeSource.WALL_CLOCK,
+        throughput_unit="steps/s",
+        prints_run_stop=prints_run_stop,
+    )
+    return ImportedRun(timeline, meta)
+
+
+def test_without_a_run_stop_training_ends_at_the_last_logged_step() -> None:
+    straight = [(50.0 + 10 * i, i) for i in range(1, 11)]
+    # Reached step 10 at 150 s, crashed, resumed from step 5 and redid 6-10 by 500 s.
+    redone = [*straight, *((450.0 + 10 * (i - 5), i) for i in range(6, 11))]
+    for steps, planned, end in ((straight, 10, 150.0), (straight, 5, 150.0), (redone, 10, 500.0)):
+        facts = run_facts(_stepped_run(steps, prints_run_stop=False), planned_steps=planned)
+        assert facts.status == SUCCEEDED
+        assert facts.run_ends_at_planned_step
+        assert facts.run_s == pytest.approx(end - 50.0)
+    short = run_facts(_stepped_run(straight, prints_run_stop=False), planned_steps=11)
+    assert short.status == INCOMPLETE and short.run_s is None
+
+
+def test_a_format_that_prints_run_stop_is_unfinished_without_one() -> None:
+    """An MLPerf log cut before run_stop did not finish, whatever step it had reached."""
+    steps = [(50.0 + 10 * i, i) for i in range(1, 11)]
+    facts = run_facts(_stepped_run(steps, prints_run_stop=True), planned_steps=10)
+    assert facts.status == INCOMPLETE
+    assert not facts.counts_as_completed
+    assert facts.run_s is None
+
+
 def test_no_clock_run_keeps_unknowns_unknown() -> None:
     timeline = conform(
         pl.DataFrame(
@@ -286,3 +330,11 @@ def test_any_timeline_gives_facts_without_crashing(events, target, planned) -> N
     assert facts.status in (SUCCEEDED, ABORTED, INCOMPLETE)
     if not facts.counts_as_completed:
         assert facts.effective_throughput == 0.0
+
+
+def test_stored_mlperf_metadata_without_the_run_stop_flag_keeps_mlperf_rules() -> None:
+    """Metadata stored before ``prints_run_stop`` existed reads it from the format."""
+    for fmt, expected in (("mlperf", True), ("nxd", False)):
+        stored = json.loads(RunMetadata(fmt, "x", "0" * 64, TimeSource.WALL_CLOCK).to_json())
+        del stored["prints_run_stop"]
+        assert RunMetadata.from_json(json.dumps(stored)).prints_run_stop is expected

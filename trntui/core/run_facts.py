@@ -3,8 +3,9 @@
 Two clocks are kept apart (SPEC §2): ``run_s`` is "training running" time (run start to run
 stop, diagnoses speed) and ``launch_to_result_s`` is launch to the evaluation that verified the
 quality target (what the team pays for). A format that prints no run stop (neuronx-distributed)
-has one only when the run reached its planned steps: training ran until the step that completed
-them. A run that never got there has no ``run_s``; it does not count anyway.
+has one only when the run reached its planned steps: training ran until its last logged step.
+A run that never got there has no ``run_s``; it does not count anyway. A format that always
+prints a stop (MLPerf) did not finish without one, whatever step it reached.
 
 How the steady state is found (``run_facts``):
 
@@ -131,16 +132,21 @@ class RunFacts:
     quality_reached: bool | None
     notes: tuple[str, ...] = ()
     run_ends_at_planned_step: bool = False
-    """``run_s`` ends at the step that completed the planned steps (the log prints no stop)."""
+    """``run_s`` ends at the last logged step of a run that reached its planned steps (the log
+    prints no run stop)."""
 
 
-def _status(timeline: pl.DataFrame, final_step: int | None, planned: int | None) -> str:
+def _status(
+    timeline: pl.DataFrame, meta: RunMetadata, final_step: int | None, planned: int | None
+) -> str:
     stops = timeline.filter(pl.col("kind") == Kind.RUN_STOP)["status"].to_list()
     if stops:
         words = {str(s).lower() for s in stops if s is not None}
         if words & _SUCCESS_WORDS:
             return SUCCEEDED
         return ABORTED
+    if meta.prints_run_stop:
+        return INCOMPLETE
     if planned is not None and final_step is not None and final_step >= planned:
         return SUCCEEDED
     return INCOMPLETE
@@ -351,7 +357,7 @@ def run_facts(
     progress_kind = _progress_kind(tl)
     steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
-    status = _status(tl, final_step, planned)
+    status = _status(tl, meta, final_step, planned)
     quality_value, reached, reached_at = _quality(tl, meta, target, status)
     total_s = float(tl["t_s"].max()) if has_clock else None
     outside_eval_s = None
@@ -395,11 +401,12 @@ def run_facts(
     if run_stop is not None and (run_start is not None or training_start is not None):
         run_s = run_stop - (run_start if run_start is not None else training_start)
     elif _ends_at_planned_step(tl, status, planned) and has_rows and training_start is not None:
-        # The format prints no run stop (neuronx-distributed): training ran until the step
-        # that completed the planned steps.
-        done = iv.filter(pl.col("step") >= planned)["t_s"].drop_nulls()
-        if done.len():
-            run_s = float(done[0]) - training_start
+        # The format prints no run stop (neuronx-distributed): the run succeeded by reaching
+        # the planned steps, and training ran until its last logged step (which includes any
+        # restart and redone work after the planned step was first reached).
+        last = iv["t_s"].drop_nulls()
+        if last.len():
+            run_s = float(last[-1]) - training_start
             ends_at_planned_step = True
     elif not has_clock:
         durations = tl.filter(pl.col("kind") == Kind.RUN_STOP)["duration_s"].drop_nulls()

@@ -111,6 +111,9 @@ class RunMetadata:
     success_means_target_reached: bool = False
     """True where the format only writes a successful end after the quality target was
     verified (MLPerf ``run_stop`` with ``status: success``)."""
+    prints_run_stop: bool = False
+    """True where the format always writes a run stop when training ends (MLPerf): a log without
+    one did not finish, however many steps it shows."""
     facts: dict[str, str] = field(default_factory=dict)
     """Other facts the log states (benchmark, submitter, batch size, ...), as text."""
     not_derivable: tuple[str, ...] = ()
@@ -132,6 +135,8 @@ class RunMetadata:
         data["time_source"] = TimeSource(data["time_source"])
         data["not_derivable"] = tuple(data.get("not_derivable", ()))
         data["notes"] = tuple(data.get("notes", ()))
+        # Runs stored before ``prints_run_stop`` existed: MLPerf was the one such format.
+        data.setdefault("prints_run_stop", data.get("format") == "mlperf")
         return cls(**data)
 
 

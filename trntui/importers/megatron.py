@@ -105,7 +105,9 @@ def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
             line=int(broken["line"][0]),
             expected=_EXPECTED_ITERATION,
         )
-    iterations = lines.filter(complete & not_validation)
+    # Validation lines ("validation loss at iteration N | lm loss value: ...") carry no elapsed
+    # time, so every line that does is an iteration line.
+    iterations = lines.filter(complete)
     if iterations.is_empty():
         return iterations
     parsed, laid_out = _split_fields(iterations)
@@ -146,13 +148,19 @@ def _checked(parsed: pl.DataFrame, path: str) -> pl.DataFrame:
             line=int(nonsense["line"][0]),
             expected="finite, non-negative elapsed time, consumed samples and batch size",
         )
-    return parsed.with_columns(
-        pl.lit(str(Kind.STEP)).alias("kind"),
-        (pl.col("step_ms") / 1000.0).alias("step_time_s"),
-    ).with_columns(
-        pl.when(pl.col("step_time_s") > 0)
-        .then(pl.col("batch") / pl.col("step_time_s"))
-        .alias("throughput")
+    # One chunk: Polars may divide a one-row chunk differently in the last bit, and both
+    # parsers must give the same numbers.
+    return (
+        parsed.rechunk()
+        .with_columns(
+            pl.lit(str(Kind.STEP)).alias("kind"),
+            (pl.col("step_ms") / 1000.0).alias("step_time_s"),
+        )
+        .with_columns(
+            pl.when(pl.col("step_time_s") > 0)
+            .then(pl.col("batch") / pl.col("step_time_s"))
+            .alias("throughput")
+        )
     )
 
 
@@ -200,6 +208,7 @@ def _fast_split(
             columns=[0, *wanted],
             truncate_ragged_lines=True,
             missing_columns="insert",
+            extra_columns="ignore",
             comment_prefix=None,
         )
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
@@ -251,9 +260,12 @@ def _fast_split(
     text = pl.col("text")
     # Lines the general parser would read as (or refuse as) iteration lines: let it decide.
     unusual = rest.filter(
-        text.str.contains("iteration", literal=True)
-        & ~text.str.contains("validation loss", literal=True)
-        & (text.str.contains(_ELAPSED, literal=True) | text.str.contains(_ITERATION_START))
+        text.str.contains(_ELAPSED, literal=True)
+        | (
+            text.str.contains("iteration", literal=True)
+            & ~text.str.contains("validation loss", literal=True)
+            & text.str.contains(_ITERATION_START)
+        )
     )
     if not unusual.is_empty():
         return None

@@ -230,6 +230,7 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
         throughput_unit="samples/s",
         quality_metric="eval_accuracy",
         success_means_target_reached=True,
+        prints_run_stop=True,
         facts=facts,
         notes=tuple(notes),
     )

@@ -55,7 +55,7 @@ def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text
     counted = "counts as completed work" if facts.counts_as_completed else "does NOT count"
     line("Status", f"{facts.status}, {counted}", status_style)
     line("Format", f"{metadata.format} ({metadata.source})")
-    run_end = "the last planned step" if facts.run_ends_at_planned_step else "run stop"
+    run_end = "the last logged step" if facts.run_ends_at_planned_step else "run stop"
     line("Training running", duration(facts.run_s) + f"  (run start to {run_end})")
     line("Launch to result", duration(facts.launch_to_result_s) + "  (to the verified quality)")
     phases = facts.phases
