@@ -19,6 +19,7 @@ from tests.test_pricing_support import (
 )
 from trntui.commands.price import register
 from trntui.core.errors import UserError
+from trntui.core.quotes import SideService
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
 from trntui.store.project import init_project
 from trntui.store.quotes import load_quote_book
@@ -102,6 +103,41 @@ def test_fetch_with_side_rates_and_save_into_a_project(
         ("trn2.48xlarge", TRN2_ON_DEMAND)
     ]
     assert len(book.rates) == 5
+
+
+def test_a_manual_side_rate_wins_over_the_fetched_one(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = init_project(tmp_path / "proj")
+    run(
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "trn2.48xlarge", "--side-rates", "--save", str(project),
+    )  # fmt: skip
+    fetched = load_quote_book(project).rate(SideService.S3_STANDARD_STORAGE, "us-east-1")
+    assert fetched is not None and not fetched.manual
+    capsys.readouterr()
+    code = run(
+        "price", "rate", str(project), "--service", "s3-standard-storage", "--region",
+        "us-east-1", "--usd-per-unit", "0.0125", "--source", "EDP rate card", "--date",
+        "2026-10-01",
+    )  # fmt: skip
+    assert code == 0
+    assert "Added manual rate" in capsys.readouterr().out
+    book = load_quote_book(project)
+    chosen = book.rate(SideService.S3_STANDARD_STORAGE, "us-east-1")
+    assert chosen is not None and chosen.manual
+    assert chosen.first_tier_usd_per_unit == 0.0125
+    assert chosen.source_note == "EDP rate card"
+    assert len(book.rates) == 6, "the fetched rate is kept beside the manual one"
+    assert run("price", "list", str(project), "--json") == 0
+    listed = json.loads(capsys.readouterr().out)["rates"]
+    assert {"EDP rate card"} == {r["source_note"] for r in listed if r["manual"]}
+    with pytest.raises(UserError, match="--source"):
+        run(
+            "price", "rate", str(project), "--service", "ebs-gp3-storage", "--region",
+            "us-east-1", "--usd-per-unit", "0.08", "--source", "  ",
+        )  # fmt: skip
+    assert len(load_quote_book(project).rates) == 6
 
 
 def test_insecure_url_is_a_user_error(price_server: FakePriceList) -> None:

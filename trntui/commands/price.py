@@ -1,7 +1,8 @@
 """``trntui price``: fetch quotes from the AWS Price List, add manual quotes, list a project's.
 
 ``fetch`` works without a project (it prints what the price list says, and can ``--save`` the
-quotes into a project); ``add`` and ``list`` work on a project folder. ``--json`` prints one JSON
+quotes into a project); ``add`` (an instance quote), ``rate`` (a side-service rate) and ``list``
+work on a project folder. ``--json`` prints one JSON
 document for scripts; times are ISO 8601 in UTC, unknown values are ``null``.
 """
 
@@ -20,7 +21,9 @@ from trntui.core.quotes import (
     DEFAULT_MAX_AGE_DAYS,
     ON_DEMAND,
     PriceQuote,
+    RateTier,
     ServiceRate,
+    SideService,
     is_known_purchase_option,
     purchase_option_help,
     quote_flags,
@@ -37,7 +40,7 @@ DEFAULT_REGION = "us-east-1"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``price fetch|add|list`` to the main parser."""
+    """Add ``price fetch|add|rate|list`` to the main parser."""
     price = subparsers.add_parser("price", help="look up, add and list price quotes")
     price.set_defaults(func=lambda _args: _usage(price))
     sub = price.add_subparsers(dest="price_command", metavar="ACTION")
@@ -78,6 +81,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--upfront-usd", type=_non_negative_float, default=0.0, metavar="X")
     add.add_argument("--date", type=_date, help="date of the quote, YYYY-MM-DD (default today)")
     add.set_defaults(func=cmd_add)
+
+    rate = sub.add_parser(
+        "rate", help="add a manual side-service rate (S3, EBS, CloudWatch Logs, inter-AZ)"
+    )
+    rate.add_argument("dir", metavar="DIR", help="project folder")
+    rate.add_argument(
+        "--service", required=True, choices=[service.value for service in SideService],
+        help="the side service (its unit is fixed: GB-Mo for storage, GB for the others)",
+    )  # fmt: skip
+    rate.add_argument("--region", required=True)
+    rate.add_argument(
+        "--usd-per-unit", required=True, type=_non_negative_float, metavar="X",
+        help="one flat rate (inter-AZ: per GB in each direction)",
+    )  # fmt: skip
+    rate.add_argument("--source", required=True, help="where the rate comes from (who, what)")
+    rate.add_argument("--date", type=_date, help="date of the rate, YYYY-MM-DD (default today)")
+    rate.set_defaults(func=cmd_rate)
 
     listing = sub.add_parser("list", help="list the project's quotes, with warnings")
     listing.add_argument("dir", metavar="DIR", help="project folder")
@@ -165,6 +185,7 @@ def rate_to_json(rate: ServiceRate) -> dict[str, Any]:
         ],
         "usage_type": rate.usage_type,
         "manual": rate.manual,
+        "source_note": rate.source_note,
         "source_url": rate.source_url,
         "publication_date": rate.publication_date,
         "version": rate.version,
@@ -318,6 +339,11 @@ def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None
         )
 
 
+def _stated_date(args: argparse.Namespace) -> datetime:
+    """``--date`` at midnight UTC, or now."""
+    return datetime.combine(args.date, time(), tzinfo=UTC) if args.date else datetime.now(UTC)
+
+
 def cmd_add(args: argparse.Namespace) -> int:
     from trntui.core.manual_quote import effective_hourly
     from trntui.store.project import Project
@@ -328,7 +354,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             f"unknown purchase option {args.purchase_option!r}; expected one of "
             f"{purchase_option_help()}"
         )
-    when = datetime.combine(args.date, time(), tzinfo=UTC) if args.date else datetime.now(UTC)
+    when = _stated_date(args)
     quote = PriceQuote(
         instance_type=args.instance_type.strip(),
         region=args.region.strip(),
@@ -346,6 +372,33 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(
         f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
         f"at {_money(quote.usd_per_hour)}/hour ({quote.source_note}, {when:%Y-%m-%d})"
+    )
+    return 0
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    """Add a manual side rate; it wins over a fetched rate for the same service and region."""
+    from trntui.store.project import Project
+    from trntui.store.quotes import add_rates
+
+    if not args.source.strip():
+        raise UserError("--source must say where the rate comes from")
+    when = _stated_date(args)
+    service = SideService(args.service)
+    rate = ServiceRate(
+        service=service,
+        region=args.region.strip(),
+        tiers=(RateTier(0.0, None, args.usd_per_unit),),
+        retrieved_at=when,
+        manual=True,
+        source_note=args.source.strip(),
+    )
+    with Project.open(Path(args.dir)) as project:
+        project.require_writable()
+        add_rates(project.root, [rate])
+    print(
+        f"Added manual rate: {service.value} in {rate.region} at "
+        f"{_money(args.usd_per_unit, 6)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
     )
     return 0
 
@@ -394,10 +447,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     if book.rates:
         print()
         _print_table(
-            ("side service", "region", "unit", "USD/unit (first tier)", "date"),
+            ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
             [
                 (rate.service.value, rate.region, rate.unit,
-                 _money(rate.first_tier_usd_per_unit, 6), f"{rate.retrieved_at:%Y-%m-%d}")
+                 _money(rate.first_tier_usd_per_unit, 6),
+                 f"manual: {rate.source_note}" if rate.manual else "price list",
+                 f"{rate.retrieved_at:%Y-%m-%d}")
                 for rate in book.rates
             ],
         )  # fmt: skip
