@@ -68,3 +68,26 @@ def test_block_samples_are_preferred_to_unitless_step_counters() -> None:
     assert series is not None
     assert series.unit == "samples/s"
     assert series.rates == pytest.approx((2.0, 2.0))
+
+
+def test_a_step_counter_with_the_logs_own_throughput_is_drawn_in_that_unit() -> None:
+    """neuronx-distributed counts steps and prints seq/s: the plot uses the printed rate."""
+    rows = [
+        {"t_s": 10.0 * i, "kind": "step", "step": i, "throughput": 3.0 if i <= 2 else 5.0}
+        for i in range(5)
+    ]
+    frame = conform(pl.DataFrame(rows).with_row_index("line", offset=1))
+    meta = RunMetadata(
+        format="nxd",
+        source="x",
+        sha256="0",
+        time_source=TimeSource.WALL_CLOCK,
+        throughput_unit="samples/s",
+    )
+    series = throughput_series(ImportedRun(frame, meta), 4)
+    assert series is not None
+    assert series.unit == "samples/s"
+    assert series.rates == pytest.approx((3.0, 3.0, 5.0, 5.0))
+    unitless = throughput_series(run_of(rows), 4)
+    assert unitless is not None and unitless.unit == "steps/s"
+    assert unitless.rates == pytest.approx((0.1, 0.1, 0.1, 0.1))

@@ -6,7 +6,8 @@ covers the column's middle instant: a sparse log (an MLPerf block every few minu
 one (a Megatron line every iteration) are drawn the same way, and a long stall shows as a dip as
 wide as the stall itself. Restarts (the step counter going back) are returned separately so the
 plot can mark them; time with no covering interval (initialisation, evaluation gaps, downtime)
-is null, never 0.
+is null, never 0. A log that counts only steps but prints its own throughput in samples per
+second (neuronx-distributed) is drawn with that throughput, in the unit the run facts use.
 """
 
 from __future__ import annotations
@@ -46,12 +47,17 @@ def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None
         pl.col("t_s").shift(1).alias("begin_s"),
         (work - work.shift(1)).alias("work"),
         (pl.col("step") < pl.col("step").shift(1)).fill_null(False).alias("restart"),
+        pl.col("throughput").alias("own_rate"),
     ).slice(1)
-    steps = steps.with_columns(
-        pl.when((pl.col("end_s") > pl.col("begin_s")) & (pl.col("work") >= 0) & ~pl.col("restart"))
-        .then(pl.col("work") / (pl.col("end_s") - pl.col("begin_s")))
-        .alias("rate")
-    )
+    counted = (pl.col("end_s") > pl.col("begin_s")) & (pl.col("work") >= 0) & ~pl.col("restart")
+    own_unit = run.metadata.throughput_unit
+    if unit == "steps/s" and own_unit and own_unit != unit and steps["own_rate"].null_count() == 0:
+        # Only a step counter, but the log prints its own throughput in a work unit (the
+        # neuronx-distributed seq/s): draw that, in the unit the run facts report.
+        rate, unit = pl.col("own_rate"), own_unit
+    else:
+        rate = pl.col("work") / (pl.col("end_s") - pl.col("begin_s"))
+    steps = steps.with_columns(pl.when(counted).then(rate).alias("rate"))
     start_s = float(progress["t_s"].min())
     end_s = float(progress["t_s"].max())
     width = (end_s - start_s) / columns
