@@ -9,6 +9,7 @@ import pytest
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
+from trntui.store.project import init_project
 from trntui.store.quotes import (
     add_quotes,
     add_rates,
@@ -56,6 +57,12 @@ RATE = ServiceRate(
     offer_code="AmazonS3",
     sku="S3STD",
 )
+
+
+@pytest.fixture(autouse=True)
+def _project(tmp_path: Path) -> None:
+    """Quote books live in a project: the store refuses to write anywhere else."""
+    init_project(tmp_path)
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:

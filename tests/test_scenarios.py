@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import date
+from pathlib import Path
 
 import pytest
 
 from tests.test_estimate import GPU, TRN, book, context, gpu_runs, inventory, run, trn_runs
 from trntui.core.errors import UserError
 from trntui.core.estimate import InvalidInputError, Override, estimate
+from trntui.store.project import init_project
 from trntui.store.scenarios import (
     ScenarioNotFound,
     diff_scenarios,
@@ -21,6 +23,12 @@ from trntui.store.scenarios import (
 )
 
 FASTER = Override("steady_throughput", 4.0, TRN, who="bob", why="SDK 2.x kernels")
+
+
+@pytest.fixture(autouse=True)
+def _project(tmp_path: Path) -> None:
+    """Scenarios live in a project: the store refuses to write anywhere else."""
+    init_project(tmp_path)
 
 
 def test_save_and_reopen_round_trip(tmp_path):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -26,8 +28,10 @@ from trntui.store.project import (
     Project,
     ProjectLocked,
     ReadOnlyProject,
+    _acquire_lock,
     init_project,
     read_inventory,
+    write_access,
 )
 from trntui.store.quality import load_recorded_quality, quality_path, record_quality
 
@@ -180,6 +184,66 @@ def test_store_writers_refuse_while_another_session_writes(project_dir: Path) ->
         assert not session.read_only
     with Project.open(project_dir) as again:
         assert not again.read_only, "a write released the lock it took"
+
+
+def test_threads_writing_without_a_session_take_turns_under_the_lock(project_dir: Path) -> None:
+    """A script's threads share no session: each write holds the kernel lock throughout."""
+    first_inside = threading.Event()
+    order: list[str] = []
+    lock_free_inside: list[bool] = []
+
+    def writer(name: str, hold_s: float) -> None:
+        with write_access(project_dir):
+            first_inside.set()
+            order.append(f"{name} in")
+            time.sleep(hold_s)
+            # Another open file description (as another process would have) cannot get it.
+            other, _ = _acquire_lock(project_dir)
+            lock_free_inside.append(other is not None)
+            if other is not None:
+                other.close()
+            order.append(f"{name} out")
+
+    first = threading.Thread(target=writer, args=("a", 0.3))
+    first.start()
+    first_inside.wait(5)
+    second = threading.Thread(target=writer, args=("b", 0.0))
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert order == ["a in", "a out", "b in", "b out"]
+    assert lock_free_inside == [False, False]
+
+
+@pytest.mark.parametrize("ending", ["chdir-then-close", "dropped-without-close"])
+def test_a_finished_session_no_longer_lets_writes_through(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    monkeypatch.chdir(project_dir.parent)
+    session: Project | None = Project.open(Path(project_dir.name))
+    assert session is not None and not session.read_only
+    if ending == "chdir-then-close":
+        monkeypatch.chdir("/")
+        session.close()
+    else:
+        session = None
+        gc.collect()
+    holder = _hold_lock_in_another_process(project_dir)
+    try:
+        with pytest.raises(ProjectLocked):
+            record_quality(project_dir, "0123456789abcdef", RecordedQuality(0.9, "eval"))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not quality_path(project_dir).exists()
+
+
+def test_writing_into_a_folder_that_is_not_a_project_says_so(tmp_path: Path) -> None:
+    with pytest.raises(NotAProject, match="no such folder"):
+        record_quality(tmp_path / "nowhere", "0123456789abcdef", RecordedQuality(0.9, "eval"))
+    with pytest.raises(NotAProject, match="not a trntui project"):
+        record_quality(tmp_path, "0123456789abcdef", RecordedQuality(0.9, "eval"))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_edit_made_on_disk_meanwhile_is_not_overwritten(project_dir: Path) -> None:

@@ -203,8 +203,14 @@ class ServiceRate:
     last_modified: str | None = None
 
     def __post_init__(self) -> None:
+        if not self.region.strip():
+            raise InvalidQuoteError(f"{self.service} rate: a region is required")
         if not self.tiers:
             raise InvalidQuoteError(f"{self.service} rate in {self.region} has no price tiers")
+        if self.manual and not self.source_note.strip():
+            raise InvalidQuoteError(
+                f"manual {self.service} rate in {self.region}: say where the rate comes from"
+            )
         if self.retrieved_at.tzinfo is None:
             raise InvalidQuoteError(f"{self.service} rate: retrieval time needs a time zone")
 

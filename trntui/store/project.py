@@ -33,6 +33,8 @@ import hashlib
 import os
 import socket
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -180,13 +182,20 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _holder_text() -> str:
+_BRIEF = "for one write"
+"""In the holder text of a process that holds the lock for a single store write only."""
+_BRIEF_WAIT_S = 2.0
+"""How long to wait for a holder that writes once before reporting the project as locked."""
+
+
+def _holder_text(brief: bool = False) -> str:
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = str(os.getuid())
     since = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    return f"{user}@{socket.gethostname()} (pid {os.getpid()}, since {since})"
+    when = _BRIEF if brief else f"since {since}"
+    return f"{user}@{socket.gethostname()} (pid {os.getpid()}, {when})"
 
 
 class Project:
@@ -202,6 +211,13 @@ class Project:
         self._lock = lock
         self.holder = holder
         """Who holds the write lock: this session's text when writable, the other one's if not."""
+        self._session: weakref.finalize | None = None
+        if lock is not None:
+            # Registered under the path resolved now (a later chdir cannot change the key), and
+            # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
+            key = self.root.resolve()
+            _count_session(key, +1)
+            self._session = weakref.finalize(self, _end_session, key, lock)
 
     @classmethod
     def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
@@ -213,12 +229,15 @@ class Project:
         loaded = read_inventory(root)
         if read_only:
             return cls(root, loaded, None, "")
-        lock, holder = _acquire_lock(root)
+        lock, holder = _acquire_lock(root, wait_s=_BRIEF_WAIT_S)
         if lock is None and not allow_read_only:
             raise ProjectLocked(root, holder)
         if lock is not None:
-            _hold(root, +1)
-            remove_stale_temp_files(root)
+            try:
+                remove_stale_temp_files(root)
+            except BaseException:
+                _release_lock(lock)
+                raise
         return cls(root, loaded, lock, holder)
 
     @property
@@ -271,10 +290,10 @@ class Project:
             return True
 
     def close(self) -> None:
-        if self._lock is not None:
-            _hold(self.root, -1)
-            _release_lock(self._lock)
-            self._lock = None
+        if self._session is not None:
+            self._session()
+            self._session = None
+        self._lock = None
 
     def __enter__(self) -> Project:
         return self
@@ -283,43 +302,66 @@ class Project:
         self.close()
 
 
-_HELD: dict[Path, int] = {}
-"""Projects whose write lock this process holds (resolved root -> holders)."""
-_HELD_GUARD = threading.Lock()
+_REGISTRY = threading.Lock()
+_SESSIONS: dict[Path, int] = {}
+"""Open writable ``Project`` objects of this process, by resolved root."""
+_BRIEF_GUARDS: dict[Path, threading.RLock] = {}
+"""Per root: serialises this process's threads that write without an open ``Project``."""
+_BRIEF_HELD: dict[Path, list[Any]] = {}
+"""Per root: ``[lock handle, depth]`` while a thread writes under a lock taken for one write."""
 
 
-def _hold(root: Path, change: int) -> int:
-    key = Path(root).resolve()
-    with _HELD_GUARD:
-        count = _HELD.get(key, 0) + change
+def _count_session(key: Path, change: int) -> None:
+    with _REGISTRY:
+        count = _SESSIONS.get(key, 0) + change
         if count > 0:
-            _HELD[key] = count
+            _SESSIONS[key] = count
         else:
-            _HELD.pop(key, None)
-        return count
+            _SESSIONS.pop(key, None)
+
+
+def _end_session(key: Path, lock: IO[str]) -> None:
+    _count_session(key, -1)
+    _release_lock(lock)
 
 
 @contextmanager
 def write_access(root: Path) -> Iterator[None]:
     """Run one store write under the project's write lock.
 
-    A session that opened the project for writing holds the lock already (the UI, the CLI).
-    Any other caller, such as a script or a test, takes the lock for the duration of the write.
-    If another session has the project open for writing, the write is refused with
-    ``ProjectLocked`` naming that session, and nothing is written.
+    A session that opened the project for writing holds the lock already (the UI, the CLI):
+    its writes, from any of its threads, go ahead. Any other caller, such as a script or a
+    test, takes the lock for the duration of the write (nested writes share it; other threads
+    of the process wait their turn), waiting briefly for another such one-write holder. If a
+    session has the project open for writing, the write is refused with ``ProjectLocked``
+    naming it, and nothing is written.
     """
-    if _hold(root, 0) > 0:
+    root = Path(root)
+    key = root.resolve()
+    with _REGISTRY:
+        in_session = _SESSIONS.get(key, 0) > 0
+        guard = None if in_session else _BRIEF_GUARDS.setdefault(key, threading.RLock())
+    if guard is None:
         yield
         return
-    lock, holder = _acquire_lock(Path(root))
-    if lock is None:
-        raise ProjectLocked(Path(root), holder)
-    _hold(root, +1)
-    try:
-        yield
-    finally:
-        _hold(root, -1)
-        _release_lock(lock)
+    with guard:
+        entry = _BRIEF_HELD.get(key)
+        if entry is None:
+            read_inventory(root)  # not a project, or unreadable: say so, not "locked"
+            lock, holder = _acquire_lock(root, brief=True, wait_s=_BRIEF_WAIT_S)
+            if lock is None:
+                if holder.startswith(_NOBODY):
+                    raise ReadOnlyProject(f"{root} cannot be written: {holder}")
+                raise ProjectLocked(root, holder)
+            entry = _BRIEF_HELD[key] = [lock, 0]
+        entry[1] += 1
+        try:
+            yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _BRIEF_HELD[key]
+                _release_lock(entry[0])
 
 
 _P = ParamSpec("_P")
@@ -349,23 +391,37 @@ def _release_lock(handle: IO[str]) -> None:
         handle.close()
 
 
-def _acquire_lock(root: Path) -> tuple[IO[str] | None, str]:
-    """Take the exclusive lock; on failure return ``(None, <who holds it>)``."""
+_NOBODY = "nobody"
+
+
+def _acquire_lock(
+    root: Path, *, brief: bool = False, wait_s: float = 0.0
+) -> tuple[IO[str] | None, str]:
+    """Take the exclusive lock; on failure return ``(None, <who holds it>)``.
+
+    A holder that writes once (``brief``) is waited for, up to ``wait_s`` seconds.
+    """
     path = root / LOCK_FILE
     try:
         handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
     except OSError as error:
-        return None, f"nobody (the lock file cannot be created: {error.strerror})"
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
-        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise
-        handle.seek(0)
-        holder = handle.read().strip() or "another trntui session"
-        handle.close()
-        return None, holder
-    holder = _holder_text()
+        return None, f"{_NOBODY} (the lock file cannot be created: {error.strerror})"
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError as error:
+            if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                handle.close()
+                raise
+            handle.seek(0)
+            holder = handle.read().strip() or "another trntui session"
+            if _BRIEF not in holder or time.monotonic() >= deadline:
+                handle.close()
+                return None, holder
+            time.sleep(0.02)
+    holder = _holder_text(brief)
     handle.seek(0)
     handle.truncate()
     handle.write(holder + "\n")
