@@ -25,6 +25,7 @@ from trntui.core.estimate import (
 )
 from trntui.core.inventory import (
     DataPreparation,
+    Distribution,
     Inventory,
     MigrationRisk,
     ModelInfo,
@@ -203,6 +204,35 @@ def test_every_term_of_a_small_case_matches_the_hand_computation():
     assert result.total_usd == pytest.approx(TOTAL_USD)
     assert result.usd_per_unit == pytest.approx(TOTAL_USD / 7200)
     assert result.headline() == f"${TOTAL_USD:,.2f}"
+
+
+def test_planned_checkpoints_the_logs_do_not_show_are_an_assumption_or_unknown():
+    # 7200 samples at a global batch of 8: 900 steps; a save every 100 steps: 9 saves.
+    plan = Distribution(global_batch_size=8, checkpoint_interval_steps=100)
+    unstated = estimate(context(inventory(distribution=plan))).target(TRN)
+    assert unstated.total_usd is None
+    assert unstated.incomplete_inputs == ("Checkpoint saves the logs do not show",)
+    assert "checkpoint_save_minutes" in unstated.input("checkpoint_s").provenance.source
+
+    stated = estimate(
+        context(inventory(distribution=dataclasses.replace(plan, checkpoint_save_minutes=2.0)))
+    ).target(TRN)
+    saves_h = 9 * 2.0 / 60
+    checkpoint = stated.input("checkpoint_s")
+    assert checkpoint.value == pytest.approx(9 * 120.0)
+    assert checkpoint.provenance.kind == ASSUMPTION
+    assert checkpoint.provenance.source == "alice"
+    assert "9 saves" in checkpoint.provenance.detail
+    stages = {stage.key: stage for stage in stated.stages}
+    assert stages["overhead_h"].hours == pytest.approx(OVERHEAD_H + saves_h)
+    ebs_usd = 500 * 2 * (saves_h / 730) * 0.08
+    assert stated.total_usd == pytest.approx(TOTAL_USD + saves_h * 2 * 10.0 + ebs_usd)
+
+    shown = [{**row, "checkpoint_measured": True} for row in trn_runs()] + gpu_runs()
+    measured = estimate(context(inventory(distribution=plan), runs=shown)).target(TRN)
+    assert measured.input("checkpoint_s").value == 0.0
+    assert measured.input("checkpoint_s").provenance.kind == MEASURED
+    assert measured.total_usd == pytest.approx(TOTAL_USD), "the saves are in the overhead ratio"
 
 
 def test_gpu_target_single_instance():

@@ -273,9 +273,15 @@ def decide(
     ]
     every = inventory.distribution.checkpoint_interval_steps
     if every and stats is not None and stats.counted and not stats.checkpoint_measured:
+        assumed = trainium.input("checkpoint_s")
+        priced = (
+            f"; priced as an assumption: {assumed.provenance.detail}"
+            if assumed.value is not None
+            else ""
+        )
         not_measured.append(
             f"checkpoint saves (planned every {every} steps; the logs of {run_set!r} do not "
-            "show them)"
+            f"show them{priced})"
         )
     if not_measured:
         blockers.append("stages not measured: " + ", ".join(not_measured))

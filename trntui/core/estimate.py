@@ -9,7 +9,10 @@ Billed time per instance has four stages, each from a measured run set or a stat
   included: it is billed and recurs on every launch);
 * **training**: ``work_amount / steady_throughput`` (useful work only, at the steady pace);
 * **checkpoints, evaluation, warm-up and stalls**: training time x ``overhead_ratio``, the
-  ratio those phases had to steady training time in the measured runs;
+  ratio those phases had to steady training time in the measured runs, plus ``checkpoint_s``:
+  the planned checkpoint saves when the trial logs do not show any (planned steps / interval x
+  the inventory's save time, an assumption; unknown when the inventory states no save time;
+  0 when no interval is planned or the logs show the saves, which the ratio then holds);
 * **failures and retries**: training time x ``retry_ratio`` (recovery and redone work after
   restarts inside a run) plus, for the runs of the set that did not count (failed, or quality
   missed), ``failed_fraction / (1 - failed_fraction)`` extra attempts of ``failed_run_s`` each.
@@ -121,6 +124,7 @@ _SPECS = (
         "non-negative",
         True,
     ),
+    InputSpec("checkpoint_s", "Checkpoint saves the logs do not show", "s", True, "non-negative"),
     InputSpec(
         "retry_ratio",
         "Restart recovery and redone work ratio",
@@ -174,13 +178,14 @@ OBSERVED_INPUTS = tuple(spec.key for spec in _SPECS if spec.observed)
 
 TERM_INPUTS: dict[str, tuple[str, ...]] = {
     "instance_usd": ("work_amount", "steady_throughput", "startup_s", "overhead_ratio",
-                     "instance_count", "usd_per_hour"),
+                     "checkpoint_s", "instance_count", "usd_per_hour"),
     "retries_usd": ("work_amount", "steady_throughput", "retry_ratio", "failed_fraction",
                     "failed_run_s", "instance_count", "usd_per_hour"),
     "storage_usd": ("dataset_gb", "checkpoint_gb", "checkpoints_kept", "months_stored",
                     "s3_usd_per_gb_month", "ebs_gb_per_instance", "ebs_usd_per_gb_month",
                     "instance_count", "work_amount", "steady_throughput", "startup_s",
-                    "overhead_ratio", "retry_ratio", "failed_fraction", "failed_run_s"),
+                    "overhead_ratio", "checkpoint_s", "retry_ratio", "failed_fraction",
+                    "failed_run_s"),
     "transfer_usd": ("data_moved_gb", "transfer_usd_per_gb"),
     "logs_usd": ("log_gb", "months_stored", "logs_ingest_usd_per_gb",
                  "logs_store_usd_per_gb_month"),
@@ -215,7 +220,7 @@ def _formula() -> tuple[list[pl.Expr], ...]:
         (c("dataset_gb") + c("checkpoint_gb") * c("checkpoints_kept")).alias("s3_gb"),
     ]
     stages = [
-        (c("training_h") * c("overhead_ratio")).alias("overhead_h"),
+        (c("training_h") * c("overhead_ratio") + c("checkpoint_s") / 3600.0).alias("overhead_h"),
         (c("training_h") * c("retry_ratio") + c("failed_h")).alias("retry_h"),
     ]
     billed = [
@@ -783,6 +788,36 @@ def _unit_problem(units: set[str | None], work_unit: str | None, source: str) ->
     return None
 
 
+def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input:
+    """Time for the planned checkpoint saves that the trial logs do not show (see the module
+    docstring); saves the logs show are already in ``overhead_ratio``."""
+    inventory, name = context.inventory, target.name
+    distribution = inventory.distribution
+    every = distribution.checkpoint_interval_steps
+    owner = inventory.project.owner or "the project owner"
+    if not every:
+        how = "no checkpoint interval planned (distribution.checkpoint_interval_steps)"
+        return Input("checkpoint_s", 0.0, Provenance(ASSUMPTION, owner, how), name)
+    stats = context.run_set(target.run_set) if target.run_set else None
+    if stats is not None and stats.counted and stats.checkpoint_measured:
+        how = "the logs show the saves: they are in the overhead ratio"
+        return Input("checkpoint_s", 0.0, Provenance(MEASURED, target.run_set, how), name)
+    planned = inventory.planned_steps()
+    if planned is None:
+        why = "planned steps are not known (goal work and batch size)"
+        return _unknown("checkpoint_s", why, name)
+    minutes = distribution.checkpoint_save_minutes
+    if minutes is None:
+        why = (
+            f"checkpoints every {every} steps are planned, the trial logs do not show a save, "
+            "and the inventory states no save time (distribution.checkpoint_save_minutes)"
+        )
+        return _unknown("checkpoint_s", why, name)
+    saves = planned // every
+    how = f"{saves} saves ({planned} steps / every {every}) x {minutes:g} min, inventory"
+    return Input("checkpoint_s", saves * minutes * 60.0, Provenance(ASSUMPTION, owner, how), name)
+
+
 @dataclass(frozen=True)
 class TargetInputs:
     target: TrainingTarget
@@ -809,6 +844,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     )
     inputs["usd_per_hour"] = price
     inputs.update(measured)
+    inputs["checkpoint_s"] = _checkpoint_input(context, target)
     inputs["steady_throughput"] = _at_trial_scale(
         inputs["steady_throughput"], target, target.instance_count
     )

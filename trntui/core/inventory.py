@@ -145,6 +145,13 @@ class Distribution:
     checkpoint_interval_steps: int | None = spec_field(
         "int", "Checkpoint every", unit="steps", greater_than=0
     )
+    checkpoint_save_minutes: float | None = spec_field(
+        "float",
+        "Checkpoint save time",
+        unit="minutes",
+        minimum=0,
+        help="per save; the estimate uses it only when the trial logs do not show the saves",
+    )
     checkpoint_method: str | None = spec_field("text", "Checkpoint method")
     resume_method: str | None = spec_field("text", "Resume method")
 
