@@ -174,16 +174,42 @@ def damaged_logs(draw: st.DrawFn) -> bytes:
     lines = loggen.megatron_lines(spec)
     for _ in range(draw(st.integers(0, 3))):
         index = draw(st.integers(0, len(lines) - 1))
-        action = draw(st.sampled_from(["cut", "insert", "drop", "number"]))
+        action = draw(st.sampled_from(["cut", "insert", "drop", "number", "field", "spacing"]))
+        line = lines[index]
         if action == "cut":
-            lines[index] = lines[index][: draw(st.integers(0, len(lines[index])))]
+            lines[index] = line[: draw(st.integers(0, len(line)))]
         elif action == "insert":
-            lines.insert(index, draw(st.text(max_size=60)))
+            lines.insert(index, draw(st.one_of(st.text(max_size=60), st.sampled_from(ODD_LINES))))
         elif action == "drop":
             del lines[index]
+        elif action == "number":
+            lines[index] = line.replace("1", draw(st.sampled_from(["x", "-", "1e999"])))
+        elif action == "field":
+            # A field dropped, or two swapped, on one line (a layout change mid-log).
+            fields = line.split(" | ")
+            if len(fields) > 3:
+                i, j = draw(st.lists(st.integers(1, len(fields) - 1), min_size=2, max_size=2))
+                fields[i], fields[j] = fields[j], fields[i]
+                if draw(st.booleans()):
+                    del fields[i]
+            lines[index] = " | ".join(fields)
         else:
-            lines[index] = lines[index].replace("1", draw(st.sampled_from(["x", "-", "1e999"])))
-    return "\n".join(lines).encode("utf-8", "surrogatepass") + draw(st.binary(max_size=8))
+            lines[index] = line.replace(draw(st.sampled_from([": ", " | "])), draw(
+                st.sampled_from([":\t", "|", " |  ", ":  "])
+            ), 1)  # fmt: skip
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    return ending.join(lines).encode("utf-8", "surrogatepass") + draw(st.binary(max_size=8))
+
+
+ODD_LINES = (
+    "",
+    "| a | b |",
+    "WARNING | iteration | thing",
+    " validation loss at iteration 5 on validation set | lm loss value: 3.7E+00 | lm loss PPL: 4 |",
+    "iteration 5/ 10 | consumed samples: 3",
+    "successfully saved checkpoint from iteration 100 to /ckpt",
+    "progress 10%\rprogress 20%",
+)
 
 
 def _general_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -269,7 +295,7 @@ def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=damaged_logs())
 def test_damaged_logs_read_the_same_by_both_parsers(
