@@ -11,6 +11,8 @@ import pytest
 from trntui.core.errors import InputFileError
 from trntui.core.mlperf_score import (
     MlperfRunTime,
+    benchmark_of,
+    max_dropped_runs,
     olympic_score,
     read_scaling_factor,
     run_minutes,
@@ -66,6 +68,16 @@ def test_olympic_rules() -> None:
     assert olympic_score(two_failed).minutes is None
     assert olympic_score(runs, scaling_factor=2.0).minutes == pytest.approx(22.0)
     assert olympic_score([]).minutes is None
+
+
+def test_benchmark_and_runs_dropped() -> None:
+    """The summarizer names the benchmark by its folder; the log's own name comes first here."""
+    assert benchmark_of({"submission_benchmark": "unet3d"}, "x/resnet/result_0.txt") == "unet3d"
+    assert benchmark_of({}, "results/sys/unet3d/result_0.txt") == "unet3d"
+    assert benchmark_of({}, "results/sys/mask/result_0.txt") == "maskrcnn"
+    assert [max_dropped_runs(b) for b in ("unet3d", "resnet", None)] == [4, 1, 1]
+    runs = [MlperfRunTime(str(m), float(m)) for m in range(1, 11)]
+    assert olympic_score(runs, max_dropped=4).minutes == pytest.approx((5 + 6) / 2)
 
 
 def test_scaling_file(tmp_path: Path) -> None:

@@ -121,6 +121,48 @@ def test_cancel_keeps_earlier_files(project: Path, tmp_path: Path) -> None:
     assert store.load_runs(project).height == 1
 
 
+def _mllog(ms: int, key: str, value: object = None, **metadata: object) -> str:
+    event = {"namespace": "", "time_ms": ms, "event_type": "POINT_IN_TIME", "key": key,
+             "value": value, "metadata": {"file": "train.py", "lineno": 1, **metadata}}  # fmt: skip
+    return ":::MLLOG " + json.dumps(event)
+
+
+def _mlperf_result(benchmark: str, minutes: float, success: bool) -> str:
+    start = 1_700_000_000_000
+    stop = start + 60_000 + round(minutes * 60_000)
+    lines = [
+        _mllog(start, "submission_benchmark", benchmark),
+        _mllog(start, "init_start"),
+        _mllog(start + 60_000, "init_stop"),
+        _mllog(start + 60_000, "run_start"),
+        _mllog(stop - 1, "eval_accuracy", 0.91, epoch_num=10),
+        _mllog(stop, "run_stop", status="success" if success else "aborted"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("benchmark", ["unet3d", "resnet"])
+def test_mlperf_score_drops_four_runs_for_unet3d_only(
+    project: Path, tmp_path: Path, benchmark: str
+) -> None:
+    """MLCommons' summarizer drops 4 fastest (and, for failures, slowest) unet3d runs, else 1."""
+    folder = tmp_path / "results" / "system" / benchmark
+    folder.mkdir(parents=True)
+    minutes = [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0]
+    for index, value in enumerate(minutes):
+        (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, value, True))
+    for index in range(len(minutes), len(minutes) + 2):
+        (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, index, False))
+    store.import_paths(project, [folder], set_name="set")
+    (info,) = store.run_sets(project)
+    assert info.is_mlperf and info.runs == 10
+    if benchmark == "unet3d":
+        # Two failures take two of the four slowest places: drop 4 fastest and 2 slowest.
+        assert info.mlperf_score_minutes == pytest.approx((24.0 + 25.0) / 2)
+    else:
+        assert info.mlperf_score_minutes is None, "more than one failure: no score"
+
+
 @pytest.mark.skipif(not DELL.is_dir(), reason="MLPerf sample logs not available")
 def test_folder_import_groups_sets_and_scores_mlperf(project: Path) -> None:
     outcomes = store.import_paths(project, [DELL])

@@ -8,7 +8,8 @@ The rules of MLCommons' ``result_summarizer``:
 * the score is an olympic mean: sort the successful runs, drop the fastest, drop the slowest,
   average the rest; each failed run takes the place of a slowest run (so with one failure only
   the fastest is dropped among the successes);
-* more failed runs than may be dropped (one; four for unet3d) make the set invalid: no score;
+* more failed runs than may be dropped (one; four for unet3d, ``max_dropped_runs``) make the
+  set invalid: no score;
 * the mean is multiplied by ``scaling_factor`` from a ``scaling.json`` beside the logs, when
   the review committee put one there.
 """
@@ -56,6 +57,19 @@ def run_minutes(timeline: pl.DataFrame) -> float | None:
     if str(stop["status"]).lower() != "success" or stop["t_s"] is None:
         return None
     return (stop["t_s"] - float(starts[0])) / 60.0
+
+
+def max_dropped_runs(benchmark: str | None) -> int:
+    """How many of the fastest (and, with failures, slowest) runs the olympic mean drops: four
+    for unet3d, whose sets hold 40 runs, else one (MLCommons' result summarizer)."""
+    return 4 if benchmark == "unet3d" else 1
+
+
+def benchmark_of(facts: dict[str, str], source: str) -> str:
+    """The benchmark a result log belongs to: its ``submission_benchmark``, else the name of
+    the folder it sits in, as the summarizer reads it (``mask`` is ``maskrcnn``)."""
+    name = facts.get("submission_benchmark") or Path(source).parent.name
+    return "maskrcnn" if name == "mask" else name
 
 
 def olympic_score(

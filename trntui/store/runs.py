@@ -27,7 +27,14 @@ from typing import BinaryIO
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.mlperf_score import MlperfRunTime, olympic_score, read_scaling_factor, run_minutes
+from trntui.core.mlperf_score import (
+    MlperfRunTime,
+    benchmark_of,
+    max_dropped_runs,
+    olympic_score,
+    read_scaling_factor,
+    run_minutes,
+)
 from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
@@ -300,7 +307,13 @@ def run_sets(root: Path) -> list[RunSetInfo]:
                 for source, minutes in group.select("source", "mlperf_minutes").iter_rows()
             ]
             factors = group["scaling_factor"].drop_nulls()
-            score = olympic_score(times, float(factors[0]) if factors.len() else 1.0).minutes
+            dropped = max(
+                max_dropped_runs(benchmark_of(meta.facts, meta.source))
+                for meta in map(RunMetadata.from_json, group["metadata_json"])
+            )
+            score = olympic_score(
+                times, float(factors[0]) if factors.len() else 1.0, max_dropped=dropped
+            ).minutes
         infos.append(
             RunSetInfo(
                 name=str(name),
