@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,7 +15,7 @@ from tests import loggen
 from trntui.commands import runs as runs_commands
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
-from trntui.store.project import init_project
+from trntui.store.project import Project, init_project
 
 DATA = Path("/work/shared/data/mlperf")
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
@@ -227,9 +228,26 @@ def test_cli_import_and_list_json(
         "throughput_unit",
         "restarts",
         "redone_steps",
+        "counts",
+        "outcome",
     }
     assert (run["set"], run["format"], run["status"]) == ("trn3", "megatron", "succeeded")
-    assert report["sets"] == [{"name": "trn3", "runs": 1, "succeeded": 1}]
+    assert (run["counts"], run["outcome"]) == (True, "succeeded")
+    assert report["sets"] == [{"name": "trn3", "runs": 1, "succeeded": 1, "counted": 1}]
+    # A quality target the run's validation loss never reaches: finished, but it does not count.
+    with Project.open(project) as session:
+        goal = dataclasses.replace(
+            session.inventory.goal, quality_threshold=1e-6, quality_direction="lower is better"
+        )
+        session.save_inventory(dataclasses.replace(session.inventory, goal=goal))
+    assert _cli("runs", str(project), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["runs"]
+    assert (run["status"], run["counts"], run["outcome"]) == ("succeeded", False, "missed")
+    assert report["sets"] == [{"name": "trn3", "runs": 1, "succeeded": 1, "counted": 0}]
+    assert _cli("runs", str(project)) == 0
+    text = capsys.readouterr().out
+    assert " missed " in text and "1/1 succeeded, 0 count as completed work" in text
 
 
 def test_cli_reports_failures_and_missing_project(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input
 
+from tests import loggen
 from trntui.store.project import Project, init_project
 from trntui.store.runs import load_runs
 from trntui.ui.app import TrnTuiApp
@@ -70,6 +72,34 @@ async def test_preview_then_confirm_stores_the_runs(project: Project, tmp_path: 
         await pilot.pause()
         plot = app.screen.query_one(ThroughputPlot)
         assert plot._series is not None
+
+
+async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
+    project: Project, tmp_path: Path
+) -> None:
+    """neuronx-distributed logs do not say their planned steps: the goal does (600 here)."""
+    goal = dataclasses.replace(project.inventory.goal, work_amount=600 * 32.0, work_unit="samples")
+    distribution = dataclasses.replace(project.inventory.distribution, global_batch_size=32)
+    project.save_inventory(
+        dataclasses.replace(project.inventory, goal=goal, distribution=distribution)
+    )
+    log = tmp_path / "trn3.log"
+    loggen.write_nxd(log)
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(log))
+        await wait_for_workers(app)
+        await pilot.pause()
+        preview = screen.query_one("#preview", DataTable)
+        assert preview.row_count == 1
+        status, run_min = preview.get_row_at(0)[2:4]
+        assert status == "succeeded"
+        assert run_min != "?", "with the goal's planned steps the run time is known"
+        await pilot.press("ctrl+s")
+        await wait_for_workers(app)
+        await pilot.pause()
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.get_row_at(0)[1:3] == [status, run_min]
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(

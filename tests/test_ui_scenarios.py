@@ -23,6 +23,7 @@ from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
 from trntui.store.scenarios import list_scenarios, load_scenario
 from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
+from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.tornado import TornadoChart
@@ -293,3 +294,27 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: 
         last_total = shown.estimate.target(trainium.name).total_usd
         table = plain(app.screen.query_one("#estimate-table", Static).content)
         assert f"${last_total:,.2f}" in table
+
+
+async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> None:
+    """Overrides live in the session until a snapshot keeps them: quitting says so."""
+    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        work = app.analysis.estimate.target(trainium.name).input("work_amount").value
+        assert (
+            app.set_overrides([Override("work_amount", work * 2, None, who="t", why="x")]) is None
+        )
+        await settle(pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "1 scenario override(s)" in app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, ConfirmScreen)
+        assert app.set_overrides([]) is None
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running, "nothing unsaved: quit at once"

@@ -162,13 +162,16 @@ def runs_command(args: argparse.Namespace) -> int:
         throughput = run["steady_throughput"]
         speed = f"{throughput:,.1f} {run['throughput_unit']}" if throughput else "throughput ?"
         print(
-            f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['status']:10}  "
+            f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['outcome']:10}  "
             f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
         )
     for run_set in report["sets"]:
         score = run_set.get("mlperf_score_minutes")
         extra = f"  MLPerf score {score:.3f} min" if score is not None else ""
-        print(f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded{extra}")
+        print(
+            f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
+            f"{run_set['counted']} count as completed work{extra}"
+        )
     return 0
 
 
@@ -201,19 +204,28 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         runs = runs.drop(_DERIVED_FIELDS[1:]).join(current, on="run_id", how="left")
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
+    counted: dict[str, int] = {}
+    rows = []
     for row in runs.iter_rows(named=True):
+        run_facts = facts.get(row["run_id"])
+        # Counts as completed work: finished, and the quality target not missed.
+        row["counts"] = run_facts.counts_as_completed if run_facts is not None else None
+        row["outcome"] = run_facts.outcome if run_facts is not None else row["status"]
         succeeded[row["set"]] = succeeded.get(row["set"], 0) + (row["status"] == SUCCEEDED)
+        counted[row["set"]] = counted.get(row["set"], 0) + bool(row["counts"])
+        rows.append(row)
     sets = []
     for info in run_sets(root):
         entry: dict[str, Any] = {
             "name": info.name,
             "runs": info.runs,
             "succeeded": succeeded.get(info.name, 0),
+            "counted": counted.get(info.name, 0),
         }
         if info.is_mlperf:
             entry["mlperf_score_minutes"] = info.mlperf_score_minutes
         sets.append(entry)
-    return {"runs": [_clean(row) for row in runs.iter_rows(named=True)], "sets": sets}
+    return {"runs": [_clean(row) for row in rows], "sets": sets}
 
 
 _DERIVED_FIELDS = (

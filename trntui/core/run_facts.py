@@ -52,6 +52,7 @@ STALL_FACTOR = 3.0
 SUCCEEDED = "succeeded"
 ABORTED = "aborted"
 INCOMPLETE = "incomplete"
+MISSED = "missed"
 _SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
 
 
@@ -134,6 +135,14 @@ class RunFacts:
     run_ends_at_planned_step: bool = False
     """``run_s`` ends at the last logged step of a run that reached its planned steps (the log
     prints no run stop)."""
+
+    @property
+    def outcome(self) -> str:
+        """The status as lists show it: a finished run that missed its quality target is
+        ``missed`` (it finished, but does not count)."""
+        if self.status == SUCCEEDED and not self.counts_as_completed:
+            return MISSED
+        return self.status
 
 
 def _status(
@@ -499,7 +508,12 @@ def run_facts(
         span = reached_at if reached_at is not None else total_s
         effective = useful / span if span else None
     if reached is None:
-        notes.append("quality not verified: no target given and none implied by the log")
+        notes.append(
+            "quality not verified: no target given and none implied by the log"
+            if target is None
+            else "quality not verified: the log holds no evaluation (record one measured "
+            "outside the log to verify it)"
+        )
     if outside_eval_s:
         # The evaluation that verified the result ran after the log ended, on the same
         # instances: it is billed time like an in-log evaluation.

@@ -292,7 +292,7 @@ class TrnTuiApp(App[None]):
         self._commit_pending()
         problems = self._invalid_entries()
         saved = self.save_now()
-        if saved and not problems:
+        if saved and not problems and not self.overrides:
             self.exit()
             return
         lines = []
@@ -301,6 +301,12 @@ class TrnTuiApp(App[None]):
         if problems:
             lines.append("These fields hold text that is not valid and was not saved:")
             lines += [f"  {label}: {message}" for label, message in problems[:5]]
+        if self.overrides:
+            count = len(self.overrides)
+            lines.append(
+                f"{count} scenario override(s) are in force but live only in this session: "
+                "save a snapshot (Scenarios, s) to keep them."
+            )
         lines.append("Quit anyway?")
         self.push_screen(ConfirmScreen("\n".join(lines)), lambda yes: self.exit() if yes else None)
 

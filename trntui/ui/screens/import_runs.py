@@ -77,10 +77,14 @@ class ImportRunsScreen(WorkerModal[str | None]):
     ]
     AUTO_FOCUS = "#paths"
 
-    def __init__(self, root: Path, target: QualityTarget | None) -> None:
+    def __init__(
+        self, root: Path, target: QualityTarget | None, planned_steps: int | None = None
+    ) -> None:
         super().__init__()
         self.root = root
         self.target = target
+        self.planned_steps = planned_steps
+        """The goal's planned steps: the preview judges runs as the Runs table will."""
         self.items: list[PreviewItem] = []
         self._storing = False
 
@@ -181,7 +185,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
         return PreviewItem(
             path,
             run=run,
-            facts=run_facts(run, self.target),
+            facts=run_facts(run, self.target, self.planned_steps),
             already_imported=run.metadata.sha256 in known,
             **extra,  # type: ignore[arg-type]
         )
@@ -256,7 +260,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             row = (
                 name,
                 item.run.metadata.format,
-                facts.status,
+                facts.outcome,
                 "?" if facts.run_s is None else f"{facts.run_s / 60:.2f}",
                 "?"
                 if facts.steady_throughput is None

@@ -150,9 +150,7 @@ class RunsScreen(Screen[None]):
                 cells = ("...", "...", "...", "...", "...", "...", "...")
             else:
                 cells = (
-                    facts.status
-                    if facts.counts_as_completed or facts.status != "succeeded"
-                    else "missed",
+                    facts.outcome,
                     minutes(facts.run_s),
                     minutes(facts.launch_to_result_s),
                     number(facts.steady_throughput),
@@ -223,8 +221,13 @@ class RunsScreen(Screen[None]):
         if self._app.project.read_only:
             self._app.notify_read_only()
             return
+        inventory = self._app.inventory
         self.app.push_screen(
-            ImportRunsScreen(self._app.project.root, self._app.inventory.goal.quality_target()),
+            ImportRunsScreen(
+                self._app.project.root,
+                inventory.goal.quality_target(),
+                inventory.planned_steps(),
+            ),
             self._imported,
         )
 
