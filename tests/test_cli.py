@@ -84,3 +84,17 @@ def test_every_command_reports_errors_in_one_format(
     err = capsys.readouterr().err.strip()
     assert err.startswith("trntui: error: "), err
     assert "Traceback" not in err
+
+
+def test_a_mistyped_command_or_a_file_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert "neither a command nor a project folder" in err
+    assert "trntui init frobnicate" in err and "estimate" in err
+    note = tmp_path / "notes.txt"
+    note.write_text("not a project")
+    assert main(["runs", str(note)]) == 2
+    assert f"{note} is a file" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -89,6 +89,19 @@ def test_manual_quote_needs_a_source_note() -> None:
 def test_retrieval_time_must_carry_a_time_zone() -> None:
     with pytest.raises(InvalidQuoteError, match="time zone"):
         make_quote(retrieved_at=datetime(2026, 11, 1, 12, 0))
+
+
+def test_a_price_dated_in_the_future_is_refused() -> None:
+    now = datetime.now(UTC)
+    with pytest.raises(InvalidQuoteError, match="in the future"):
+        make_quote(retrieved_at=now + timedelta(days=3))
+    with pytest.raises(InvalidQuoteError, match="in the future"):
+        ServiceRate(
+            SideService.S3_STANDARD_STORAGE, "us-east-1", (RateTier(0.0, None, 0.02),),
+            now + timedelta(days=30), manual=True, source_note="rate card",
+        )  # fmt: skip
+    # Tomorrow in UTC is today somewhere east of it: accepted.
+    assert make_quote(retrieved_at=now + timedelta(hours=20)).retrieved_at > now
 
 
 def test_unknown_purchase_option_is_refused() -> None:

@@ -130,6 +130,25 @@ async def test_invalid_value_shows_inline_error_and_is_not_saved(project_dir: Pa
     assert (project_dir / "trntui.toml").read_bytes() == before
 
 
+async def test_putting_back_the_saved_value_clears_the_not_saved_message(
+    project_dir: Path,
+) -> None:
+    with Project.open(project_dir) as project:
+        saved = project.inventory.distribution.global_batch_size
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await focus_field(pilot, app, "distribution", "global_batch_size")
+            await type_into(pilot, "xyz")
+            await pilot.press("enter")
+            await pilot.pause(SAVE_DELAY_S + 0.3)
+            assert app.status[0].startswith("Not saved")
+            await type_into(pilot, str(saved))
+            await pilot.press("enter")
+            await pilot.pause(SAVE_DELAY_S + 0.3)
+            assert not app.status[0].startswith("Not saved"), app.status
+            assert app.status[1] != "error"
+
+
 async def test_add_target_then_delete_and_undo(project_dir: Path) -> None:
     with Project.open(project_dir) as project:
         app = TrnTuiApp(project)

@@ -92,6 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         _add_open_arguments(opener)
         args = opener.parse_args(argv)
+        if first is not None and not Path(first).exists() and "/" not in first:
+            # ``trntui frobnicate``: more likely a mistyped command than a missing project.
+            return fail(
+                f"{first!r} is neither a command nor a project folder: create a project with "
+                f"`trntui init {first}`, or use a command ({', '.join(sorted(commands))}; "
+                "see trntui --help)"
+            )
     else:
         args = parser.parse_args(argv)
     try:

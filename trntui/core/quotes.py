@@ -17,7 +17,7 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from trntui.core.errors import UserError
 
@@ -131,6 +131,7 @@ class PriceQuote:
             raise InvalidQuoteError(
                 f"quote for {self.instance_type}: retrieval time needs a time zone"
             )
+        _refuse_future(self.retrieved_at, f"quote for {self.instance_type}")
         if self.manual and not self.source_note.strip():
             raise InvalidQuoteError(
                 f"manual quote for {self.instance_type} in {self.region}: say where the price "
@@ -153,6 +154,19 @@ class RateTier:
     start: float
     end: float | None
     usd_per_unit: float
+
+
+_CLOCK_SLACK = timedelta(days=1)
+"""A date typed in a time zone ahead of UTC may be tomorrow in UTC."""
+
+
+def _refuse_future(when: datetime, what: str) -> None:
+    """A price is dated when it was given or retrieved, which cannot be in the future."""
+    if when.tzinfo is not None and when > datetime.now(UTC) + _CLOCK_SLACK:
+        raise InvalidQuoteError(
+            f"{what} is dated {when.date().isoformat()}, in the future: date it when the price "
+            "was given or retrieved"
+        )
 
 
 class SideService(enum.StrEnum):
@@ -213,6 +227,7 @@ class ServiceRate:
             )
         if self.retrieved_at.tzinfo is None:
             raise InvalidQuoteError(f"{self.service} rate: retrieval time needs a time zone")
+        _refuse_future(self.retrieved_at, f"{self.service} rate")
 
     @property
     def unit(self) -> str:

@@ -86,7 +86,7 @@ class Verdict:
     @property
     def headline(self) -> str:
         if self.limit is None:
-            return "what limits this run is not measured"
+            return "not measured"
         share = self.share_of(self.limit).share
         return f"{self.limit} ({share:.0%} of billed time)" if share is not None else self.limit
 

@@ -102,6 +102,8 @@ def render_project_toml(inventory: Inventory) -> str:
 def read_inventory(root: Path) -> LoadedInventory:
     """Load and check ``trntui.toml``; raises a ``UserError`` describing any problem."""
     path = project_file(root)
+    if Path(root).is_file():
+        raise NotAProject(f"{root} is a file; a trntui project is a folder holding {PROJECT_FILE}")
     if not Path(root).is_dir():
         raise NotAProject(f"{root}: no such folder; create a project with `trntui init {root}`")
     if not path.is_file():

@@ -290,7 +290,7 @@ class TrnTuiApp(App[None]):
 
     async def action_quit(self) -> None:
         self._commit_pending()
-        problems = self._invalid_entries()
+        problems = self.invalid_entries()
         saved = self.save_now()
         if saved and not problems and not self.overrides:
             self.exit()
@@ -310,7 +310,7 @@ class TrnTuiApp(App[None]):
         lines.append("Quit anyway?")
         self.push_screen(ConfirmScreen("\n".join(lines)), lambda yes: self.exit() if yes else None)
 
-    def _invalid_entries(self) -> list[tuple[str, str]]:
+    def invalid_entries(self) -> list[tuple[str, str]]:
         screen = self.inventory_screen()
         if screen is None:
             return []

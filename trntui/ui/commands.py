@@ -72,7 +72,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "ctrl+z",
         "app.undo",
         "Undo",
-        "Undo the last inventory change (edit, add or delete)",
+        "Undo the last change: an inventory edit, a price or an override",
         key_display="^z",
     ),
     AppCommand(

@@ -282,11 +282,13 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 self._message("No training logs found there.", error=True)
             else:
                 text = f"{len(good)} run(s) ready to import"
-                if unmapped:
-                    text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
                 if bad:
                     text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
-                self._message(text + ". ctrl+s imports them.", error=bool(bad))
+                if unmapped:
+                    text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
+                if good:
+                    text += ". ctrl+s imports them"
+                self._message(text + ".", error=bool(bad))
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
         elif event.state == WorkerState.ERROR:

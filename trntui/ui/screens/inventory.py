@@ -344,6 +344,13 @@ class InventoryScreen(Screen[None]):
     def _invalid(self, event: FieldForm.Invalid) -> None:
         self._app.status = (f"Not saved: {event.message}", "error")
 
+    @on(FieldForm.Corrected)
+    def _corrected(self, event: FieldForm.Corrected) -> None:
+        if self._app.status[0].startswith("Not saved") and not self._app.invalid_entries():
+            # The refused entry parses again; if it equals the saved value nothing gets saved,
+            # so the message would otherwise stay.
+            self._app.status = ("Corrected", "")
+
     def refresh_from(self, inventory: Inventory) -> None:
         """Show ``inventory`` everywhere (after undo or reload) without posting edits."""
         for name in SECTIONS:

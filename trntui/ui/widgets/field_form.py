@@ -154,6 +154,14 @@ class FieldForm(VerticalScroll, can_focus=False):
             self.key = key
             self.message = message
 
+    class Corrected(Message):
+        """A field that held invalid text parses again (its value may equal the saved one)."""
+
+        def __init__(self, form: FieldForm, key: str) -> None:
+            super().__init__()
+            self.form = form
+            self.key = key
+
     def __init__(
         self,
         cls: type,
@@ -205,6 +213,8 @@ class FieldForm(VerticalScroll, can_focus=False):
             row.show_error(str(error))
             self.post_message(self.Invalid(self, row.key, str(error)))
             return
+        if row.error:
+            self.post_message(self.Corrected(self, row.key))
         row.show_error(None)
         self._idle_timer = self.set_timer(IDLE_COMMIT_S, lambda: self._commit(row))
 
