@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, ProgressBar
 
 from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList, running_price_list
 from trntui.core.quotes import LookupStatus, find_quote
@@ -69,6 +69,31 @@ async def test_fetch_preselects_the_target_quote_and_keeps_it(
     reserved = [q for q in book.quotes if q.purchase_option != "on-demand"]
     assert reserved == [], "only the picked (target) quote is kept"
     assert book.rates, "the side-service rates are kept with the quotes"
+
+
+async def test_unreachable_price_list_says_what_to_do(
+    project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Nothing listens on this port: the dialog stops, and points to the way forward."""
+    monkeypatch.setenv("TRNTUI_PRICING_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("TRNTUI_CACHE_DIR", str(tmp_path / "cache"))
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FetchPricesScreen)
+        bar = screen.query_one("#progress", ProgressBar)
+        assert bar.total is not None, "no busy animation before anything started"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        message = str(screen.query_one("#message").content)
+        assert "could not reach" in message
+        assert "TRNTUI_PRICING_URL" in message and "by hand" in message
+        assert bar.total is not None and bar.progress == 0
 
 
 async def test_manual_trainium3_quote_requires_a_source(project: Project) -> None:

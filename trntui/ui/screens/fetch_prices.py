@@ -18,6 +18,7 @@ from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.quotes import PriceQuote, ServiceRate
 from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
+from trntui.pricing.settings import PRICING_URL_ENV
 from trntui.ui.screens.worker_modal import WorkerModal
 
 COMMON_TYPES = (
@@ -31,6 +32,12 @@ COMMON_TYPES = (
 )
 
 
+_WAY_FORWARD = (
+    f"Check the network, or set {PRICING_URL_ENV} to a reachable copy of the price list; "
+    "a quote from elsewhere can be added by hand (a on Prices)"
+)
+
+
 class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] | None]):
     DEFAULT_CSS = """
     FetchPricesScreen { align: center middle; }
@@ -41,7 +48,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
     FetchPricesScreen Label { width: 8; }
     FetchPricesScreen Input { width: 1fr; }
     FetchPricesScreen #results { height: 1fr; }
-    FetchPricesScreen #message { height: auto; max-height: 3; }
+    FetchPricesScreen #message { height: auto; max-height: 5; }
     FetchPricesScreen .hint { color: $text-muted; }
     """
 
@@ -70,7 +77,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             with Horizontal():
                 yield Label("Types")
                 yield Input(" ".join(types), compact=True, id="types")
-            yield ProgressBar(show_eta=False, id="progress")
+            # A full, still bar until a fetch starts (an unknown total would animate as busy).
+            yield ProgressBar(total=1, show_eta=False, id="progress")
             table: DataTable[str] = DataTable(id="results", cursor_type="row")
             yield table
             yield Static("", id="message")
@@ -80,6 +88,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             )
 
     def on_mount(self) -> None:
+        # Show the start of the type list (the targets' types come first), not its end.
+        self.call_after_refresh(setattr, self.query_one("#types", Input), "cursor_position", 0)
         table = self.query_one("#results", DataTable)
         for label in ("", "Instance", "Option", "$/h", "$/acc-h", "Upfront", "Published"):
             table.add_column(label)
@@ -95,6 +105,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         self.query_one("#results", DataTable).clear()
         self.quotes, self.rates, self.picked = [], [], set()
         self._message(f"Fetching {region} prices...")
+        self.query_one("#progress", ProgressBar).update(total=None, progress=0)
         self._worker = self._fetch(region, types)
 
     @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
@@ -143,16 +154,22 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "fetch":
             return
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            done = 1 if event.state == WorkerState.SUCCESS else 0
+            self.query_one("#progress", ProgressBar).update(total=1, progress=done)
         if event.state == WorkerState.SUCCESS:
-            notes = event.worker.result or ""
+            notes = [event.worker.result] if event.worker.result else []
             text = f"{len(self.quotes)} quote(s), {len(self.rates)} side rate(s)"
-            self._message(text + (f". {notes}" if notes else ". space picks, ctrl+s keeps."))
+            if not self.quotes and not self.rates:
+                notes.append(_WAY_FORWARD)
+            shown = ". ".join([text, *notes]) if notes else text + ". space picks, ctrl+s keeps"
+            self._message(shown + ".")
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled; the cached price list (if any) is unchanged.")
         elif event.state == WorkerState.ERROR:
             error = event.worker.error
             text = str(error) if isinstance(error, UserError) else f"Fetch failed: {error!r}"
-            self._message(text, error=True)
+            self._message(f"{text}. {_WAY_FORWARD}.", error=True)
 
     def action_toggle(self) -> None:
         table = self.query_one("#results", DataTable)
