@@ -25,7 +25,7 @@ from trntui.store.scenarios import list_scenarios, load_scenario
 from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
-from trntui.ui.widgets.estimate_bar import EstimateBar
+from trntui.ui.widgets.estimate_bar import EstimateBar, estimate_line
 from trntui.ui.widgets.tornado import TornadoChart
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
@@ -318,3 +318,24 @@ async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> 
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running, "nothing unsaved: quit at once"
+
+
+async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Project) -> None:
+    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
+        faster = Override("usd_per_hour", price * 0.9, trainium.name, who="t", why="x")
+        assert app.set_overrides([faster]) is None
+        await settle(pilot)
+        full = estimate_line(app.analysis)
+        assert full.cell_len > 78, "the case must need shortening"
+        fitted = estimate_line(app.analysis, width=78)
+        assert fitted.cell_len <= 78
+        shown = fitted.plain
+        ratio = app.analysis.comparison.cost_ratio
+        assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in shown
+        for target in app.analysis.estimate.targets:
+            assert target.headline() in shown
+        assert shown in bar_text(app)

@@ -130,7 +130,8 @@ class PricesScreen(Screen[None]):
             lookup = find_quote(
                 self.book.quotes, target.instance_type, target.region, target.purchase_option
             )
-            head = f"{target.name[:15]:<15} {target.instance_type} {target.purchase_option}: "
+            name = target.name if len(target.name) <= 15 else target.name[:14] + "…"
+            head = f"{name:<15} {target.instance_type} {target.purchase_option}: "
             lines.append(head)
             if lookup.status != LookupStatus.FOUND or lookup.quote is None:
                 # Absent from this project's book is not the same as absent from the price

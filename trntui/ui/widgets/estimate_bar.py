@@ -15,9 +15,30 @@ from textual.widgets import Static
 from trntui.core.report import Analysis
 
 
-def estimate_line(analysis: Analysis | None, problem: str = "") -> Text:
+def estimate_line(analysis: Analysis | None, problem: str = "", width: int | None = None) -> Text:
     """``[N overrides ·] Trn3 trial $11.35 · GPU $11.82 · ratio n/a (why)`` on one line,
-    led by ``not updated`` when the last recompute failed (``problem`` says why)."""
+    led by ``not updated`` when the last recompute failed (``problem`` says why).
+
+    When the line is wider than ``width`` cells, target names and missing-input labels are
+    shortened (then shortened more) so that every total and the ratio stay visible.
+    """
+    text = Text()
+    # (target name, missing-input label, say why the ratio is n/a): shorter and shorter.
+    for names, labels, why in ((None, None, True), (None, None, False), (16, 12, False),
+                               (12, 9, False), (9, 6, False)):  # fmt: skip
+        text = _line(analysis, problem, names, labels, why)
+        if width is None or text.cell_len <= width:
+            break
+    return text
+
+
+def _cut(label: str, limit: int | None) -> str:
+    return label if limit is None or len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _line(
+    analysis: Analysis | None, problem: str, names: int | None, labels: int | None, why: bool
+) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if problem:
         text.append("not updated", style="bold red")
@@ -36,12 +57,12 @@ def estimate_line(analysis: Analysis | None, problem: str = "") -> Text:
     for index, item in enumerate(targets):
         if index:
             text.append(" · ", style="dim")
-        text.append(f"{item.name} ")
+        text.append(f"{_cut(item.name, names)} ")
         if item.complete:
             text.append(item.headline(), style="bold")
         else:
             missing = item.incomplete_inputs
-            first = f": {missing[0]}" if missing else ""
+            first = f": {_cut(missing[0], labels)}" if missing else ""
             more = f" +{len(missing) - 1}" if len(missing) > 1 else ""
             text.append(f"incomplete{first}{more}", style="bold yellow")
     comparison = analysis.comparison
@@ -50,7 +71,8 @@ def estimate_line(analysis: Analysis | None, problem: str = "") -> Text:
         text.append(f"Trn3/GPU {comparison.cost_ratio:.2f}", style="bold")
     else:
         reason = comparison.reasons[0] if comparison.reasons else "not comparable"
-        text.append(f"ratio n/a ({reason.split(': ', 1)[-1]})", style="yellow")
+        reason_text = reason.split(": ", 1)[-1]
+        text.append(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow")
     return text
 
 
@@ -66,5 +88,12 @@ class EstimateBar(Static):
     def _show(self) -> None:
         app = self.app
         self.update(
-            estimate_line(getattr(app, "analysis", None), getattr(app, "estimate_problem", ""))
+            estimate_line(
+                getattr(app, "analysis", None),
+                getattr(app, "estimate_problem", ""),
+                width=self.size.width or None,
+            )
         )
+
+    def on_resize(self) -> None:
+        self._show()
