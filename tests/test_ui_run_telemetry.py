@@ -117,6 +117,42 @@ async def test_capture_from_another_day_is_refused(tmp_path: Path) -> None:
     assert load_captures(root, run_id).is_empty()
 
 
+async def test_a_capture_without_clock_is_placed_by_the_offset_field(tmp_path: Path) -> None:
+    root, run_id = make_project(tmp_path)
+    capture = tmp_path / "no-clock.jsonl"
+    write_monitor(
+        capture,
+        MonitorSpec(
+            phases=(Phase(600, 90.0),), wrapper_timestamp=False, instance_type="trn3.48xlarge"
+        ),
+    )
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_detail(pilot, app)
+            await pilot.press("t")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, AttachCaptureScreen)
+            dialog.query_one("#capture", Input).value = str(capture)
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            message = str(dialog.query_one("#message").content)
+            assert "Not attached" in message and "Offset" in message
+            dialog.query_one("#offset", Input).value = "-3"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "0 or more" in str(dialog.query_one("#message").content)
+            dialog.query_one("#offset", Input).value = "30"
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert not isinstance(app.screen, AttachCaptureScreen), "attached and closed"
+    (offset,) = load_captures(root, run_id)["offset_s"].to_list()
+    assert offset == 30.0
+
+
 def test_run_detail_snapshot_with_utilization_and_verdict(tmp_path: Path, snap_compare) -> None:
     root = tmp_path / "llama2-70b-lora"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))

@@ -111,6 +111,9 @@ class AttachOutcome:
     """Fraction of the run's launch-to-end time the capture covers."""
 
 
+_OFFSET_HINT = " (seconds after the run's start: the attach dialog's Offset, or --offset)"
+
+
 def captures_path(root: Path) -> Path:
     return Path(root) / TELEMETRY_FOLDER / CAPTURES_FILE
 
@@ -189,7 +192,7 @@ def _placement(
             None,
             (
                 "the capture has no absolute time, so its overlap with the run cannot be "
-                "checked; state where it starts in run time (--offset SECONDS)"
+                "checked; state where it starts in run time" + _OFFSET_HINT
             ),
             "",
         )
@@ -199,7 +202,7 @@ def _placement(
             None,
             (
                 "the run's log has no absolute time, so the overlap cannot be checked; state the "
-                "capture's start in run time (--offset SECONDS)"
+                "capture's start in run time" + _OFFSET_HINT
             ),
             "",
         )
@@ -209,7 +212,7 @@ def _placement(
             None,
             (
                 "one clock has a time zone and the other is host local time, so they cannot be "
-                "compared; state the capture's start in run time (--offset SECONDS)"
+                "compared; state the capture's start in run time" + _OFFSET_HINT
             ),
             "",
         )

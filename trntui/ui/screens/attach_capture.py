@@ -5,6 +5,7 @@ and not stored."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from textual import on, work
@@ -50,22 +51,42 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                     compact=True,
                     id="capture",
                 )
+            with Horizontal():
+                yield Label("Offset")
+                yield Input(
+                    placeholder="s after the run's start; only for a capture without clock",
+                    compact=True,
+                    id="offset",
+                )
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
             yield Static("", id="message")
-            yield Static("enter attach   esc cancel/close", classes="hint")
+            yield Static("enter attach   tab next field   esc cancel/close", classes="hint")
 
     @on(Input.Submitted)
     def _start(self, event: Input.Submitted) -> None:
         event.stop()
-        path = Path(event.value.strip()).expanduser()
+        path = Path(self.query_one("#capture", Input).value.strip()).expanduser()
         if not path.is_file():
             self._message(f"Not found: {path}", error=True)
             return
+        offset_text = self.query_one("#offset", Input).value.strip()
+        offset_s = None
+        if offset_text:
+            try:
+                offset_s = float(offset_text)
+            except ValueError:
+                offset_s = float("nan")
+            if not math.isfinite(offset_s) or offset_s < 0:
+                self._message(
+                    f"Offset {offset_text!r}: give seconds after the run's start (0 or more)",
+                    error=True,
+                )
+                return
         self._message(f"Reading {path.name}...")
-        self._worker = self._read_capture(path)
+        self._worker = self._read_capture(path, offset_s)
 
     @work(thread=True, exclusive=True, group="attach", exit_on_error=False)
-    def _read_capture(self, path: Path) -> tuple[str, str]:
+    def _read_capture(self, path: Path, offset_s: float | None) -> tuple[str, str]:
         worker = get_current_worker()
 
         def progress(fraction: float) -> None:
@@ -77,6 +98,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             self.root,
             self.run_id,
             path,
+            offset_s=offset_s,
             instance_type=self.instance_type,
             progress=progress,
             cancel=lambda: worker.is_cancelled,
