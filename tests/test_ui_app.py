@@ -82,6 +82,15 @@ async def test_screens_are_offered_in_the_command_palette(project: Project) -> N
         assert app.current_mode == "prices"
 
 
+async def test_the_palette_offers_one_quit_the_one_that_asks_about_unsaved_work(
+    project: Project,
+) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE):
+        system = [command.title for command in app.get_system_commands(app.screen)]
+    assert "Quit" not in system and "Theme" in system
+
+
 async def test_valid_edit_is_saved_and_survives_reopening(project_dir: Path) -> None:
     with Project.open(project_dir) as project:
         app = TrnTuiApp(project)

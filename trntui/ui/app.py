@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.reactive import reactive, var
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -52,6 +53,13 @@ class TrnTuiApp(App[None]):
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar = app_bindings()
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider}
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's own palette entries, less its Quit: ours (ctrl+q) asks about unsaved
+        work first and is listed with the app's commands."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Quit":
+                yield command
 
     status: reactive[tuple[str, str]] = reactive(("", ""))
     """(message, level) shown on every screen's status line; level is '', 'warning' or 'error'."""

@@ -66,7 +66,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
     ImportRunsScreen Input, ImportRunsScreen Select { width: 1fr; }
     ImportRunsScreen #preview { height: 1fr; }
     ImportRunsScreen #progress { width: 1fr; }
-    ImportRunsScreen #message { height: auto; max-height: 3; }
+    ImportRunsScreen #message { height: auto; max-height: 5; }
     ImportRunsScreen .hint { color: $text-muted; }
     """
 

@@ -423,7 +423,11 @@ class OverrideScreen(ModalScreen[Override | None]):
         try:
             value = float(text.replace(",", ""))
         except ValueError:
-            error.update(f"Not kept: {text or 'an empty value'!r} is not a number")
+            error.update(
+                f"Not kept: {text!r} is not a number"
+                if text
+                else "Not kept: give a value (x drops an override on the Inputs tab)"
+            )
             return
         try:
             check_value(key, value, where=target or "")
