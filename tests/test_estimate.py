@@ -211,7 +211,7 @@ def test_planned_checkpoints_the_logs_do_not_show_are_an_assumption_or_unknown()
     plan = Distribution(global_batch_size=8, checkpoint_interval_steps=100)
     unstated = estimate(context(inventory(distribution=plan))).target(TRN)
     assert unstated.total_usd is None
-    assert unstated.incomplete_inputs == ("Checkpoint saves the logs do not show",)
+    assert unstated.incomplete_inputs == ("Checkpoint saves not in the logs",)
     assert "checkpoint_save_minutes" in unstated.input("checkpoint_s").provenance.source
 
     stated = estimate(

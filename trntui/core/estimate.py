@@ -124,7 +124,7 @@ _SPECS = (
         "non-negative",
         True,
     ),
-    InputSpec("checkpoint_s", "Checkpoint saves the logs do not show", "s", True, "non-negative"),
+    InputSpec("checkpoint_s", "Checkpoint saves not in the logs", "s", True, "non-negative"),
     InputSpec(
         "retry_ratio",
         "Restart recovery and redone work ratio",

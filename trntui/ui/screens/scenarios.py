@@ -742,8 +742,8 @@ class ScenariosScreen(Screen[None]):
             kind = item.provenance.kind
             style = {"unknown": "bold yellow", "measured": "green", "quoted": "cyan"}.get(kind, "")
             table.add_row(
-                (target or "all")[:12],
-                item.label[:32],
+                _fit(target or "all", 12),
+                _fit(item.label, 32),
                 value,
                 Text(kind, style=style),
                 key=key,
@@ -1008,3 +1008,8 @@ class ScenariosScreen(Screen[None]):
             f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)",
             "",
         )
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` in ``width`` cells, with an ellipsis where it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
