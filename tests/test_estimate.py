@@ -235,6 +235,23 @@ def test_planned_checkpoints_the_logs_do_not_show_are_an_assumption_or_unknown()
     assert measured.total_usd == pytest.approx(TOTAL_USD), "the saves are in the overhead ratio"
 
 
+def test_overriding_the_work_rescales_the_planned_checkpoint_saves():
+    plan = Distribution(
+        global_batch_size=8, checkpoint_interval_steps=100, checkpoint_save_minutes=2.0
+    )
+    ctx = context(inventory(distribution=plan))
+    doubled = estimate(ctx, [Override("work_amount", 14400.0, None, who="bob", why="x2")])
+    checkpoint = doubled.target(TRN).input("checkpoint_s")
+    assert checkpoint.value == pytest.approx(2 * 9 * 120.0)
+    assert checkpoint.provenance.kind == DERIVED
+    assert "scaled to the overridden work" in checkpoint.provenance.detail
+    # The same work stated in the inventory counts the same saves.
+    goal = dataclasses.replace(inventory().goal, work_amount=14400.0)
+    stated = estimate(context(inventory(distribution=plan, goal=goal))).target(TRN)
+    assert stated.input("checkpoint_s").value == pytest.approx(checkpoint.value)
+    assert doubled.target(TRN).total_usd == pytest.approx(stated.total_usd)
+
+
 def test_gpu_target_single_instance():
     result = estimate(context()).target(GPU)
     training_h = 7200 / 4.0 / 3600  # 0.5 h

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 from datetime import date
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 from tests.test_estimate import GPU, TRN, book, context, gpu_runs, inventory, run, trn_runs
 from trntui.core.errors import UserError
 from trntui.core.estimate import InvalidInputError, Override, estimate
+from trntui.core.inventory import Distribution
 from trntui.store.project import init_project
 from trntui.store.scenarios import (
     ScenarioNotFound,
@@ -47,6 +50,30 @@ def test_save_and_reopen_round_trip(tmp_path):
         assert reopened.saved_totals[name] == pytest.approx(expected.target(name).total_usd)
     assert saved.saved_totals == reopened.saved_totals
     assert staleness(reopened, ctx) == ()
+
+
+def test_a_snapshot_from_before_the_checkpoint_input_reads_as_it_was_saved(tmp_path):
+    """Saved when unlogged checkpoint saves counted 0: reopening keeps that, visibly."""
+    plan = Distribution(global_batch_size=8, checkpoint_interval_steps=100)
+    ctx = context(inventory(distribution=plan))
+    saved = save_scenario(tmp_path, "old", ctx)
+    path = scenario_path(tmp_path, "old")
+    document = tomllib.loads(path.read_text())
+    assert {row["key"] for row in document["inputs"]} >= {"checkpoint_s"}
+    # Rewrite it as the previous version wrote it: no checkpoint input, totals without it.
+    document["inputs"] = [row for row in document["inputs"] if row["key"] != "checkpoint_s"]
+    before = estimate(ctx, [Override("checkpoint_s", 0.0, name) for name in (TRN, GPU)])
+    for row in document["result"]:
+        row["total_usd"] = before.target(row["target"]).total_usd
+    path.write_text(tomli_w.dumps(document))
+    assert saved.estimate().target(TRN).total_usd is None, "today's rule: unknown save time"
+    reopened = load_scenario(tmp_path, "old")
+    added = [o for o in reopened.overrides if o.input == "checkpoint_s"]
+    assert {o.target for o in added} == {TRN, GPU}
+    assert all(o.value == 0.0 and o.who == "trntui" and "before" in o.why for o in added)
+    for name in (TRN, GPU):
+        total = reopened.estimate().target(name).total_usd
+        assert total == pytest.approx(reopened.saved_totals[name])
 
 
 def test_file_keeps_inputs_quotes_and_runs_by_id_and_value(tmp_path):

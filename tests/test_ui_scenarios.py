@@ -311,13 +311,16 @@ async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> 
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         assert "1 scenario override(s)" in app.screen.question
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert len([s for s in app.screen_stack if isinstance(s, ConfirmScreen)]) == 1
         await pilot.press("n")
         await pilot.pause()
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
-        assert app.set_overrides([]) is None
+        app.kept_overrides = app.overrides  # as saving a snapshot does
         await pilot.press("ctrl+q")
         await pilot.pause()
-        assert not app.is_running, "nothing unsaved: quit at once"
+        assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
 
 
 async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Project) -> None:
@@ -339,3 +342,14 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Pr
         for target in app.analysis.estimate.targets:
             assert target.headline() in shown
         assert shown in bar_text(app)
+
+
+async def test_the_bar_fits_with_a_recompute_problem_and_no_prices(project: Project) -> None:
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        fitted = estimate_line(app.analysis, problem="a recompute failed", width=78)
+        assert fitted.cell_len <= 78
+        ratio = app.analysis.comparison.cost_ratio
+        assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in fitted.plain
+        assert fitted.plain.startswith("not updated")

@@ -911,7 +911,12 @@ def apply_overrides(
             target = item.target.name if spec is not None and spec.per_target else None
             inputs[override.input] = Input(override.input, value, provenance, target)
             result[index] = dataclasses.replace(item, inputs=inputs)
-    for index, item in enumerate(result):
+    for index, (before, item) in enumerate(zip(prepared, result, strict=True)):
+        scaled = _checkpoints_for_work(before, item)
+        if scaled is not None:
+            item = result[index] = dataclasses.replace(
+                item, inputs={**item.inputs, "checkpoint_s": scaled}
+            )
         count = item.inputs["instance_count"].value
         if count is not None and count != item.target.instance_count:
             inputs = dict(item.inputs)
@@ -920,6 +925,33 @@ def apply_overrides(
             )
             result[index] = dataclasses.replace(item, inputs=inputs)
     return result
+
+
+def _checkpoints_for_work(before: TargetInputs, after: TargetInputs) -> Input | None:
+    """Planned checkpoint time rescaled when an override changed the work to finish (the
+    saves were counted for the inventory's work); ``None`` when nothing needs rescaling."""
+    old_work = before.inputs["work_amount"].value
+    new_work = after.inputs["work_amount"].value
+    checkpoint = after.inputs.get("checkpoint_s")
+    if (
+        checkpoint is None
+        or checkpoint is not before.inputs.get("checkpoint_s")
+        or not checkpoint.value
+        or not old_work
+        or new_work is None
+        or new_work == old_work
+    ):
+        return None
+    how = (
+        f"{checkpoint.provenance.detail}; scaled to the overridden work "
+        f"({new_work:,.6g} instead of {old_work:,.6g})"
+    )
+    return Input(
+        "checkpoint_s",
+        checkpoint.value * new_work / old_work,
+        Provenance(DERIVED, checkpoint.provenance.source, how),
+        checkpoint.target,
+    )
 
 
 def _at_trial_scale(throughput: Input, target: TrainingTarget, instances: int) -> Input:

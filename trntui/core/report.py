@@ -50,7 +50,7 @@ FORMULA = (
     "\n"
     "training_h  = work_amount / steady_throughput / 3600\n"
     "startup_h   = startup_s / 3600\n"
-    "overhead_h  = training_h x overhead_ratio\n"
+    "overhead_h  = training_h x overhead_ratio + checkpoint_s / 3600\n"
     "retry_h     = training_h x retry_ratio\n"
     "            + failed_fraction / (1 - failed_fraction) x failed_run_s / 3600\n"
     "instance    = (startup_h + training_h + overhead_h) x instances x usd_per_hour\n"

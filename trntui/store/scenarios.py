@@ -340,6 +340,7 @@ def load_scenario(root: Path, name: str) -> Scenario:
     try:
         inventory = Inventory.from_dict(document.get("inventory", {}))
         overrides = tuple(Override(**o) for o in document.get("override", []))
+        overrides += _before_checkpoint_input(document, inventory, overrides)
         quotes = tuple(_quote_from(q) for q in document.get("quote", []))
         rates = tuple(_rate_from(r) for r in document.get("rate", []))
         rows = [
@@ -363,6 +364,29 @@ def load_scenario(root: Path, name: str) -> Scenario:
         overrides=overrides,
         context=context,
         saved_totals=totals,
+    )
+
+
+def _before_checkpoint_input(
+    document: dict[str, Any], inventory: Inventory, overrides: tuple[Override, ...]
+) -> tuple[Override, ...]:
+    """A snapshot saved before ``checkpoint_s`` existed priced unlogged checkpoint saves at 0.
+
+    Reopened with today's formula it would lose its totals (or change them), so it gets that
+    0 back as a visible override saying why; its numbers then read as they were saved.
+    """
+    saved_keys = {row.get("key") for row in document.get("inputs", [])}
+    if not saved_keys or "checkpoint_s" in saved_keys:
+        return ()
+    overridden = {(o.input, o.target) for o in overrides}
+    why = (
+        "snapshot saved before this input existed: checkpoint saves the logs did not show "
+        "counted 0 then"
+    )
+    return tuple(
+        Override("checkpoint_s", 0.0, target.name, who="trntui", why=why)
+        for target in inventory.targets
+        if ("checkpoint_s", target.name) not in overridden
     )
 
 

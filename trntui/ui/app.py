@@ -80,6 +80,9 @@ class TrnTuiApp(App[None]):
         self._save_timer: Timer | None = None
         self._dirty = False
         self.overrides: tuple[Override, ...] = ()
+        self.kept_overrides: tuple[Override, ...] = ()
+        """The overrides as last saved in (or taken from) a snapshot: quitting asks only when
+        ``overrides`` differ from them."""
         """Scenario parameters in force: the estimate everywhere is computed with them."""
         self.estimate_context: EstimateContext | None = None
         self._prepared: list[TargetInputs] | None = None
@@ -297,10 +300,13 @@ class TrnTuiApp(App[None]):
             self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
+        if isinstance(self.screen, ConfirmScreen):
+            return
         self._commit_pending()
         problems = self.invalid_entries()
         saved = self.save_now()
-        if saved and not problems and not self.overrides:
+        unkept = bool(self.overrides) and self.overrides != self.kept_overrides
+        if saved and not problems and not unkept:
             self.exit()
             return
         lines = []
@@ -309,7 +315,7 @@ class TrnTuiApp(App[None]):
         if problems:
             lines.append("These fields hold text that is not valid and was not saved:")
             lines += [f"  {label}: {message}" for label, message in problems[:5]]
-        if self.overrides:
+        if unkept:
             count = len(self.overrides)
             lines.append(
                 f"{count} scenario override(s) are in force but live only in this session: "

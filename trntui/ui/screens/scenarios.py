@@ -924,6 +924,7 @@ class ScenariosScreen(Screen[None]):
         except (UserError, OSError) as error:
             self._app.status = (f"Snapshot not saved: {error}", "error")
             return
+        self._app.kept_overrides = self._app.overrides
         self.reload_snapshots()
         path = scenario_path(root, name).relative_to(root)
         self._app.status = (f"Saved snapshot {name!r} to {path}", "")
@@ -1004,6 +1005,7 @@ class ScenariosScreen(Screen[None]):
             self._app.status = (f"Its overrides do not apply now: {problem}", "error")
             return
         self._undo.append(before)
+        self._app.kept_overrides = self._app.overrides
         self._app.status = (
             f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)",
             "",

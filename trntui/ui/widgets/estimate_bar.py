@@ -42,7 +42,7 @@ def _line(
     text = Text(no_wrap=True, overflow="ellipsis")
     if problem:
         text.append("not updated", style="bold red")
-        text.append(" (why: Scenarios, 4) · ", style="dim")
+        text.append(" (why: Scenarios, 4) · " if names is None else " · ", style="dim")
     if analysis is None:
         text.append("no estimate yet" if problem else "Estimate: computing...", style="italic")
         return text
@@ -63,7 +63,7 @@ def _line(
         else:
             missing = item.incomplete_inputs
             first = f": {_cut(missing[0], labels)}" if missing else ""
-            more = f" +{len(missing) - 1}" if len(missing) > 1 else ""
+            more = f" +{len(missing) - 1}" if len(missing) > 1 and (labels or 9) > 6 else ""
             text.append(f"incomplete{first}{more}", style="bold yellow")
     comparison = analysis.comparison
     text.append(" · ", style="dim")
