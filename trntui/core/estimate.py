@@ -814,7 +814,8 @@ def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input
         )
         return _unknown("checkpoint_s", why, name)
     saves = planned // every
-    how = f"{saves} saves ({planned} steps / every {every}) x {minutes:g} min, inventory"
+    noun = "save" if saves == 1 else "saves"
+    how = f"{saves} {noun} ({planned} steps / every {every}) x {minutes:g} min, inventory"
     return Input("checkpoint_s", saves * minutes * 60.0, Provenance(ASSUMPTION, owner, how), name)
 
 

@@ -76,9 +76,10 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                 offset_s = float(offset_text)
             except ValueError:
                 offset_s = float("nan")
-            if not math.isfinite(offset_s) or offset_s < 0:
+            if not math.isfinite(offset_s):
                 self._message(
-                    f"Offset {offset_text!r}: give seconds after the run's start (0 or more)",
+                    f"Offset {offset_text!r}: give seconds from the run's start "
+                    "(negative: the capture started before the run)",
                     error=True,
                 )
                 return
