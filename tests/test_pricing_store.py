@@ -143,7 +143,7 @@ def test_hand_written_date_is_accepted(tmp_path: Path) -> None:
     ("extra", "key", "line"),
     [
         ('usd_per_hour = "sixty"\n', "usd_per_hour", 10),
-        ("usd_per_hour = 0\n", "instance_type", 4),
+        ("usd_per_hour = 0\n", "usd_per_hour", 10),
         ("colour = 1\n", "colour", 10),
         ("usd_per_hour = 1.0\naccelerator_count = 1.5\n", "accelerator_count", 11),
     ],
@@ -157,6 +157,14 @@ def test_bad_values_name_the_file_line_and_key(
     assert raised.value.key == key
     assert raised.value.line == line
     assert str(quotes_path(tmp_path)) in str(raised.value)
+
+
+def test_a_future_date_points_at_its_own_line(tmp_path: Path) -> None:
+    write(tmp_path, GOOD_HEAD.replace("2026-11-25", "2099-01-01") + "usd_per_hour = 61.5\n")
+    with pytest.raises(InputFileError) as raised:
+        load_quote_book(tmp_path)
+    assert (raised.value.key, raised.value.line) == ("retrieved_at", 9)
+    assert "in the future" in str(raised.value)
 
 
 def test_missing_required_key(tmp_path: Path) -> None:

@@ -220,7 +220,23 @@ def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) 
     try:
         return PriceQuote(**values)
     except InvalidQuoteError as error:
-        raise fail("instance_type", str(error)) from None
+        raise fail(_key_of(str(error)), str(error)) from None
+
+
+_PROBLEM_KEYS = (
+    ("in the future", "retrieved_at"),
+    ("time zone", "retrieved_at"),
+    ("region", "region"),
+    ("purchase option", "purchase_option"),
+    ("hourly price", "usd_per_hour"),
+    ("upfront", "upfront_usd"),
+    ("source", "source_note"),
+)
+
+
+def _key_of(problem: str) -> str:
+    """The key a quote's problem is about, so the message points at its line."""
+    return next((key for words, key in _PROBLEM_KEYS if words in problem), "instance_type")
 
 
 def _rate_to_table(rate: ServiceRate) -> dict[str, Any]:
