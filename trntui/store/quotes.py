@@ -23,6 +23,7 @@ Every function takes the project root and assumes the caller holds the project w
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -184,19 +185,35 @@ def _quote_to_table(quote: PriceQuote) -> dict[str, Any]:
     return {key: values[key] for key in _QUOTE_ORDER if values[key] is not None}
 
 
-def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceQuote:
+def _table_checks(
+    path: Path,
+    text: str,
+    name: str,
+    index: int,
+    table: dict[str, Any],
+    known: tuple[str, ...],
+    required: tuple[str, ...],
+) -> Callable[..., InputFileError]:
+    """Refuse unknown or missing keys of the ``index``-th ``[[name]]`` table; return the
+    function that builds its errors (file, line and key of the problem)."""
+
     def fail(key: str, problem: str, expected: str | None = None) -> InputFileError:
         return InputFileError(
-            str(path), problem, line=locate(text, "quote", key, index), key=key, expected=expected
+            str(path), problem, line=locate(text, name, key, index), key=key, expected=expected
         )
 
-    unknown = set(table) - set(_QUOTE_FIELDS)
+    unknown = set(table) - set(known)
     if unknown:
-        key = sorted(unknown)[0]
-        raise fail(key, f"unknown key in quote #{index + 1}")
-    for key in ("instance_type", "region", "purchase_option", "retrieved_at"):
+        raise fail(sorted(unknown)[0], f"unknown key in {name} #{index + 1}")
+    for key in required:
         if key not in table:
-            raise fail(key, f"quote #{index + 1} is missing {key!r}")
+            raise fail(key, f"{name} #{index + 1} is missing {key!r}")
+    return fail
+
+
+def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceQuote:
+    required = ("instance_type", "region", "purchase_option", "retrieved_at")
+    fail = _table_checks(path, text, "quote", index, table, tuple(_QUOTE_FIELDS), required)
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key in _FLOAT_KEYS:
@@ -251,18 +268,8 @@ def _rate_to_table(rate: ServiceRate) -> dict[str, Any]:
 
 
 def _rate_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> ServiceRate:
-    def fail(key: str, problem: str, expected: str | None = None) -> InputFileError:
-        return InputFileError(
-            str(path), problem, line=locate(text, "rate", key, index), key=key, expected=expected
-        )
-
-    unknown = set(table) - set(_RATE_FIELDS)
-    if unknown:
-        key = sorted(unknown)[0]
-        raise fail(key, f"unknown key in rate #{index + 1}")
-    for key in ("service", "region", "tiers", "retrieved_at"):
-        if key not in table:
-            raise fail(key, f"rate #{index + 1} is missing {key!r}")
+    required = ("service", "region", "tiers", "retrieved_at")
+    fail = _table_checks(path, text, "rate", index, table, tuple(_RATE_FIELDS), required)
     values = dict(table)
     try:
         values["service"] = SideService(table["service"])
