@@ -107,11 +107,12 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
     global_step = json_whole(state.get("global_step"))
     rows = []
     summary: dict[str, Any] = {}
+    summary_line = None
     for index, entry in enumerate(history):
         line = entry_lines[index] if index < len(entry_lines) else None
         base = {"line": line, "step": json_whole(entry.get("step")), "epoch": None}
         if "train_runtime" in entry:
-            summary = entry
+            summary, summary_line = entry, line
             continue
         if metric is not None and metric in entry:
             rows.append({**base, "kind": str(Kind.EVAL), "metric": json_number(entry[metric])})
@@ -130,9 +131,7 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
     if summary:
         rows.append(
             {
-                "line": entry_lines[history.index(summary)]
-                if history.index(summary) < len(entry_lines)
-                else None,
+                "line": summary_line,
                 "kind": str(Kind.RUN_STOP),
                 "step": json_whole(summary.get("step")) or global_step,
                 "duration_s": json_number(summary.get("train_runtime")),

@@ -250,14 +250,15 @@ def import_paths(
             if progress is not None:
                 progress((index + fraction) / len(files))
 
+        file_format = format
         if not named and format is None:
             try:
-                detect_format(path)
+                file_format = detect_format(path)  # detected once, then passed on
             except InputFileError:
                 outcomes.append(ImportOutcome(str(path), SKIPPED))
                 continue
         try:
-            run = import_file(path, format=format, progress=file_progress, cancel=cancel)
+            run = import_file(path, format=file_format, progress=file_progress, cancel=cancel)
             outcomes.append(add_run(root, run, set_name or default_set_name(path)))
         except Cancelled:
             raise

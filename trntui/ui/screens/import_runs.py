@@ -160,16 +160,17 @@ class ImportRunsScreen(WorkerModal[str | None]):
             def progress(fraction: float, index: int = index) -> None:
                 self.app.call_from_thread(self._progress, (index + fraction) / len(files))
 
-            if fmt is None and path.suffix.lower() in TABULAR_SUFFIXES and not _detected(path):
+            detected = fmt or _detected(path)
+            if detected is None and path.suffix.lower() in TABULAR_SUFFIXES:
                 item = self._tabular(path, known)
                 items.append(item)
                 self.app.call_from_thread(self._add_preview_row, item)
                 continue
-            if not named and fmt is None and not _detected(path):
+            if not named and detected is None:
                 continue  # a file in a folder that is not a log: skipped quietly
             try:
                 run = import_file(
-                    path, format=fmt, progress=progress, cancel=lambda: worker.is_cancelled
+                    path, format=detected, progress=progress, cancel=lambda: worker.is_cancelled
                 )
             except Cancelled:
                 break
@@ -334,9 +335,9 @@ class ImportRunsScreen(WorkerModal[str | None]):
         return text
 
 
-def _detected(path: Path) -> bool:
+def _detected(path: Path) -> str | None:
+    """The file's format, or ``None`` when it is not a log trntui recognises."""
     try:
-        detect_format(path)
+        return detect_format(path)
     except UserError:
-        return False
-    return True
+        return None
