@@ -132,8 +132,12 @@ class Scenario:
     saved_totals: dict[str, float | None]
 
     def estimate(self) -> Estimate:
-        """The snapshot's estimate, rebuilt from its own recorded inputs."""
-        return estimate(self.context, self.overrides)
+        """The snapshot's estimate, rebuilt from its own recorded inputs (once: the snapshot is
+        frozen, and the Scenarios screen asks again on every recompute while it is open)."""
+        cached = self.__dict__.get("_estimate")
+        if cached is None:
+            cached = self.__dict__["_estimate"] = estimate(self.context, self.overrides)
+        return cached
 
 
 @dataclass(frozen=True)

@@ -80,10 +80,10 @@ class TrnTuiApp(App[None]):
         self._save_timer: Timer | None = None
         self._dirty = False
         self.overrides: tuple[Override, ...] = ()
+        """Scenario parameters in force: the estimate everywhere is computed with them."""
         self.kept_overrides: tuple[Override, ...] = ()
         """The overrides as last saved in (or taken from) a snapshot: quitting asks only when
         ``overrides`` differ from them."""
-        """Scenario parameters in force: the estimate everywhere is computed with them."""
         self.estimate_context: EstimateContext | None = None
         self._prepared: list[TargetInputs] | None = None
 

@@ -39,6 +39,7 @@ from trntui.store.quotes import (
     remove_quote,
     save_quote_book,
 )
+from trntui.ui.format import fit
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -130,8 +131,7 @@ class PricesScreen(Screen[None]):
             lookup = find_quote(
                 self.book.quotes, target.instance_type, target.region, target.purchase_option
             )
-            name = target.name if len(target.name) <= 15 else target.name[:14] + "…"
-            head = f"{name:<15} {target.instance_type} {target.purchase_option}: "
+            head = f"{fit(target.name, 15):<15} {target.instance_type} {target.purchase_option}: "
             lines.append(head)
             if lookup.status != LookupStatus.FOUND or lookup.quote is None:
                 # Absent from this project's book is not the same as absent from the price

@@ -292,10 +292,9 @@ class RunsScreen(Screen[None]):
         if self._app.project.read_only:
             self._app.notify_read_only()
             return
-        table = self.query_one("#runs", DataTable)
-        if self.runs.is_empty() or table.cursor_row < 0:
+        run_id = self._selected_run_id()
+        if run_id is None:
             return
-        run_id = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         source = self.runs.filter(pl.col("run_id") == run_id)["source"][0]
 
         def confirmed(yes: bool | None) -> None:

@@ -45,7 +45,7 @@ from trntui.core.estimate import (
 from trntui.core.estimate import (
     Input as EstimateInput,
 )
-from trntui.core.report import TERM_LABELS, Analysis
+from trntui.core.report import TERM_LABELS, Analysis, usd
 from trntui.store.scenarios import (
     DiffRow,
     Scenario,
@@ -57,6 +57,7 @@ from trntui.store.scenarios import (
     scenario_path,
     staleness,
 )
+from trntui.ui.format import fit
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.tornado import TornadoChart
@@ -64,7 +65,6 @@ from trntui.ui.widgets.tornado import TornadoChart
 if TYPE_CHECKING:
     from trntui.ui.app import TrnTuiApp
 
-TABS = ("estimate", "inputs", "sensitivity", "compare", "snapshots")
 ALL_TARGETS = ""
 """The target choice of an override that applies to every target."""
 
@@ -77,10 +77,6 @@ _TAB_ACTIONS = {
     "compare_snapshots": ("snapshots",),
     "use_snapshot": ("snapshots",),
 }
-
-
-def usd(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
 
 
 def number(value: float | None) -> str:
@@ -742,8 +738,8 @@ class ScenariosScreen(Screen[None]):
             kind = item.provenance.kind
             style = {"unknown": "bold yellow", "measured": "green", "quoted": "cyan"}.get(kind, "")
             table.add_row(
-                _fit(target or "all", 12),
-                _fit(item.label, 32),
+                fit(target or "all", 12),
+                fit(item.label, 32),
                 value,
                 Text(kind, style=style),
                 key=key,
@@ -1010,8 +1006,3 @@ class ScenariosScreen(Screen[None]):
             f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)",
             "",
         )
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` in ``width`` cells, with an ellipsis where it was cut."""
-    return text if len(text) <= width else text[: width - 1] + "…"

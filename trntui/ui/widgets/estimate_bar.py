@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from trntui.core.report import Analysis
+from trntui.ui.format import fit
 
 
 def estimate_line(analysis: Analysis | None, problem: str = "", width: int | None = None) -> Text:
@@ -30,10 +31,6 @@ def estimate_line(analysis: Analysis | None, problem: str = "", width: int | Non
         if width is None or text.cell_len <= width:
             break
     return text
-
-
-def _cut(label: str, limit: int | None) -> str:
-    return label if limit is None or len(label) <= limit else label[: limit - 1] + "…"
 
 
 def _line(
@@ -57,12 +54,12 @@ def _line(
     for index, item in enumerate(targets):
         if index:
             text.append(" · ", style="dim")
-        text.append(f"{_cut(item.name, names)} ")
+        text.append(f"{fit(item.name, names)} ")
         if item.complete:
             text.append(item.headline(), style="bold")
         else:
             missing = item.incomplete_inputs
-            first = f": {_cut(missing[0], labels)}" if missing else ""
+            first = f": {fit(missing[0], labels)}" if missing else ""
             more = f" +{len(missing) - 1}" if len(missing) > 1 and (labels or 9) > 6 else ""
             text.append(f"incomplete{first}{more}", style="bold yellow")
     comparison = analysis.comparison
