@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import getpass
 import json
 import sys
 from collections.abc import Callable
@@ -53,6 +52,7 @@ from trntui.store.atomic import atomic_write_text
 from trntui.store.scenarios import (
     DiffRow,
     Scenario,
+    current_user,
     diff_estimates,
     list_scenarios,
     load_context,
@@ -282,7 +282,7 @@ def scenario_save_command(args: argparse.Namespace) -> int:
 
     if args.overrides and not args.why.strip():
         raise UserError("an override is an assumption: say why with --why")
-    who = args.who or _user()
+    who = args.who or current_user()
     overrides = [parse_override(text, who, args.why) for text in args.overrides]
     root = Path(args.dir)
     with Project.open(root) as project:
@@ -298,13 +298,6 @@ def scenario_save_command(args: argparse.Namespace) -> int:
     for name, total in scenario.saved_totals.items():
         print(f"  {name}: {usd(total)}")
     return 0
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 @_user_errors

@@ -26,7 +26,7 @@ from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
 from trntui.store.project import Project
-from trntui.store.runs import derive_facts, load_runs
+from trntui.store.runs import derive_facts
 from trntui.store.telemetry import (
     ATTACHED,
     DUPLICATE,
@@ -147,7 +147,7 @@ def verdict_command(args: argparse.Namespace) -> int:
         with Project.open(root, read_only=True) as project:
             inventory = project.inventory
             facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
-            run_ids = load_runs(root)["run_id"].to_list()
+            run_ids = list(facts)  # every stored run, in the runs table's order
             if args.run_id is not None:
                 if args.run_id not in run_ids:
                     raise UserError(f"no run {args.run_id!r} in {root}")

@@ -49,7 +49,6 @@ from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 SCHEMA_VERSION = 1
 PROJECT_FILE = "trntui.toml"
 LOCK_FILE = ".trntui.lock"
-DATA_FOLDERS = ("runs", "prices", "scenarios")
 _GITIGNORE = f"{LOCK_FILE}\n.trntui-tmp-*\n"
 
 
@@ -284,12 +283,6 @@ class Project:
         self.inventory = loaded.inventory
         self._digest = loaded.digest
         return self.inventory
-
-    def changed_on_disk(self) -> bool:
-        try:
-            return _digest(self.path.read_bytes()) != self._digest
-        except OSError:
-            return True
 
     def close(self) -> None:
         if self._session is not None:

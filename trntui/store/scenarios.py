@@ -161,12 +161,16 @@ def scenario_path(root: Path, name: str) -> Path:
     return Path(root) / SCENARIOS_FOLDER / f"{check_name(name)}.toml"
 
 
-def _who() -> str:
+def current_user() -> str:
+    """The login name of whoever runs trntui ("unknown" when the system cannot tell)."""
     try:
-        user = getpass.getuser()
+        return getpass.getuser()
     except (KeyError, OSError):
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}"
+        return "unknown"
+
+
+def _who() -> str:
+    return f"{current_user()}@{socket.gethostname()}"
 
 
 def _clean(values: dict[str, Any]) -> dict[str, Any]:

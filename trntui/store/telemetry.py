@@ -424,7 +424,6 @@ class RunTelemetryDetail:
     compile: CompileSummary | None
     verdict: Verdict
     mfu: Mfu
-    captures: pl.DataFrame
 
 
 def timeline_compile_s(run: ImportedRun) -> float | None:
@@ -505,4 +504,4 @@ def run_detail(
         instance_count,
         precision,
     )
-    return RunTelemetryDetail(utilization, compile, verdict, mfu, load_captures(root, run_id))
+    return RunTelemetryDetail(utilization, compile, verdict, mfu)

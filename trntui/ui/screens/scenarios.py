@@ -10,7 +10,6 @@ since) and compared through ``store.scenarios``.
 
 from __future__ import annotations
 
-import getpass
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -50,6 +49,7 @@ from trntui.store.scenarios import (
     DiffRow,
     Scenario,
     check_name,
+    current_user,
     diff_estimates,
     list_scenarios,
     load_scenario,
@@ -81,13 +81,6 @@ _TAB_ACTIONS = {
 
 def number(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.4g}"
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def _overrides_for(overrides: tuple[Override, ...], key: str, target: str | None) -> list[Override]:
@@ -376,7 +369,7 @@ class OverrideScreen(ModalScreen[Override | None]):
                 yield Label("", id="unit")
             with Horizontal():
                 yield Label("Who", classes="label")
-                yield Input(existing.who if existing else _user(), compact=True, id="who")
+                yield Input(existing.who if existing else current_user(), compact=True, id="who")
             with Horizontal():
                 yield Label("Why", classes="label")
                 yield Input(existing.why if existing else "", compact=True, id="why")
@@ -916,7 +909,9 @@ class ScenariosScreen(Screen[None]):
         name, note = answer
         root = self._app.project.root
         try:
-            save_scenario(root, name, context, self._app.overrides, note=note, saved_by=_user())
+            save_scenario(
+                root, name, context, self._app.overrides, note=note, saved_by=current_user()
+            )
         except (UserError, OSError) as error:
             self._app.status = (f"Snapshot not saved: {error}", "error")
             return
