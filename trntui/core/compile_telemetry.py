@@ -86,13 +86,18 @@ def _stamps(lines: pl.DataFrame) -> pl.Series:
         .str.replace("T", " ", literal=True)
         .str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S%.f", strict=False)
     )
-    asc = (
-        head.str.extract(_ASCTIME, 1)
-        .str.replace_all(" +", " ")
+    asc = parse_asctime(head.str.extract(_ASCTIME, 1))
+    return lines.select(pl.coalesce(iso, asc).alias("wall"))["wall"]
+
+
+def parse_asctime(text: pl.Expr) -> pl.Expr:
+    """Python's ``time.asctime()`` text (``Tue Nov  4 08:15:02 2025``, a padded day) as a
+    datetime; null where it does not parse."""
+    return (
+        text.str.replace_all(" +", " ")
         .str.replace(r"^(\w{3} \w{3}) (\d) ", "${1} 0${2} ")
         .str.strptime(pl.Datetime("us"), "%a %b %d %H:%M:%S %Y", strict=False)
     )
-    return lines.select(pl.coalesce(iso, asc).alias("wall"))["wall"]
 
 
 def _event_kind() -> pl.Expr:

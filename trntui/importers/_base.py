@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
+from trntui.core.timeline import conform
 
 Progress = Callable[[float], object]
 """Called with the fraction done, 0.0 to 1.0."""
@@ -183,3 +184,11 @@ def json_whole(value: Any) -> int | None:
     if number is None or abs(number) > 2**62:
         return None
     return int(number)
+
+
+def rows_timeline(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """The timeline of an importer's event rows; no rows give an empty timeline (with its
+    columns), not a one-row frame of nulls."""
+    if not rows:
+        return conform(pl.DataFrame({"kind": []}))
+    return conform(pl.DataFrame(rows, infer_schema_length=None))

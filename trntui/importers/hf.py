@@ -17,11 +17,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from trntui.core.errors import InputFileError
-from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
-from trntui.importers._base import Steps, decode_text, json_number, json_whole, read_source
+from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
+from trntui.importers._base import (
+    Steps,
+    decode_text,
+    json_number,
+    json_whole,
+    read_source,
+    rows_timeline,
+)
 
 NAME = "hf"
 _EVAL_BOOKKEEPING = {"eval_runtime", "eval_samples_per_second", "eval_steps_per_second"}
@@ -142,11 +147,7 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
             }
         )
     steps.at(0.8)
-    frame = (
-        conform(pl.DataFrame(rows, infer_schema_length=None))
-        if rows
-        else conform(pl.DataFrame({"kind": []}))
-    )
+    frame = rows_timeline(rows)
     facts = {
         key: str(state[key])
         for key in ("max_steps", "global_step", "num_train_epochs", "train_batch_size")

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import InputFileError
-from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
+from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
 from trntui.importers._base import (
     Steps,
     json_number,
@@ -30,6 +30,7 @@ from trntui.importers._base import (
     no_events_error,
     read_lines,
     read_source,
+    rows_timeline,
 )
 
 NAME = "mlperf"
@@ -205,11 +206,7 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
         row = _row(event, t0_ms, train_samples)
         if row is not None:
             rows.append(row)
-    timeline = (
-        conform(pl.DataFrame(rows, infer_schema_length=None))
-        if rows
-        else conform(pl.DataFrame({"kind": []}))
-    )
+    timeline = rows_timeline(rows)
 
     notes = []
     if duplicates:

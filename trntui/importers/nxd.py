@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from trntui.core.compile_telemetry import parse_asctime
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
 from trntui.importers._base import Steps, no_events_error, read_lines, read_source
@@ -33,14 +34,6 @@ def sniff(head: str) -> bool:
     return _SNIFF.search(head) is not None
 
 
-def _asctime(expr: pl.Expr) -> pl.Expr:
-    return (
-        expr.str.replace_all(" +", " ")
-        .str.replace(r"^(\w{3} \w{3}) (\d) ", "${1} 0${2} ")
-        .str.strptime(pl.Datetime("us"), "%a %b %d %H:%M:%S %Y", strict=False)
-    )
-
-
 def _step_rows(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     candidates = lines.filter(
         pl.col("text").str.starts_with("LOG ")
@@ -57,7 +50,7 @@ def _step_rows(lines: pl.DataFrame, path: str) -> pl.DataFrame:
         groups.struct.field("3").cast(pl.Int64, strict=False).alias("step"),
         groups.struct.field("4").cast(pl.Float64, strict=False).alias("loss"),
         groups.struct.field("6").cast(pl.Float64, strict=False).alias("throughput"),
-    ).with_columns(_asctime(pl.col("raw_time")).alias("wall"))
+    ).with_columns(parse_asctime(pl.col("raw_time")).alias("wall"))
     broken = parsed.filter(
         pl.col("wall").is_null() | pl.col("step").is_null() | pl.col("throughput").is_null()
     )
