@@ -175,12 +175,19 @@ def _layout(data: bytes) -> dict[str, tuple[int, str]] | None:
     fields = line.split("|")
     if not re.search(_ITERATION_START, fields[0]):
         return None
+    where = _field_positions(fields)
+    return where if {"samples", "step_ms"} <= where.keys() else None
+
+
+def _field_positions(fields: list[str]) -> dict[str, tuple[int, str]]:
+    """Column -> (index, printed name) of each known field among an iteration line's pieces
+    (split on ``|``; piece 0 is the head). The first occurrence of a name wins."""
     where: dict[str, tuple[int, str]] = {}
     for index, value in enumerate(fields[1:], start=1):
         name = value.split(":", 1)[0].strip()
         if name in _FIELDS and _FIELDS[name] not in where:
             where[_FIELDS[name]] = (index, name)
-    return where if {"samples", "step_ms"} <= where.keys() else None
+    return where
 
 
 def _fast_split(
@@ -309,13 +316,9 @@ def _split_fields(iterations: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     null there and is re-read by name (``_extract_fields``). Also returns the fields the first
     line has.
     """
-    first = iterations["text"][0].split(" | ")
-    where = {}
-    for index, value in enumerate(first[1:], start=1):
-        name = value.split(":", 1)[0].strip()
-        if name in _FIELDS and _FIELDS[name] not in where:
-            where[_FIELDS[name]] = (f"field_{index}", name)
-    last = max((int(field.split("_")[1]) for field, _ in where.values()), default=1)
+    positions = _field_positions(iterations["text"][0].split(" | "))
+    where = {column: (f"field_{index}", name) for column, (index, name) in positions.items()}
+    last = max((index for index, _ in positions.values()), default=1)
     # Each split is materialized once (an eager select does not share sub-expressions).
     parts = iterations.select(
         "line", pl.col("text").str.split_exact(" | ", last).alias("f")
