@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import MLPERF_DATA
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import TIMELINE_SCHEMA, Kind
 from trntui.importers import detect_format, import_file
 
-DATA = Path("/work/shared/data/mlperf")
+DATA = MLPERF_DATA
 LOGS = sorted(DATA.rglob("result_*.txt"))
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
 TINY = DATA / "v4.0/tinycorp/results/tinybox_green/resnet/result_0.txt"

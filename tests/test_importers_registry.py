@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import loggen
+from tests import MLPERF_DATA, loggen
 from trntui.core.errors import InputFileError
 from trntui.importers import FORMATS, Cancelled, detect_format, import_file
 
-MLPERF = Path("/work/shared/data/mlperf/v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet")
+MLPERF = MLPERF_DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
 
 
 @pytest.fixture()
@@ -22,10 +22,7 @@ def logs(tmp_path: Path) -> dict[str, Path]:
     loggen.write_nxd(nxd)
     hf = tmp_path / "trainer_state.json"
     hf.write_text(json.dumps({"log_history": [{"loss": 1.0, "step": 1}]}, indent=2))
-    found = {"megatron": megatron, "nxd": nxd, "hf": hf}
-    if MLPERF.is_dir():
-        found["mlperf"] = MLPERF / "result_0.txt"
-    return found
+    return {"megatron": megatron, "nxd": nxd, "hf": hf, "mlperf": MLPERF / "result_0.txt"}
 
 
 def test_every_format_is_detected(logs: dict[str, Path]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests import MLPERF_DATA
 from trntui.core.errors import InputFileError
 from trntui.core.mlperf_score import (
     MlperfRunTime,
@@ -19,7 +20,7 @@ from trntui.core.mlperf_score import (
 )
 from trntui.importers import import_file
 
-DATA = Path("/work/shared/data/mlperf")
+DATA = MLPERF_DATA
 PUBLISHED = DATA / "PUBLISHED.csv"
 
 pytestmark = pytest.mark.skipif(not PUBLISHED.is_file(), reason="MLPerf samples not available")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests import loggen
+from tests import MLPERF_DATA, loggen
 from trntui.core.run_facts import (
     ABORTED,
     INCOMPLETE,
@@ -28,7 +28,7 @@ from trntui.importers import import_file
 
 SPEC = loggen.MegatronSpec()
 TARGET = QualityTarget("validation lm loss", SPEC.target_loss, higher_is_better=False)
-MLPERF = Path("/work/shared/data/mlperf")
+MLPERF = MLPERF_DATA
 
 
 def megatron(tmp_path: Path, spec: loggen.MegatronSpec = SPEC) -> tuple[ImportedRun, loggen.Truth]:
@@ -156,7 +156,6 @@ def _raw(path: Path) -> list[dict]:
     return [json.loads(m.group(1)) for m in re.finditer(r":::MLLOG (\{.*\})", path.read_text())]
 
 
-@pytest.mark.skipif(not MLPERF.is_dir(), reason="MLPerf sample logs not available")
 def test_mlperf_runs() -> None:
     dell = MLPERF / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
     for path in sorted(dell.glob("result_*.txt")):

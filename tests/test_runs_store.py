@@ -11,13 +11,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests import loggen
+from tests import MLPERF_DATA, loggen
 from trntui.commands import runs as runs_commands
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
 from trntui.store.project import Project, init_project
 
-DATA = Path("/work/shared/data/mlperf")
+DATA = MLPERF_DATA
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests import loggen
+from tests import MLPERF_DATA, loggen
 from trntui.store.project import Project, init_project
 from trntui.store.runs import load_runs
 from trntui.ui.app import TrnTuiApp
@@ -17,11 +17,9 @@ from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.runs import RunsScreen
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf"
+SHARED = MLPERF_DATA
 LORA = SHARED / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
 SIZE = (80, 24)
-
-pytestmark = pytest.mark.skipif(not LORA.is_dir(), reason="shared MLPerf data not present")
 
 
 @pytest.fixture
