@@ -22,6 +22,7 @@ from trntui.commands import fail
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
+from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.importers import FORMATS
 from trntui.store.project import Project
 from trntui.store.quality import record_quality
@@ -202,11 +203,23 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
             schema={name: RUNS_SCHEMA[name] for name in _DERIVED_FIELDS},
         )
         runs = runs.drop(_DERIVED_FIELDS[1:]).join(current, on="run_id", how="left")
+    metadata = {
+        run_id: RunMetadata.from_json(text)
+        for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
+    }
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
     counted: dict[str, int] = {}
+    sizes: dict[str, list[SystemSize | None]] = {}
     rows = []
     for row in runs.iter_rows(named=True):
+        meta = metadata[row["run_id"]]
+        row.update(_size_json(meta.system))
+        clock = meta.job_clock
+        row["job_clock_s"] = clock.span_s if clock is not None else None
+        row["before_first_line_s"] = clock.before_first_line_s if clock is not None else None
+        row["protocol"] = dict(meta.protocol)
+        sizes.setdefault(row["set"], []).append(meta.system)
         run_facts = facts.get(row["run_id"])
         # Counts as completed work: finished, and the quality target not missed.
         row["counts"] = run_facts.counts_as_completed if run_facts is not None else None
@@ -224,6 +237,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         }
         if info.is_mlperf:
             entry["mlperf_score_minutes"] = info.mlperf_score_minutes
+        entry.update(_set_size_json(sizes.get(info.name, [])))
         sets.append(entry)
     return {"runs": [_clean(row) for row in rows], "sets": sets}
 
@@ -239,6 +253,30 @@ _DERIVED_FIELDS = (
     "restarts",
     "redone_steps",
 )
+
+
+def _size_json(size: SystemSize | None) -> dict[str, Any]:
+    return {
+        "nodes": size.nodes if size else None,
+        "accelerators_per_node": size.accelerators_per_node if size else None,
+        "accelerator": size.accelerator if size else None,
+        "accelerators": size.accelerators if size else None,
+        "size_source": size.source if size else None,
+    }
+
+
+def _set_size_json(sizes: list[SystemSize | None]) -> dict[str, Any]:
+    """A set's size when every run states the same one; a set that mixes sizes is flagged,
+    never averaged."""
+    known = [size for size in sizes if size is not None]
+    uniform = (
+        bool(known) and len(known) == len(sizes) and all(size.same_size(known[0]) for size in known)
+    )
+    entry = _size_json(known[0] if uniform else None)
+    entry["mixed_sizes"] = (
+        len({(s.nodes, s.accelerators_per_node, s.accelerators) for s in known}) > 1
+    )
+    return entry
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

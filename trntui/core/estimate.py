@@ -410,6 +410,7 @@ def observation_row(
             phases.eval_s,
             phases.stall_s,
             phases.data_loading_s,
+            phases.between_blocks_s,
         )
     )
     retry = (phases.recovery_s or 0.0) + (phases.redone_s or 0.0)

@@ -21,8 +21,10 @@ How the steady state is found (``run_facts``):
 3. ``median_step_time_s`` is the median over all intervals; the median is used because it
    ignores the few slow intervals (warm-up, stalls) that a mean would absorb.
 4. Warm-up of each segment lasts until the first interval that starts a run of three
-   consecutive intervals (fewer at the end) at most 1.25x the median; compilation and graph
-   tracing of the first steps therefore fall in warm-up, never in steady throughput.
+   consecutive intervals (fewer at the end) at most 1.25x the median, and always holds the
+   segment's first interval (when it has more than one); compilation and graph tracing of the
+   first steps therefore fall in warm-up, never in steady throughput, also in logs that report
+   only coarse blocks (MLPerf) where that cost hides inside the first block.
 5. After warm-up, an interval slower than 3x the median is a stall; its time beyond the median
    pace is counted as stall time. The steady window is every remaining post-warm-up interval,
    and ``steady_throughput`` is their work divided by their time (samples/s when the log counts
@@ -101,6 +103,9 @@ class PhaseSplit:
     redone_s: float | None
     """Time spent recomputing steps already done before a restart."""
     data_loading_s: float | None = None
+    between_blocks_s: float | None = None
+    """Time between training blocks (after a block's stop, before the next block's start)
+    that no evaluation or checkpoint save inside it accounts for."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,49 @@ def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataF
     )
 
 
+_STARTS = {str(Kind.EPOCH_STOP): str(Kind.EPOCH_START), str(Kind.BLOCK_STOP): str(Kind.BLOCK_START)}
+
+
+def _between_blocks(
+    timeline: pl.DataFrame, progress_kind: str, inner: pl.DataFrame
+) -> pl.DataFrame:
+    """Time between a training block's stop and the next block's start that no evaluation or
+    checkpoint save inside that gap accounts for (``t_s`` at the next start).
+
+    Logs that bracket their training in start/stop events (MLPerf blocks and epochs) say when
+    training was *not* running; that time is not steady training, whatever it was spent on.
+    """
+    start_kind = _STARTS.get(progress_kind)
+    empty = pl.DataFrame(schema={"t_s": pl.Float64, "overhead_s": pl.Float64})
+    if start_kind is None:
+        return empty
+    rows = timeline.filter(
+        pl.col("kind").is_in([progress_kind, start_kind]) & pl.col("t_s").is_not_null()
+    ).select("t_s", "kind")
+    gaps = rows.with_columns(pl.col("t_s").shift(1).alias("stop_t")).filter(
+        (pl.col("kind") == start_kind) & (pl.col("kind").shift(1) == progress_kind)
+    )
+    if gaps.is_empty():
+        return empty
+    within = (
+        gaps.select("t_s", "stop_t")
+        .join(inner.select(pl.col("t_s").alias("inner_t"), "overhead_s"), how="cross")
+        .filter((pl.col("inner_t") > pl.col("stop_t")) & (pl.col("inner_t") <= pl.col("t_s")))
+        .group_by("t_s")
+        .agg(pl.col("overhead_s").sum().alias("inner_s"))
+    )
+    return (
+        gaps.join(within, on="t_s", how="left")
+        .select(
+            "t_s",
+            (pl.col("t_s") - pl.col("stop_t") - pl.col("inner_s").fill_null(0.0))
+            .clip(lower_bound=0.0)
+            .alias("overhead_s"),
+        )
+        .filter(pl.col("overhead_s") > 0)
+    )
+
+
 def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
     """Progress rows with their interval: steps, wall time, busy time and time per step."""
     anchors = timeline.filter(
@@ -215,10 +263,18 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
         )
     ).with_row_index("order")
     anchors = anchors.with_columns(
+        pl.col("step").alias("logged_step"),
         pl.when(pl.col("kind") == progress_kind)
-        .then(pl.coalesce("step", "epoch", pl.col("samples").cast(pl.Int64, strict=False)))
+        .then(
+            pl.coalesce(
+                "step",
+                "epoch",
+                pl.col("samples").cast(pl.Int64, strict=False),
+                pl.col("tokens").cast(pl.Int64, strict=False),
+            )
+        )
         .otherwise(pl.col("step"))
-        .alias("step")
+        .alias("step"),
     )
     # A progress row without any counter cannot be placed in the run.
     anchors = anchors.filter((pl.col("kind") != progress_kind) | pl.col("step").is_not_null())
@@ -236,14 +292,16 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
         (pl.col("t_s") - pl.col("t_s").shift(1)).alias("wall_s"),
         (pl.col("kind").shift(1) != progress_kind).fill_null(True).alias("segment_first"),
         (pl.col("samples") - pl.col("samples").shift(1)).alias("delta_samples"),
+        (pl.col("tokens") - pl.col("tokens").shift(1)).alias("delta_tokens"),
     )
     progress = anchors.filter(pl.col("kind") == progress_kind)
-    overheads = pl.concat(
+    inner = pl.concat(
         [
             _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
             _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
         ]
-    ).sort("t_s")
+    )
+    overheads = pl.concat([inner, _between_blocks(timeline, progress_kind, inner)]).sort("t_s")
     if not overheads.is_empty() and progress["t_s"].drop_nulls().len():
         assigned = overheads.join_asof(
             progress.select(pl.col("t_s").alias("row_t"), "order").sort("row_t"),
@@ -294,6 +352,10 @@ def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
     confirmed = ok
     for ahead in range(1, WARMUP_CONFIRM_INTERVALS):
         confirmed = confirmed & ok.shift(-ahead).over("segment").fill_null(True)
+    # The first interval after a (re)start holds the first steps' compilation and caching: in a
+    # log that reports coarse blocks it can look almost steady while hiding that cost.
+    first = (pl.int_range(pl.len()).over("segment") == 0) & (pl.len().over("segment") > 1)
+    confirmed = confirmed & ~first
     iv = iv.with_columns(
         pl.col("busy_s").fill_null(median * pl.col("interval_steps")),
         ((pl.col("per_step_s") - median) * pl.col("interval_steps")).alias("excess_s"),
@@ -347,6 +409,30 @@ def _quality(
     return last, None, None
 
 
+def _own_target(meta: RunMetadata) -> QualityTarget | None:
+    """The target the log's own rules set (MLPerf's compliance target for its benchmark)."""
+    if meta.quality_target_value is None or meta.quality_higher_is_better is None:
+        return None
+    return QualityTarget(
+        meta.quality_metric, meta.quality_target_value, meta.quality_higher_is_better
+    )
+
+
+def _misses_own_rule(
+    timeline: pl.DataFrame, meta: RunMetadata, own: QualityTarget | None, status: str
+) -> str | None:
+    """Why a run whose log says success does not succeed by its format's own rule (MLPerf's
+    compliance checker: the last evaluation must meet the benchmark's target), or ``None``."""
+    if own is None or status != SUCCEEDED or not meta.success_means_target_reached:
+        return None
+    metrics = timeline.filter(pl.col("kind") == Kind.EVAL)["metric"].drop_nulls()
+    if metrics.len() and own.met_by(float(metrics[-1])):
+        return None
+    rule = f"{'>=' if own.higher_is_better else '<='} {own.threshold:g}"
+    last = f"its last evaluation {float(metrics[-1]):g}" if metrics.len() else "no evaluation"
+    return f"the log says success, but {last} misses the benchmark's target {rule}"
+
+
 def run_facts(
     run: ImportedRun,
     target: QualityTarget | None = None,
@@ -360,14 +446,23 @@ def run_facts(
     """
     tl = run.timeline
     meta = run.metadata
-    planned = planned_steps if planned_steps is not None else meta.planned_steps
+    # A trial is judged by its own plan (the steps its log says it will run); the inventory's
+    # planned steps only where the log states none.
+    planned = meta.planned_steps if meta.planned_steps is not None else planned_steps
     notes: list[str] = []
     has_clock = tl["t_s"].drop_nulls().len() > 0
     progress_kind = _progress_kind(tl)
     steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
     status = _status(tl, meta, final_step, planned)
+    own_target = _own_target(meta)
+    if target is None:
+        target = own_target
     quality_value, reached, reached_at = _quality(tl, meta, target, status)
+    rule_missed = _misses_own_rule(tl, meta, own_target, status)
+    if rule_missed is not None:
+        notes.append(rule_missed)
+        reached = False
     total_s = float(tl["t_s"].max()) if has_clock else None
     outside_eval_s = None
     if quality_value is None and recorded is not None:
@@ -474,6 +569,15 @@ def run_facts(
         unstated = _unstated_eval_time(tl, iv, end_t)
         if unstated is not None:
             eval_s = (eval_s or 0.0) + unstated
+    between_s = None
+    if has_rows and progress_kind in _STARTS:
+        inner = pl.concat(
+            [
+                _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+                _paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
+            ]
+        )
+        between_s = float(_between_blocks(tl, progress_kind, inner)["overhead_s"].sum())
     phases = None
     if has_clock:
         known = [
@@ -484,6 +588,7 @@ def run_facts(
             stall_s,
             recovery_s,
             redone_s,
+            between_s or 0.0,
         ]
         training_s = None if total_s is None else max(0.0, total_s - sum(known))
         phases = PhaseSplit(
@@ -495,6 +600,7 @@ def run_facts(
             stall_s=stall_s if has_rows else None,
             recovery_s=recovery_s if has_rows else None,
             redone_s=redone_s if has_rows else None,
+            between_blocks_s=between_s,
         )
     else:
         phases = PhaseSplit(None, None, run_s, None, None, None, None, None)
@@ -551,10 +657,13 @@ def run_facts(
 
 
 def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float | None, str | None]:
+    """Work over busy time in the unit the log counts: samples, else tokens, else steps times
+    the stated samples per step, else the log's own rate, else epochs or steps."""
     busy = float(steady["busy_s"].sum())
-    deltas = steady["delta_samples"]
-    if busy > 0 and deltas.null_count() == 0 and (deltas >= 0).all() and deltas.sum() > 0:
-        return float(deltas.sum()) / busy, "samples/s"
+    for column, unit in (("delta_samples", "samples/s"), ("delta_tokens", "tokens/s")):
+        deltas = steady[column]
+        if busy > 0 and deltas.null_count() == 0 and (deltas >= 0).all() and deltas.sum() > 0:
+            return float(deltas.sum()) / busy, unit
     steps = float(steady["interval_steps"].sum())
     if meta.samples_per_step and busy > 0:
         return steps * meta.samples_per_step / busy, "samples/s"
@@ -562,7 +671,10 @@ def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float |
     if own.len():
         return float(own.median()), meta.throughput_unit
     if busy > 0:
-        return steps / busy, "steps/s"
+        counts_epochs = (
+            steady["logged_step"].is_null().all() and steady["epoch"].is_not_null().all()
+        )
+        return steps / busy, "epochs/s" if counts_epochs else "steps/s"
     return None, None
 
 
@@ -616,9 +728,15 @@ def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float
         if steps.len() and meta.samples_per_step:
             return float(steps.max()) * meta.samples_per_step
         return None
+    if unit == "tokens/s":
+        tokens = tl["tokens"].drop_nulls()
+        return float(tokens.max()) if tokens.len() else None
     if unit == "steps/s":
         steps = tl["step"].drop_nulls()
         return float(steps.max()) if steps.len() else None
+    if unit == "epochs/s":
+        epochs = tl["epoch"].drop_nulls()
+        return float(epochs.max()) if epochs.len() else None
     return None
 
 

@@ -91,6 +91,79 @@ class TimeSource(StrEnum):
 
 
 @dataclass(frozen=True)
+class SystemSize:
+    """The system a run measured: nodes x accelerators per node (SPEC §2: a measurement holds
+    for the system it was taken on). Unknown parts are ``None``; ``total`` is known on its own
+    when a log states only the world size (Megatron's ``using world size: N``)."""
+
+    nodes: int | None
+    accelerators_per_node: int | None
+    accelerator: str | None
+    source: str
+    """Where it was read (``systems/<system>.json``, ``:::SYSJSON`` line N, the launcher line
+    N), or who stated it."""
+    total_stated: int | None = None
+    """Accelerators in all, when stated without the split into nodes."""
+    stated_by: str | None = None
+    """Who stated the size, when a person did (an assumption, not a reading of a log)."""
+
+    @property
+    def accelerators(self) -> int | None:
+        if self.nodes is not None and self.accelerators_per_node is not None:
+            return self.nodes * self.accelerators_per_node
+        return self.total_stated
+
+    @property
+    def is_assumption(self) -> bool:
+        return self.stated_by is not None
+
+    def text(self) -> str:
+        """``8 x 8 H100-SXM5-80GB = 64``; unknown parts are ``?``."""
+        what = f" {self.accelerator}" if self.accelerator else ""
+        if self.nodes is None and self.accelerators_per_node is None:
+            total = self.total_stated
+            return f"{total}{what} in all" if total is not None else "size unknown"
+        nodes = "?" if self.nodes is None else str(self.nodes)
+        per = "?" if self.accelerators_per_node is None else str(self.accelerators_per_node)
+        total = self.accelerators
+        return f"{nodes} x {per}{what}" + (f" = {total}" if total is not None else "")
+
+    def same_size(self, other: SystemSize) -> bool:
+        return (self.nodes, self.accelerators_per_node, self.accelerators) == (
+            other.nodes,
+            other.accelerators_per_node,
+            other.accelerators,
+        )
+
+
+@dataclass(frozen=True)
+class JobClock:
+    """The job's own clock, printed by the wrapper around the training process (NVIDIA-derived
+    ``run_and_time.sh``: ``STARTING TIMING RUN AT``, ``ENDING TIMING RUN AT``, ``RESULT,...``).
+
+    Its span covers container start, imports and teardown outside the framework's own lines:
+    billed machine time is at least this span."""
+
+    span_s: float
+    """Launch to the end of the job, as the wrapper measured it."""
+    before_first_line_s: float | None
+    """Launch to the log's ``t_s == 0``; ``None`` when the wrapper's local time cannot be
+    placed on the log's clock (its time zone is not printed)."""
+    source: str
+
+
+PROTOCOL_FACTS = (
+    "benchmark",
+    "global_batch_size",
+    "sequence_length",
+    "quality_metric",
+    "quality_target",
+)
+"""Facts of what a run's result is a result *of*, as logs state them (normalized names).
+Two run sets are the same protocol only where both state a fact and it agrees."""
+
+
+@dataclass(frozen=True)
 class RunMetadata:
     """Run-level facts of one imported log; unknown facts are ``None``."""
 
@@ -120,6 +193,16 @@ class RunMetadata:
     """Figures this format cannot give, said explicitly so the UI can show them as unknown."""
     notes: tuple[str, ...] = ()
     """How the importer interpreted the log (deduplication, rebuilt clock, ...)."""
+    system: SystemSize | None = None
+    """The system the run measured, where the log (or its submission) states it."""
+    job_clock: JobClock | None = None
+    protocol: dict[str, str] = field(default_factory=dict)
+    """``PROTOCOL_FACTS`` the log states, as text (``global_batch_size``: ``"8"``)."""
+    setup_phases: dict[str, float] = field(default_factory=dict)
+    """Set-up timings the log states inside its initialization (seconds by name)."""
+    quality_target_value: float | None = None
+    """The quality target the log's own rules set (MLPerf: the benchmark's compliance
+    target), used when the project states none."""
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -135,6 +218,10 @@ class RunMetadata:
         data["time_source"] = TimeSource(data["time_source"])
         data["not_derivable"] = tuple(data.get("not_derivable", ()))
         data["notes"] = tuple(data.get("notes", ()))
+        if data.get("system") is not None:
+            data["system"] = SystemSize(**data["system"])
+        if data.get("job_clock") is not None:
+            data["job_clock"] = JobClock(**data["job_clock"])
         # Runs stored before ``prints_run_stop`` existed: MLPerf was the one such format.
         data.setdefault("prints_run_stop", data.get("format") == "mlperf")
         return cls(**data)

@@ -128,8 +128,11 @@ def decode_text(source: SourceFile) -> str:
         ) from None
 
 
-def read_lines(source: SourceFile) -> pl.DataFrame:
+def read_lines(source: SourceFile, *, latin1: bool = False) -> pl.DataFrame:
     """One row per line: ``line`` (1-based) and ``text`` (without the line break, never null).
+
+    ``latin1``: a file that is not UTF-8 is read as Latin-1 instead of refused (for formats
+    whose records are ASCII, so a stray byte elsewhere cannot change a number).
 
     Polars' CSV reader splits the bytes (in parallel) with a separator byte that logs do not
     contain: the fastest way to get a column of lines. It refuses bytes that are not
@@ -150,7 +153,13 @@ def read_lines(source: SourceFile) -> pl.DataFrame:
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
         frame = None
     if frame is None or b"\x00" in source.data or _SEPARATOR in source.data:
-        lines = decode_text(source).split("\n")
+        try:
+            text = decode_text(source)
+        except InputFileError:
+            if not latin1 or b"\x00" in source.data:
+                raise
+            text = source.data.decode("latin-1")
+        lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         frame = pl.DataFrame({"text": [line.removesuffix("\r") for line in lines]})

@@ -176,7 +176,11 @@ def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
         "throughput_unit": facts.throughput_unit,
         "restarts": facts.restarts,
         "redone_steps": facts.redone_steps,
-        "mlperf_minutes": run_minutes(run.timeline) if is_mlperf else None,
+        # MLPerf's summarizer counts a run only when it passes the compliance check, which
+        # includes an evaluation meeting the benchmark's target.
+        "mlperf_minutes": (
+            run_minutes(run.timeline) if is_mlperf and facts.quality_reached is not False else None
+        ),
         "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
         "metadata_json": dataclasses.replace(meta, source=source).to_json(),
     }

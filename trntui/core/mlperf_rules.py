@@ -1,0 +1,67 @@
+"""What MLPerf Training's rules say about each benchmark: its quality target and its unit of work.
+
+Two facts a log does not spell out but the benchmark's rules fix:
+
+* **The quality target** that MLCommons' compliance checker enforces on the last
+  ``eval_accuracy`` of a successful run (``mlperf_logging/compliance_checker/training_*/
+  closed_<benchmark>.yaml``). A run whose log says ``success`` but whose last evaluation misses
+  it is not a successful run (the checker rejects the log).
+* **What the ``epoch_num`` / ``first_epoch_num`` / ``epoch_count`` keys count.** They are real
+  epochs for most benchmarks (samples = epochs x ``train_samples``), but BERT counts training
+  *samples* in them and GPT-3 (MaxText, NVIDIA) counts *tokens* or sequences; multiplying those
+  by ``train_samples`` invents numbers. Logs that state ``samples_count`` are read from it.
+
+Targets are per benchmark name as ``submission_benchmark`` prints it; a benchmark not listed
+has no known target (the project's own goal, or none, applies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SAMPLES = "samples"
+TOKENS = "tokens"
+EPOCHS = "epochs"
+STEPS = "steps"
+
+
+@dataclass(frozen=True)
+class BenchmarkRules:
+    name: str
+    metric: str
+    """What ``eval_accuracy`` measures for this benchmark."""
+    target: float | None
+    higher_is_better: bool
+    epoch_unit: str = EPOCHS
+    """What the epoch keys count: ``epochs``, ``samples`` or ``tokens``."""
+
+    def target_text(self) -> str | None:
+        if self.target is None:
+            return None
+        return f"{'>=' if self.higher_is_better else '<='} {self.target:g}"
+
+
+_RULES = (
+    BenchmarkRules("resnet", "top-1 accuracy", 0.759, True),
+    BenchmarkRules("bert", "masked-LM accuracy", 0.720, True, SAMPLES),
+    BenchmarkRules("dlrm_dcnv2", "AUC", 0.80275, True, SAMPLES),
+    BenchmarkRules("dlrm", "AUC", 0.8025, True, SAMPLES),
+    BenchmarkRules("maskrcnn", "box mAP", None, True),
+    BenchmarkRules("ssd", "mAP", 0.340, True),
+    BenchmarkRules("retinanet", "mAP", 0.340, True),
+    BenchmarkRules("rnnt", "word error rate", 0.058, False),
+    BenchmarkRules("unet3d", "mean DICE", 0.908, True),
+    BenchmarkRules("minigo", "win rate", 0.50, True),
+    BenchmarkRules("gpt3", "log perplexity", 2.69, False, TOKENS),
+    BenchmarkRules("stable_diffusion", "FID", None, False, SAMPLES),
+    BenchmarkRules("llama2_70b_lora", "validation cross-entropy", 0.925, False, SAMPLES),
+    BenchmarkRules("gnn", "accuracy", 0.72, True),
+    BenchmarkRules("rgat", "accuracy", 0.72, True),
+    BenchmarkRules("llama31_8b", "log perplexity", 3.3, False, SAMPLES),
+    BenchmarkRules("llama31_405b", "log perplexity", 5.6, False, SAMPLES),
+)
+RULES: dict[str, BenchmarkRules] = {rule.name: rule for rule in _RULES}
+
+
+def rules_for(benchmark: str | None) -> BenchmarkRules | None:
+    return RULES.get(benchmark) if benchmark else None

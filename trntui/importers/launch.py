@@ -1,0 +1,321 @@
+"""What a log says about the job around the training process: system size and the job's clock.
+
+Training frameworks print their own lines (MLLOG events, iteration lines), but the size of the
+system and the time the job really held it are written by the layers around them, and several
+logs carry those lines too. Sources, in the order they are trusted:
+
+1. ``:::SYSJSON {...}`` lines (MLPerf system description printed by the run script):
+   ``number_of_nodes``, ``accelerators_per_node``, ``accelerator_model_name`` (numbers often as
+   text). A line whose JSON does not parse (a script that printed its usage instead) is ignored.
+2. The MLCommons submission layout: a log at ``<submitter>/results/<system>/<benchmark>/`` is
+   described by ``<submitter>/systems/<system>.json`` (same keys). MLCommons names a system
+   folder after its *node* count (``8xSMC-H100``: 8 nodes), so the name itself is never read.
+3. Launcher lines echoed into the log: Slurm ``srun`` (``--ntasks``/``-n``,
+   ``--ntasks-per-node``, ``--nodes``/``-N``), ``torchrun`` / ``torch.distributed.run``
+   (``--nnodes``, ``--nproc_per_node``) and ``mpirun`` (``-np``, ``-npernode`` /
+   ``--map-by ppr:M:node``). The launch of the most processes is the training job (a job also
+   runs one-task helpers such as cache clearing); one process per accelerator is assumed, and
+   the source says which line it came from.
+
+The job's clock: NVIDIA-derived implementations wrap training in a script that prints
+``STARTING TIMING RUN AT <local date>``, ``ENDING TIMING RUN AT <local date>`` and
+``RESULT,<BENCHMARK>,,<seconds>,<user>,<start date>``. Its span is at least what the machine
+was billed for one attempt. The dates are local time without a zone; they are placed on the
+log's own (UTC) clock by the one whole-quarter-hour zone offset that puts the wrapper's start
+before the first log line and its end after the last one. When several offsets fit, the time
+before the first line stays unknown (the span is still known).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from trntui.core.timeline import JobClock, SystemSize
+
+SYSJSON = ":::SYSJSON"
+SYSTEMS_FOLDER = "systems"
+RESULTS_FOLDER = "results"
+
+_LAUNCHERS = re.compile(
+    r"(?:^|[\s;&|(+'\"])(srun|torchrun|mpirun|mpiexec)\s|torch\.distributed\.(?:run|launch)\b"
+)
+_WRAPPER_START = re.compile(r"STARTING TIMING RUN AT (.+?)\s*$")
+_WRAPPER_END = re.compile(r"ENDING TIMING RUN AT (.+?)\s*$")
+_WRAPPER_RESULT = re.compile(r"RESULT,([^,]*),[^,]*,(\d+(?:\.\d+)?),")
+_DATE_FORMATS = ("%Y-%m-%d %I:%M:%S %p", "%Y-%m-%d %H:%M:%S", "%a %b %d %H:%M:%S %Z %Y")
+_QUARTER_HOUR_S = 900
+_MAX_ZONE_S = 14 * 3600
+_CLOCK_RESOLUTION_S = 1.0
+
+
+def context_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """The lines that may carry size or clock facts (a cheap filter before any parsing)."""
+    text = pl.col("text")
+    return lines.filter(
+        text.str.contains(SYSJSON, literal=True)
+        | text.str.contains("TIMING RUN AT", literal=True)
+        | text.str.contains("RESULT,", literal=True)
+        | text.str.contains(r"\b(srun|torchrun|mpirun|mpiexec)\s|torch\.distributed\.")
+    )
+
+
+def _whole(value: Any) -> int | None:
+    """A positive whole number from JSON or text (``"8"``), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.isdigit():
+            return None
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _described_size(data: Any, source: str) -> SystemSize | None:
+    """Size from an MLPerf system description (SYSJSON line or systems file)."""
+    if not isinstance(data, dict):
+        return None
+    nodes = _whole(data.get("number_of_nodes"))
+    per_node = _whole(data.get("accelerators_per_node"))
+    if nodes is None and per_node is None:
+        return None
+    name = data.get("accelerator_model_name")
+    accelerator = name.strip() if isinstance(name, str) and name.strip() else None
+    return SystemSize(nodes, per_node, accelerator, source)
+
+
+def sysjson_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
+    """The first ``:::SYSJSON`` line whose JSON parses and states a size."""
+    for line, text in lines.filter(pl.col("text").str.contains(SYSJSON, literal=True)).iter_rows():
+        payload = text.split(SYSJSON, 1)[1]
+        start, end = payload.find("{"), payload.rfind("}")
+        if start < 0 or end <= start:
+            continue
+        try:
+            data = json.loads(payload[start : end + 1])
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        size = _described_size(data, f"{Path(path).name} line {line} (:::SYSJSON)")
+        if size is not None:
+            return size
+    return None
+
+
+def submission_system_file(path: Path) -> Path | None:
+    """``<submitter>/systems/<system>.json`` for a log at
+    ``<submitter>/results/<system>/<benchmark>/<log>``, when the layout is MLCommons'."""
+    benchmark_dir = Path(path).resolve().parent
+    system_dir = benchmark_dir.parent
+    results_dir = system_dir.parent
+    if results_dir.name != RESULTS_FOLDER:
+        return None
+    candidate = results_dir.parent / SYSTEMS_FOLDER / f"{system_dir.name}.json"
+    return candidate if candidate.is_file() else None
+
+
+def submission_size(path: Path) -> tuple[SystemSize | None, str | None]:
+    """Size from the submission's system description beside the results; the second value is
+    a note when that file exists but cannot be read."""
+    file = submission_system_file(path)
+    if file is None:
+        return None, None
+    shown = f"{SYSTEMS_FOLDER}/{file.name}"
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return None, f"{shown} cannot be read ({error}); system size not taken from it"
+    size = _described_size(data, shown)
+    if size is None:
+        return None, f"{shown} states no number_of_nodes / accelerators_per_node"
+    return size, None
+
+
+def _option(tokens: list[str], names: tuple[str, ...]) -> str | None:
+    """The value of the first of ``names`` in ``tokens`` (``--x=v``, ``--x v``, ``-xV``)."""
+    for index, token in enumerate(tokens):
+        for name in names:
+            if token == name and index + 1 < len(tokens):
+                return tokens[index + 1]
+            if name.startswith("--") and token.startswith(name + "="):
+                return token.split("=", 1)[1]
+            if (
+                not name.startswith("--")
+                and token.startswith(name)
+                and token[len(name) :].isdigit()
+            ):
+                return token[len(name) :]
+    return None
+
+
+def _launch(tokens: list[str]) -> tuple[int | None, int | None, int | None] | None:
+    """(nodes, processes per node, processes) of one launcher command, or ``None``."""
+    if not tokens:
+        return None
+    tool = Path(tokens[0]).name
+    args = tokens[1:]
+    if tool == "srun":
+        total = _whole(_option(args, ("--ntasks", "-n")))
+        per_node = _whole(_option(args, ("--ntasks-per-node",)))
+        nodes = _whole(_option(args, ("--nodes", "-N")))
+    elif tool in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
+        nodes = _whole(_option(args, ("--nnodes",)))
+        per_node = _whole(_option(args, ("--nproc_per_node", "--nproc-per-node")))
+        total = None
+    elif tool in ("mpirun", "mpiexec"):
+        total = _whole(_option(args, ("-np", "-n", "--np")))
+        per_node = _whole(_option(args, ("-npernode", "--npernode")))
+        mapping = _option(args, ("--map-by",))
+        if per_node is None and mapping:
+            match = re.match(r"ppr:(\d+):node", mapping)
+            per_node = int(match.group(1)) if match else None
+        nodes = None
+    else:
+        return None
+    if nodes is None and total is not None and per_node and total % per_node == 0:
+        nodes = total // per_node
+    if per_node is None and total is not None and nodes and total % nodes == 0:
+        per_node = total // nodes
+    if total is None and nodes is not None and per_node is not None:
+        total = nodes * per_node
+    if total is None and per_node is None:
+        return None
+    return nodes, per_node, total
+
+
+def _command_tokens(text: str) -> list[str] | None:
+    """The launcher command in a line, from the launcher's name on (shell words)."""
+    match = _LAUNCHERS.search(text)
+    if match is None:
+        return None
+    start = match.start(1) if match.group(1) else match.start()
+    try:
+        tokens = shlex.split(text[start:], posix=True)
+    except ValueError:
+        tokens = text[start:].split()
+    if tokens and tokens[0].startswith("torch.distributed."):
+        tokens[0] = tokens[0].split()[0]
+    return tokens
+
+
+def launcher_size(
+    lines: pl.DataFrame, path: str, accelerator: str | None = None
+) -> SystemSize | None:
+    """Size from the launch of the most processes among the launcher lines of a log."""
+    best: tuple[int, int, tuple[int | None, int | None, int | None]] | None = None
+    candidates = lines.filter(
+        pl.col("text").str.contains(r"\b(srun|torchrun|mpirun|mpiexec)\s|torch\.distributed\.")
+    )
+    for line, text in candidates.iter_rows():
+        tokens = _command_tokens(text)
+        launch = _launch(tokens) if tokens else None
+        if launch is None or launch[1] is None:
+            continue
+        processes = launch[2] or 0
+        if best is None or processes > best[0]:
+            best = (processes, line, launch)
+    if best is None:
+        return None
+    _, line, (nodes, per_node, total) = best
+    source = f"{Path(path).name} line {line} (launcher: one process per accelerator)"
+    size = SystemSize(nodes, per_node, accelerator, source)
+    if nodes is None and total is not None:
+        size = SystemSize(None, None, accelerator, source, total_stated=total)
+    return size
+
+
+def first_size(*sizes: SystemSize | None) -> SystemSize | None:
+    """The first size that states nodes and accelerators per node, else the first one at all;
+    a missing accelerator name is taken from a later source that names it."""
+    known = [size for size in sizes if size is not None]
+    if not known:
+        return None
+    best = next(
+        (s for s in known if s.nodes is not None and s.accelerators_per_node is not None),
+        known[0],
+    )
+    if best.accelerator is None:
+        name = next((s.accelerator for s in known if s.accelerator), None)
+        if name is not None:
+            best = SystemSize(
+                best.nodes, best.accelerators_per_node, name, best.source, best.total_stated
+            )
+    return best
+
+
+def _parse_local(text: str) -> dt.datetime | None:
+    text = " ".join(text.split())
+    for fmt in _DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def job_clock(
+    lines: pl.DataFrame, path: str, first_s: float | None, last_s: float | None
+) -> JobClock | None:
+    """The wrapper's span, placed on the log's clock when one zone offset fits.
+
+    ``first_s`` / ``last_s`` are the log's first and last event times in seconds since 1970
+    (UTC), or ``None`` when the log has no absolute clock.
+    """
+    starts: list[tuple[int, dt.datetime]] = []
+    ends: list[tuple[int, dt.datetime]] = []
+    results: list[tuple[int, float]] = []
+    for line, text in lines.filter(
+        pl.col("text").str.contains("TIMING RUN AT", literal=True)
+        | pl.col("text").str.contains("RESULT,", literal=True)
+    ).iter_rows():
+        if (match := _WRAPPER_START.search(text)) and (when := _parse_local(match.group(1))):
+            starts.append((line, when))
+        elif (match := _WRAPPER_END.search(text)) and (when := _parse_local(match.group(1))):
+            ends.append((line, when))
+        elif match := _WRAPPER_RESULT.search(text):
+            results.append((line, float(match.group(2))))
+    name = Path(path).name
+    if starts and ends:
+        start = min(when for _, when in starts)
+        end = max(when for _, when in ends)
+        span = (end - start).total_seconds()
+        if span < 0:
+            return None
+        where = f"{name} lines {starts[0][0]}-{max(line for line, _ in ends)}"
+    elif results:
+        span = max(seconds for _, seconds in results)
+        start = None
+        where = f"{name} line {results[0][0]}"
+    else:
+        return None
+    if results:
+        # The RESULT line's own seconds, when larger (whole seconds, the same span).
+        span = max(span, max(seconds for _, seconds in results))
+    before = None
+    if start is not None and first_s is not None and last_s is not None:
+        before = _before_first_line(start, span, first_s, last_s)
+    return JobClock(span, before, f"job wrapper, {where} (STARTING/ENDING TIMING RUN, RESULT)")
+
+
+def _before_first_line(
+    start: dt.datetime, span: float, first_s: float, last_s: float
+) -> float | None:
+    """Seconds from the wrapper's start to the log's first event, or ``None`` when the zone
+    offset of the wrapper's local time is not unique."""
+    naive_start = start.replace(tzinfo=dt.UTC).timestamp()
+    fits = []
+    for offset in range(-_MAX_ZONE_S, _MAX_ZONE_S + 1, _QUARTER_HOUR_S):
+        launch = naive_start - offset
+        before = first_s - launch
+        after = launch + span - last_s
+        if before >= -_CLOCK_RESOLUTION_S and after >= -_CLOCK_RESOLUTION_S:
+            fits.append(max(0.0, before))
+    return fits[0] if len(fits) == 1 else None
