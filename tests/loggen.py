@@ -220,6 +220,11 @@ class NxdSpec:
     crash_at: int | None = 420
     restart_downtime_s: float = 120.0
     seed: int = 11
+    seq_len: int = 4096
+    states_plan: bool = True
+    """Print the script's arguments (plan, batch, sequence length) as the examples do."""
+    launch: str | None = None
+    """A launcher line to print first (e.g. torchrun's), as a job script that echoes it would."""
 
 
 def _asctime(when: dt.datetime) -> str:
@@ -254,7 +259,19 @@ def write_nxd(path: Path, spec: NxdSpec = NxdSpec()) -> Truth:
             out.append(".......")
             out.append("Compiler status PASS")
 
-    out.append("Namespace(batch_size=32, seq_len=4096, steps_this_run=600)")
+    if spec.launch:
+        out.append(spec.launch)
+    if spec.states_plan:
+        out.append(f"GBS={spec.batch}")
+        out.append("MBS=1")
+        out.append(f"SEQ_LEN={spec.seq_len}")
+        out.append("--------TRAINING CONFIG----------")
+        out.append(
+            f"Namespace(model_path='./config.json', data_dir='./data', batch_size=1, "
+            f"max_steps={spec.total_steps}, steps_this_run=-1, seed=1234, lr=0.00015, "
+            f"grad_accum_usteps={spec.batch}, tensor_parallel_size=8, seq_len={spec.seq_len}, "
+            f"use_zero_1=True, checkpoint_freq={spec.save_interval})"
+        )
     compile_graphs(cached=False)
     truth.init_s = truth.compile_s
     step = 0

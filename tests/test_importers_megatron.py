@@ -347,3 +347,19 @@ def test_early_exit_is_not_a_success(tmp_path: Path) -> None:
     stops = import_file(path).timeline.filter(pl.col("kind") == Kind.RUN_STOP)
     assert stops.height == 1
     assert stops["status"][0] != "success"
+
+
+def test_world_size_and_protocol_from_the_arguments(tmp_path: Path) -> None:
+    spec = loggen.MegatronSpec(global_batch=512, seq_length=4096, crash_at=None, stall_at=None)
+    path = tmp_path / "megatron.log"
+    loggen.write_megatron(path, spec)
+    meta = import_file(path).metadata
+    assert meta.system is not None and meta.system.accelerators == 8
+    assert meta.system.nodes is None  # Megatron states no node count
+    assert meta.protocol["global_batch_size"] == "512"
+    assert meta.protocol["sequence_length"] == "4096"
+    lines = path.read_text().splitlines()
+    lines.insert(0, "+ srun -l --mpi=pmix --ntasks=16 --ntasks-per-node=8 python pretrain_gpt.py")
+    path.write_text("\n".join(lines) + "\n")
+    size = import_file(path).metadata.system
+    assert (size.nodes, size.accelerators_per_node) == (2, 8)

@@ -103,3 +103,27 @@ def test_any_text_imports_or_raises_input_file_error(tmp_path: Path, lines: list
         assert str(path) in str(error)
     else:
         assert run.timeline.schema == TIMELINE_SCHEMA
+
+
+def test_system_size_from_the_torchrun_launch(tmp_path: Path) -> None:
+    """torchrun's --nnodes x --nproc_per_node; on Neuron the processes are NeuronCores."""
+    from tests.loggen import NxdSpec, write_nxd
+
+    launches = {
+        "torchrun --nproc_per_node 32 --nnodes 4 --node_rank 0 tp_zero1.py": (4, 32),
+        "DISTRIBUTED_ARGS=--nproc_per_node 64 --nnodes 2 --node_rank 0 --master_port 44000": (
+            2,
+            64,
+        ),
+        "+ torchrun --nproc-per-node=32 run_llama_nxd.py --seq_len 4096": (1, 32),
+    }
+    for index, (launch, (nodes, per_node)) in enumerate(launches.items()):
+        path = tmp_path / f"run{index}.log"
+        write_nxd(path, NxdSpec(launch=launch, crash_at=None, stall_at=None))
+        size = import_file(path).metadata.system
+        assert size is not None, launch
+        assert (size.nodes, size.accelerators_per_node) == (nodes, per_node)
+        assert "NeuronCore" in (size.accelerator or "")
+    plain = tmp_path / "plain.log"
+    write_nxd(plain, NxdSpec(crash_at=None, stall_at=None))
+    assert import_file(plain).metadata.system is None

@@ -125,7 +125,7 @@ def test_crashed_run_that_never_resumed_is_incomplete(tmp_path: Path) -> None:
 
 
 def test_nxd_run(tmp_path: Path) -> None:
-    spec = loggen.NxdSpec()
+    spec = loggen.NxdSpec(states_plan=False)
     path = tmp_path / "nxd.log"
     truth = loggen.write_nxd(path, spec)
     run = import_file(path)
@@ -150,6 +150,24 @@ def test_nxd_run(tmp_path: Path) -> None:
     assert done.init_s + done.run_s == pytest.approx(truth.end_s, abs=1.0)
     short = run_facts(run, planned_steps=spec.total_steps + 1)
     assert short.status == INCOMPLETE and short.run_s is None
+
+
+def test_a_trial_is_judged_by_the_plan_its_log_states(tmp_path: Path) -> None:
+    """The inventory's work is the job to estimate; a trial that reached the steps its own
+    arguments planned is complete whatever the inventory asks for (issue: raising the work
+    to finish made every trial 'incomplete')."""
+    spec = loggen.NxdSpec(total_steps=384, batch=8, seq_len=8192, crash_at=None, stall_at=None)
+    path = tmp_path / "nxd.log"
+    loggen.write_nxd(path, spec)
+    run = import_file(path)
+    assert run.metadata.planned_steps == 384
+    assert run.metadata.protocol == {"global_batch_size": "8", "sequence_length": "8192"}
+    for inventory_plan in (None, 384, 768):
+        facts = run_facts(run, planned_steps=inventory_plan)
+        assert facts.status == SUCCEEDED and facts.planned_steps == 384
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(path.read_text().splitlines()[:-20]) + "\n")
+    assert run_facts(import_file(cut), planned_steps=300).status == INCOMPLETE
 
 
 def _raw(path: Path) -> list[dict]:

@@ -167,7 +167,9 @@ def _launch(tokens: list[str]) -> tuple[int | None, int | None, int | None] | No
         per_node = _whole(_option(args, ("--ntasks-per-node",)))
         nodes = _whole(_option(args, ("--nodes", "-N")))
     elif tool in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
-        nodes = _whole(_option(args, ("--nnodes",)))
+        # torchrun runs on one node unless told otherwise; a range ("1:4") is elastic: unknown.
+        stated = _option(args, ("--nnodes",))
+        nodes = 1 if stated is None else _whole(stated)
         per_node = _whole(_option(args, ("--nproc_per_node", "--nproc-per-node")))
         total = None
     elif tool in ("mpirun", "mpiexec"):

@@ -35,11 +35,13 @@ from trntui.core.timeline import (
     ImportedRun,
     Kind,
     RunMetadata,
+    SystemSize,
     TimeSource,
     conform,
     with_interval_steps,
 )
 from trntui.importers._base import SourceFile, Steps, no_events_error, read_lines, read_source
+from trntui.importers.launch import context_lines, first_size, launcher_size
 
 NAME = "megatron"
 _ITERATION_START = r"iteration\s+\d+\s*/"
@@ -436,13 +438,59 @@ def _attach_save_timers(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+_ARG_NAMES = (
+    "seq_length",
+    "train_iters",
+    "world_size",
+    "global_batch_size",
+    "micro_batch_size",
+    "data_parallel_size",
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+)
+"""Whole-number arguments of the dump (``  name ...... value``, rank 0 prints it once)."""
+
+
 def _args(lines: pl.DataFrame) -> dict[str, float]:
     head = lines.filter(pl.col("text").str.contains(" ...", literal=True)).head(20_000)
     values = head.select(
-        _float(r"^\s*seq_length\s*\.+\s*(\d+)\s*$").drop_nulls().first().alias("seq_length"),
-        _float(r"^\s*train_iters\s*\.+\s*(\d+)\s*$").drop_nulls().first().alias("train_iters"),
+        _float(rf"^[>\s]*{name}\s*\.+\s*(\d+)\s*$").drop_nulls().first().alias(name)
+        for name in _ARG_NAMES
     ).row(0, named=True)
-    return {key: value for key, value in values.items() if value is not None}
+    found = {key: value for key, value in values.items() if value is not None}
+    if "world_size" not in found:
+        # Older releases print only "using world size: 8, data-parallel size: 8, ...".
+        world = lines.head(20_000).select(_float(r"using world size:\s*(\d+)").drop_nulls().first())
+        if world.item() is not None:
+            found["world_size"] = float(world.item())
+    return found
+
+
+def _system(lines: pl.DataFrame, args: dict[str, float], path: str) -> SystemSize | None:
+    """The launcher's nodes x processes per node, else the world size the arguments state
+    (one process per accelerator, Megatron's rule)."""
+    world = args.get("world_size")
+    stated = (
+        SystemSize(None, None, None, f"{Path(path).name}: world_size {int(world)}", int(world))
+        if world
+        else None
+    )
+    return first_size(launcher_size(context_lines(lines.head(20_000)), path), stated)
+
+
+def _protocol(
+    args: dict[str, float], batch: float | None, metric_name: str | None
+) -> dict[str, str]:
+    protocol = {}
+    global_batch = args.get("global_batch_size", batch)
+    if global_batch:
+        protocol["global_batch_size"] = str(int(global_batch))
+    if args.get("seq_length"):
+        protocol["sequence_length"] = str(int(args["seq_length"]))
+    if metric_name:
+        protocol["quality_metric"] = f"validation {metric_name}"
+    return protocol
 
 
 def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
@@ -584,6 +632,8 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
         planned_steps=planned_steps,
         facts={k: str(int(v)) for k, v in args.items()},
         notes=tuple(notes),
+        system=_system(rest, args, source.name),
+        protocol=_protocol(args, samples_per_step, metric_name),
     )
     steps.at(0.95)
     return ImportedRun(conform(events.filter(pl.col("kind") != "marker")), metadata)

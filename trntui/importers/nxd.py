@@ -6,6 +6,12 @@ resolution is one second). Neuron compiler lines, when present, give compile int
 ``<YYYY-mm-dd HH:MM:SS.ffffff>: <pid> INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: ...``
 then ``Compiler status PASS`` (``FAIL``; a line without its own timestamp takes the next
 stamped line's time, an upper bound). Times are the host's local time; the log carries no time zone.
+
+The run's own plan and protocol come from what the example scripts print before training: the
+``Namespace(...)`` of their arguments (``max_steps``, ``steps_this_run``, ``seq_len``,
+``batch_size`` = the micro batch per worker) and the launcher's echo lines (``GBS=``,
+``SEQ_LEN=``). The system size comes from torchrun's ``--nnodes`` x ``--nproc_per_node``,
+which on Neuron counts logical NeuronCores, not chips.
 """
 
 from __future__ import annotations
@@ -17,10 +23,23 @@ import polars as pl
 
 from trntui.core.compile_telemetry import parse_asctime
 from trntui.core.errors import InputFileError
-from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
+from trntui.core.timeline import ImportedRun, Kind, RunMetadata, SystemSize, TimeSource, conform
 from trntui.importers._base import Steps, no_events_error, read_lines, read_source
+from trntui.importers.launch import context_lines, launcher_size
 
 NAME = "nxd"
+NEURON_CORE = "NeuronCore (logical)"
+_FACT_ARGS = (
+    "batch_size",
+    "grad_accum_usteps",
+    "max_steps",
+    "steps_this_run",
+    "seq_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "GBS",
+    "MBS",
+)
 _STEP = (
     r"^LOG (\w{3} \w{3} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4}) - \((\d+), (\d+)\) "
     r"step_loss : (\S+) learning_rate : (\S+) throughput : (\S+) seq/s"
@@ -88,6 +107,59 @@ def _compile_rows(lines: pl.DataFrame) -> pl.DataFrame:
     ).filter(pl.col("kind").is_not_null())
 
 
+_NAMESPACE = re.compile(r"Namespace\((.*)\)\s*$")
+_PAIR = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|[^,]*)")
+_ECHO = re.compile(r"^\s*(?:\+\s*)?(?:export\s+)?(GBS|MBS|SEQ_LEN|TOTAL_STEPS)=(\d+)\s*$")
+
+
+def _arguments(lines: pl.DataFrame) -> dict[str, str]:
+    """The script's arguments: its ``Namespace(...)`` print (parsed by key: the order depends
+    on the Python version) and the launcher's ``GBS=``/``SEQ_LEN=`` echo lines."""
+    found: dict[str, str] = {}
+    head = lines.head(5_000)
+    for (text,) in (
+        head.filter(pl.col("text").str.contains("Namespace(", literal=True))
+        .select("text")
+        .iter_rows()
+    ):
+        match = _NAMESPACE.search(text)
+        if match:
+            for key, value in _PAIR.findall(match.group(1)):
+                found.setdefault(key, value.strip().strip("'\""))
+            break
+    for (text,) in (
+        head.filter(pl.col("text").str.contains("=", literal=True)).select("text").iter_rows()
+    ):
+        match = _ECHO.match(text)
+        if match:
+            found.setdefault(match.group(1), match.group(2))
+    return found
+
+
+def _whole_arg(args: dict[str, str], *names: str) -> int | None:
+    for name in names:
+        value = args.get(name, "")
+        if value.lstrip("-").isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
+def _distributed_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
+    """torchrun's ``--nnodes`` x ``--nproc_per_node`` (the launch line, or the script's echo of
+    ``DISTRIBUTED_ARGS``). On Neuron a process runs per logical NeuronCore, not per chip."""
+    head = lines.head(5_000)
+    size = launcher_size(context_lines(head), path, accelerator=NEURON_CORE)
+    if size is not None:
+        return size
+    echoed = head.filter(pl.col("text").str.contains("--nproc[_-]per[_-]node"))
+    if echoed.is_empty():
+        return None
+    line, text = echoed.row(0)
+    tokens = ["torchrun", *text[text.index("--nproc") :].split()]
+    rows = pl.DataFrame({"line": [line], "text": [" ".join(tokens)]})
+    return launcher_size(rows, path, accelerator=NEURON_CORE)
+
+
 def import_nxd(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     lines = read_lines(source)
@@ -102,6 +174,15 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
     filled = pl.col("wall").backward_fill().forward_fill()
     events = events.with_columns(((filled - start).dt.total_microseconds() / 1e6).alias("t_s"))
     compiles = int((events["kind"] == Kind.COMPILE_START).sum())
+    args = _arguments(lines)
+    protocol = {}
+    if (batch := _whole_arg(args, "GBS")) is not None:
+        protocol["global_batch_size"] = str(batch)
+    if (length := _whole_arg(args, "seq_len", "SEQ_LEN")) is not None:
+        protocol["sequence_length"] = str(length)
+    facts = {key: value for key, value in args.items() if key in _FACT_ARGS}
+    if compiles:
+        facts["compiler_invocations"] = str(compiles)
     metadata = RunMetadata(
         format=NAME,
         source=str(path),
@@ -109,10 +190,12 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
         time_source=TimeSource.WALL_CLOCK,
         launch_time=start,
         throughput_unit="samples/s",
-        facts={"compiler_invocations": str(compiles)} if compiles else {},
+        facts=facts,
+        planned_steps=_whole_arg(args, "steps_this_run", "max_steps", "TOTAL_STEPS"),
+        system=_distributed_size(lines, source.name),
+        protocol=protocol,
         not_derivable=(
-            "planned steps (not in the log)",
-            "samples per step (not in the log; throughput is in sequences per second)",
+            "samples per step (throughput is the example's own sequences per second)",
             "checkpoint save time",
             "validation quality (the example logs training loss only)",
         ),
