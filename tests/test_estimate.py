@@ -6,6 +6,7 @@ The builders at the top are shared by the other estimate test modules.
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, date, datetime
 
 import pytest
@@ -88,8 +89,21 @@ def run(
     metric: str | None = "eval_loss",
     benchmark: str | None = None,
     run_id: str | None = None,
+    launch_s: float | None = 0.0,
+    size: tuple[int, int] | None = None,
+    protocol: dict[str, str] | None = None,
 ) -> dict:
+    """One run's observation; its system size defaults to what the builder's targets use
+    (``trn``: 2 x 16 chips, others 1 x 8 GPUs) and its job clock shows ``launch_s`` outside
+    the log."""
+    nodes, per_node = size if size is not None else (2, 16) if set_name == "trn" else (1, 8)
     return {
+        "launch_s": launch_s,
+        "nodes": nodes,
+        "accelerators_per_node": per_node,
+        "accelerators": nodes * per_node,
+        "size_source": "test",
+        "protocol_json": json.dumps(protocol) if protocol else None,
         "run_id": run_id or f"{set_name}-{throughput}-{startup_s}-{counted}-{total_s}",
         "set_name": set_name,
         "status": "succeeded" if counted else "aborted",
@@ -135,7 +149,15 @@ def inventory(**changes) -> Inventory:
             MigrationRisk(title="loader", status="resolved", effort_days=2.0),
         ),
         targets=(
-            TrainingTarget(TRN, "trn3.48xlarge", 2, "us-east-1", "on-demand", run_set="trn"),
+            TrainingTarget(
+                TRN,
+                "trn3.48xlarge",
+                2,
+                "us-east-1",
+                "on-demand",
+                run_set="trn",
+                accelerators_per_instance=16,
+            ),
             TrainingTarget(GPU, "p5.48xlarge", 1, "us-east-1", "on-demand", run_set="gpu"),
         ),
     )
@@ -472,18 +494,44 @@ def test_rare_restarts_are_priced_at_their_mean_not_hidden_by_the_median():
     assert (retry.low, retry.high) == (0.0, 0.6)
 
 
-def test_throughput_measured_at_another_scale_is_not_carried_over():
-    # The trial ran on 1 instance; the target plans 2: scale-out efficiency is not measured.
-    inv = inventory()
-    targets = tuple(
-        dataclasses.replace(t, trial_instance_count=1) if t.name == TRN else t for t in inv.targets
-    )
-    result = estimate(context(inv=dataclasses.replace(inv, targets=targets))).target(TRN)
+def test_a_target_of_another_size_than_its_run_set_is_incomplete_naming_both():
+    # The GPU runs were measured on 8 nodes x 8 GPUs; the target is one p5.48xlarge.
+    runs = [run("trn", throughput=t) for t in (1.0, 2.0, 3.0)]
+    runs += [run("gpu", throughput=t, size=(8, 8)) for t in (5.0, 6.0)]
+    result = estimate(context(runs=runs)).target(GPU)
     throughput = result.input("steady_throughput")
     assert throughput.value is None
-    assert "measured on 1 instance(s), the estimate uses 2" in throughput.provenance.source
+    why = throughput.provenance.source
+    assert "measured on 8 x 8 = 64" in why and "1 x p5.48xlarge (8 NVIDIA H100 each) = 8" in why
     assert result.total_usd is None
     assert "Useful throughput" in result.incomplete_inputs
+    # The same runs tie to a target of their own size.
+    inv = inventory()
+    eight = tuple(
+        dataclasses.replace(t, instance_count=8) if t.name == GPU else t for t in inv.targets
+    )
+    tied = estimate(context(inv=dataclasses.replace(inv, targets=eight), runs=runs)).target(GPU)
+    assert tied.input("steady_throughput").value == pytest.approx(5.5)
+    assert "on 8 x 8 = 64" in tied.input("steady_throughput").provenance.detail
+
+
+def test_an_unknown_size_is_stated_not_assumed():
+    # A run set whose logs print no size, and a Trainium3 type whose chip count nobody stated.
+    runs = [run("trn", size=None) for _ in range(2)]
+    for row in runs:
+        row.update(nodes=None, accelerators_per_node=None, accelerators=None)
+    runs += [run("gpu", throughput=t) for t in (5.0, 6.0)]
+    why = estimate(context(runs=runs)).target(TRN).input("steady_throughput").provenance.source
+    assert "is not known" in why and "trntui size" in why
+    inv = inventory()
+    unstated = tuple(
+        dataclasses.replace(t, accelerators_per_instance=None) if t.name == TRN else t
+        for t in inv.targets
+    )
+    result = estimate(context(inv=dataclasses.replace(inv, targets=unstated))).target(TRN)
+    why = result.input("steady_throughput").provenance.source
+    assert "accelerators per trn3.48xlarge are not known" in why
+    assert result.total_usd is None
 
 
 def test_overriding_the_instance_count_voids_the_measured_throughput():
@@ -495,3 +543,40 @@ def test_overriding_the_instance_count_voids_the_measured_throughput():
     complete = estimate(context(), both).target(TRN)
     assert complete.total_usd is not None
     assert complete.input("steady_throughput").value == 7.0
+
+
+def test_launch_time_outside_the_logs_is_billed_per_attempt():
+    """The job clock shows 300 s outside the logs per run: every attempt pays it, the failed
+    one included (hand computation on the same runs as TOTAL_USD)."""
+    runs = [dict(r, launch_s=300.0) for r in trn_runs()] + gpu_runs()
+    result = estimate(context(runs=runs)).target(TRN)
+    launch = result.input("launch_s")
+    assert launch.value == 300.0 and launch.provenance.kind == MEASURED
+    startup_h = STARTUP_H + 300 / 3600
+    retry_h = TRAINING_H * 0.05 + (1 / 3) / (2 / 3) * (1800 + 300) / 3600
+    wall_h = startup_h + TRAINING_H + OVERHEAD_H + retry_h
+    instance = (startup_h + TRAINING_H + OVERHEAD_H) * 2 * 10.0
+    retries = retry_h * 2 * 10.0
+    storage = (100 + 10 * 5) * 2 * 0.023 + 500 * 2 * (wall_h / 730) * 0.08
+    expected = instance + retries + storage + TRANSFER_USD + LOGS_USD + DATA_PREP_USD
+    assert result.total_usd == pytest.approx(expected)
+
+
+def test_launch_time_the_logs_cannot_show_is_stated_never_zero():
+    runs = [dict(r, launch_s=None) for r in trn_runs()] + gpu_runs()
+    result = estimate(context(runs=runs)).target(TRN)
+    assert result.input("launch_s").value is None
+    assert "software.launch_minutes" in result.input("launch_s").provenance.source
+    assert result.total_usd is None
+    inv = inventory()
+    stated = dataclasses.replace(
+        inv, software=dataclasses.replace(inv.software, launch_minutes=5.0)
+    )
+    priced = estimate(context(inv=stated, runs=runs)).target(TRN)
+    assert priced.input("launch_s").value == 300.0
+    assert priced.input("launch_s").provenance.kind == ASSUMPTION
+    assert priced.total_usd == pytest.approx(
+        estimate(context(runs=[dict(r, launch_s=300.0) for r in trn_runs()] + gpu_runs()))
+        .target(TRN)
+        .total_usd
+    )

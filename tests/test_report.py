@@ -42,8 +42,8 @@ def test_markdown_reads_on_its_own():
     assert "| Training (steady useful work) | 1 | 2 | $20.00 |" in text
     assert "| Failures and retries | $6.00 |" in text
     assert (
-        "| Useful throughput | 2 | samples/s | measured | trn | median of 2 counted runs, at 2 "
-        "instance(s) |" in text
+        "| Useful throughput | 2 | samples/s | measured | trn | median of 2 counted runs, on 2 x "
+        "16 = 32 (16 per trn3.48xlarge stated on the target) |" in text
     )
     assert "1 to 3 over 2 runs" in text
     assert "| trn3.48xlarge/us-east-1/on-demand/manual | 10 | manual: test price" in text

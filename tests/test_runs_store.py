@@ -235,6 +235,7 @@ def test_cli_import_and_list_json(
         "accelerator",
         "accelerators",
         "size_source",
+        "size_stated_by",
         "job_clock_s",
         "before_first_line_s",
         "protocol",
@@ -288,3 +289,37 @@ def test_assign_set(project: Path, megatron_log: Path, tmp_path: Path) -> None:
         store.assign_set(project, ["nope"], "b")
     with pytest.raises(store.UserError):
         store.assign_set(project, [outcomes[0].run_id], "  ")
+
+
+def test_a_size_is_stated_for_a_set_whose_logs_print_none(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = project.parent / "nxd.log"
+    loggen.write_nxd(log, loggen.NxdSpec(crash_at=None, stall_at=None))
+    assert _cli("import", str(project), str(log), "--set", "trn3") == 0
+    assert _cli("size", str(project), "trn3", "1") == 2  # per node and source missing
+    assert _cli("size", str(project), "nope", "1", "16", "--source", "job script") == 2
+    capsys.readouterr()
+    assert (
+        _cli("size", str(project), "trn3", "1", "16", "--accelerator", "Trainium3",
+             "--source", "job script trn3-1.sh", "--who", "alice") == 0
+    )  # fmt: skip
+    assert "1 x 16 Trainium3 = 16, stated by alice" in capsys.readouterr().out
+    assert _cli("runs", str(project), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["runs"]
+    assert (run["nodes"], run["accelerators_per_node"], run["size_stated_by"]) == (1, 16, "alice")
+    (run_set,) = report["sets"]
+    assert (run_set["accelerators"], run_set["mixed_sizes"]) == (16, False)
+    assert _cli("size", str(project), "trn3", "--remove") == 0
+    assert _cli("runs", str(project), "--json") == 0
+    assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["runs"][0]["nodes"] is None
+
+
+def test_a_size_the_logs_state_cannot_be_overruled(
+    project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli("import", str(project), str(megatron_log), "--set", "gpu") == 0
+    capsys.readouterr()
+    assert _cli("size", str(project), "gpu", "4", "8", "--source", "guess") == 2
+    assert "state their size" in capsys.readouterr().err

@@ -31,6 +31,7 @@ def test_ranking_and_swings_over_the_observed_range():
         "overhead_ratio",
         "startup_s",
         "retry_ratio",
+        "launch_s",  # the same in every run: no range, no swing
         "failed_run_s",  # one failed run: no range, no swing
     ]
     bars = {bar.key: bar for bar in result.bars}

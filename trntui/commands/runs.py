@@ -22,6 +22,7 @@ from trntui.commands import fail
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
+from trntui.core.system_size import set_size
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.importers import FORMATS
 from trntui.store.project import Project
@@ -35,6 +36,8 @@ from trntui.store.runs import (
     load_runs,
     run_sets,
 )
+from trntui.store.scenarios import current_user
+from trntui.store.set_sizes import load_stated_sizes, state_size
 
 _RUN_FIELDS = (
     "run_id",
@@ -99,6 +102,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quality.add_argument("--remove", action="store_true", help="forget the recorded result")
     quality.set_defaults(func=quality_command)
 
+    size = subparsers.add_parser(
+        "size",
+        help="state the system size of a run set whose logs print none",
+        description=(
+            "State the system a run set was measured on (nodes x accelerators per node) when "
+            "its logs print no size. It is an assumption, shown with who stated it and on what "
+            "basis; it fills in only runs whose logs state no size. --remove forgets it."
+        ),
+    )
+    size.add_argument("dir", help="project folder")
+    size.add_argument("set_name", metavar="SET", help="run set name as `trntui runs` lists it")
+    size.add_argument("nodes", nargs="?", type=int, help="nodes (instances)")
+    size.add_argument("per_node", nargs="?", type=int, help="accelerators per node")
+    size.add_argument("--accelerator", help="accelerator model, e.g. 'Trainium3'")
+    size.add_argument("--source", help="what it is based on (required to state a size)")
+    size.add_argument("--who", help="who states it (default: your login name)")
+    size.add_argument("--remove", action="store_true", help="forget the stated size")
+    size.set_defaults(func=size_command)
+
 
 def import_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
@@ -146,6 +168,47 @@ def quality_command(args: argparse.Namespace) -> int:
     except UserError as error:
         return fail(error)
     print(f"{'removed' if args.remove else 'recorded'} quality result of run {args.run_id}")
+    return 0
+
+
+def size_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    if not args.remove and (
+        args.nodes is None or args.per_node is None or not (args.source or "").strip()
+    ):
+        return fail("give NODES, PER_NODE and --source (or --remove)")
+    try:
+        with Project.open(root) as project:
+            project.require_writable()
+            runs = load_runs(root).filter(pl.col("set_name") == args.set_name)
+            if runs.is_empty():
+                raise UserError(f"no run set {args.set_name!r} in {root} (see `trntui runs`)")
+            logged = [
+                meta.system
+                for meta in map(RunMetadata.from_json, runs["metadata_json"])
+                if meta.system is not None
+            ]
+            if not args.remove and len(logged) == runs.height:
+                raise UserError(
+                    f"the logs of run set {args.set_name!r} state their size "
+                    f"({logged[0].text()}); a stated size would not be used"
+                )
+            stated = None
+            if not args.remove:
+                stated = SystemSize(
+                    args.nodes,
+                    args.per_node,
+                    (args.accelerator or "").strip() or None,
+                    args.source.strip(),
+                    stated_by=(args.who or "").strip() or current_user(),
+                )
+            state_size(root, args.set_name, stated)
+    except UserError as error:
+        return fail(error)
+    if stated is None:
+        print(f"forgot the stated size of run set {args.set_name}")
+    else:
+        print(f"run set {args.set_name}: {stated.text()}, stated by {stated.stated_by}")
     return 0
 
 
@@ -207,6 +270,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         run_id: RunMetadata.from_json(text)
         for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
     }
+    stated = load_stated_sizes(root)
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
     counted: dict[str, int] = {}
@@ -214,12 +278,13 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     rows = []
     for row in runs.iter_rows(named=True):
         meta = metadata[row["run_id"]]
-        row.update(_size_json(meta.system))
+        system = meta.system or stated.get(row["set"])
+        row.update(_size_json(system))
         clock = meta.job_clock
         row["job_clock_s"] = clock.span_s if clock is not None else None
         row["before_first_line_s"] = clock.before_first_line_s if clock is not None else None
         row["protocol"] = dict(meta.protocol)
-        sizes.setdefault(row["set"], []).append(meta.system)
+        sizes.setdefault(row["set"], []).append(system)
         run_facts = facts.get(row["run_id"])
         # Counts as completed work: finished, and the quality target not missed.
         row["counts"] = run_facts.counts_as_completed if run_facts is not None else None
@@ -262,20 +327,16 @@ def _size_json(size: SystemSize | None) -> dict[str, Any]:
         "accelerator": size.accelerator if size else None,
         "accelerators": size.accelerators if size else None,
         "size_source": size.source if size else None,
+        "size_stated_by": size.stated_by if size else None,
     }
 
 
 def _set_size_json(sizes: list[SystemSize | None]) -> dict[str, Any]:
     """A set's size when every run states the same one; a set that mixes sizes is flagged,
     never averaged."""
-    known = [size for size in sizes if size is not None]
-    uniform = (
-        bool(known) and len(known) == len(sizes) and all(size.same_size(known[0]) for size in known)
-    )
-    entry = _size_json(known[0] if uniform else None)
-    entry["mixed_sizes"] = (
-        len({(s.nodes, s.accelerators_per_node, s.accelerators) for s in known}) > 1
-    )
+    size = set_size(sizes)
+    entry = _size_json(size.size)
+    entry["mixed_sizes"] = size.mixed
     return entry
 
 

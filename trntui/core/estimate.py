@@ -5,8 +5,12 @@
 
 Billed time per instance has four stages, each from a measured run set or a stated input:
 
-* **startup and compile**: ``startup_s``, the median launch-to-first-step time (compilation
-  included: it is billed and recurs on every launch);
+* **launch, startup and compile**: ``launch_s``, the time the job holds the machine outside
+  the framework's own lines (container start and imports before the first log line, teardown
+  after the last), from the job wrapper's clock where the logs carry it, else stated in the
+  inventory (``software.launch_minutes``), never a silent 0; plus ``startup_s``, the median
+  first-log-line-to-first-step time (compilation included: it is billed and recurs on every
+  launch);
 * **training**: ``work_amount / steady_throughput`` (useful work only, at the steady pace);
 * **checkpoints, evaluation, warm-up and stalls**: training time x ``overhead_ratio``, the
   ratio those phases had to steady training time in the measured runs, plus ``checkpoint_s``:
@@ -15,7 +19,12 @@ Billed time per instance has four stages, each from a measured run set or a stat
   0 when no interval is planned or the logs show the saves, which the ratio then holds);
 * **failures and retries**: training time x ``retry_ratio`` (recovery and redone work after
   restarts inside a run) plus, for the runs of the set that did not count (failed, or quality
-  missed), ``failed_fraction / (1 - failed_fraction)`` extra attempts of ``failed_run_s`` each.
+  missed), ``failed_fraction / (1 - failed_fraction)`` extra attempts of ``failed_run_s`` (plus
+  their ``launch_s``) each.
+
+A measurement holds for the system it was taken on: a target's instances x accelerators per
+instance must equal its run set's nodes x accelerators per node (``core.system_size``), or
+the measured throughput does not apply and the total is incomplete, naming both sizes.
 
 Side costs: S3 keeps the dataset and the kept checkpoints for ``months_stored``; EBS is billed
 per instance for the wall-clock time of the training (730 hours a month, AWS's convention);
@@ -31,6 +40,7 @@ inputs, so the estimate, the sensitivity bars and the resampled draws share the 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +51,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import UserError
+from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
 from trntui.core.quotes import (
     ON_DEMAND,
@@ -54,7 +65,8 @@ from trntui.core.quotes import (
     quote_flags,
 )
 from trntui.core.run_facts import RunFacts
-from trntui.core.timeline import RunMetadata
+from trntui.core.system_size import SetSize, set_size, size_problem
+from trntui.core.timeline import RunMetadata, SystemSize
 
 HOURS_PER_MONTH = 730.0
 """AWS prices GB-months over 730 hours."""
@@ -116,6 +128,7 @@ _SPECS = (
     InputSpec("usd_per_hour", "Instance price", "USD/instance-hour", True, "positive"),
     InputSpec("steady_throughput", "Useful throughput", "work units/s", True, "positive", True),
     InputSpec("startup_s", "Startup and compile", "s", True, "non-negative", True),
+    InputSpec("launch_s", "Launch and teardown outside the logs", "s", True, "non-negative", True),
     InputSpec(
         "overhead_ratio",
         "Checkpoint/eval/warm-up/stall ratio",
@@ -177,15 +190,15 @@ INPUT_SPECS: dict[str, InputSpec] = {spec.key: spec for spec in _SPECS}
 OBSERVED_INPUTS = tuple(spec.key for spec in _SPECS if spec.observed)
 
 TERM_INPUTS: dict[str, tuple[str, ...]] = {
-    "instance_usd": ("work_amount", "steady_throughput", "startup_s", "overhead_ratio",
-                     "checkpoint_s", "instance_count", "usd_per_hour"),
+    "instance_usd": ("work_amount", "steady_throughput", "startup_s", "launch_s",
+                     "overhead_ratio", "checkpoint_s", "instance_count", "usd_per_hour"),
     "retries_usd": ("work_amount", "steady_throughput", "retry_ratio", "failed_fraction",
-                    "failed_run_s", "instance_count", "usd_per_hour"),
+                    "failed_run_s", "launch_s", "instance_count", "usd_per_hour"),
     "storage_usd": ("dataset_gb", "checkpoint_gb", "checkpoints_kept", "months_stored",
                     "s3_usd_per_gb_month", "ebs_gb_per_instance", "ebs_usd_per_gb_month",
                     "instance_count", "work_amount", "steady_throughput", "startup_s",
-                    "overhead_ratio", "checkpoint_s", "retry_ratio", "failed_fraction",
-                    "failed_run_s"),
+                    "launch_s", "overhead_ratio", "checkpoint_s", "retry_ratio",
+                    "failed_fraction", "failed_run_s"),
     "transfer_usd": ("data_moved_gb", "transfer_usd_per_gb"),
     "logs_usd": ("log_gb", "months_stored", "logs_ingest_usd_per_gb",
                  "logs_store_usd_per_gb_month"),
@@ -195,7 +208,7 @@ TERM_INPUTS: dict[str, tuple[str, ...]] = {
 
 TERMS = ("instance_usd", "storage_usd", "transfer_usd", "logs_usd", "data_prep_usd", "retries_usd")
 STAGES = (
-    ("startup_h", "Startup and compile"),
+    ("startup_h", "Launch, startup and compile"),
     ("training_h", "Training (steady useful work)"),
     ("overhead_h", "Checkpoints, evaluation, warm-up, stalls"),
     ("retry_h", "Failures and retries"),
@@ -211,11 +224,16 @@ def _formula() -> tuple[list[pl.Expr], ...]:
     """
     c = pl.col
     hours = [
-        (c("startup_s") / 3600.0).alias("startup_h"),
+        ((c("launch_s") + c("startup_s")) / 3600.0).alias("startup_h"),
         (c("work_amount") / c("steady_throughput") / 3600.0).alias("training_h"),
         pl.when(c("failed_fraction") == 0)
         .then(pl.lit(0.0))
-        .otherwise(c("failed_fraction") / (1.0 - c("failed_fraction")) * c("failed_run_s") / 3600)
+        .otherwise(
+            c("failed_fraction")
+            / (1.0 - c("failed_fraction"))
+            * (c("failed_run_s") + c("launch_s"))
+            / 3600
+        )
         .alias("failed_h"),
         (c("dataset_gb") + c("checkpoint_gb") * c("checkpoints_kept")).alias("s3_gb"),
     ]
@@ -375,6 +393,17 @@ OBSERVATION_SCHEMA = pl.Schema(
         "limit": pl.String,
         "steady_utilization_pct": pl.Float64,
         "checkpoint_measured": pl.Boolean,
+        "launch_s": pl.Float64,
+        "before_first_line_s": pl.Float64,
+        "work_done": pl.Float64,
+        "result_s": pl.Float64,
+        "nodes": pl.Int64,
+        "accelerators_per_node": pl.Int64,
+        "accelerators": pl.Int64,
+        "accelerator": pl.String,
+        "size_source": pl.String,
+        "size_stated_by": pl.String,
+        "protocol_json": pl.String,
     }
 )
 """One row per imported run: what the estimate needs from its facts, derived once per import
@@ -389,6 +418,7 @@ def observation_row(
     *,
     limit: str | None = None,
     steady_utilization_pct: float | None = None,
+    system: SystemSize | None = None,
 ) -> dict[str, Any]:
     """The estimate's view of one run's facts.
 
@@ -417,6 +447,14 @@ def observation_row(
     has_training = training_s is not None and training_s > 0
     facts_text = metadata.facts if metadata is not None else {}
     benchmark = next((facts_text[k] for k in PROTOCOL_FACT_KEYS if k in facts_text), None)
+    if system is None and metadata is not None:
+        system = metadata.system
+    clock = metadata.job_clock if metadata is not None else None
+    log_span = facts.total_s if facts.total_s is not None else facts.run_s
+    outside = (
+        max(0.0, clock.span_s - log_span) if clock is not None and log_span is not None else None
+    )
+    protocol = dict(metadata.protocol) if metadata is not None else {}
     return {
         "run_id": run_id,
         "set_name": set_name,
@@ -437,6 +475,17 @@ def observation_row(
         "limit": limit,
         "steady_utilization_pct": steady_utilization_pct,
         "checkpoint_measured": phases.checkpoint_s is not None,
+        "launch_s": outside,
+        "before_first_line_s": clock.before_first_line_s if clock is not None else None,
+        "work_done": facts.useful_work,
+        "result_s": facts.launch_to_result_s,
+        "nodes": system.nodes if system else None,
+        "accelerators_per_node": system.accelerators_per_node if system else None,
+        "accelerators": system.accelerators if system else None,
+        "accelerator": system.accelerator if system else None,
+        "size_source": system.source if system else None,
+        "size_stated_by": system.stated_by if system else None,
+        "protocol_json": json.dumps(protocol, sort_keys=True) if protocol else None,
     }
 
 
@@ -640,6 +689,10 @@ class RunSetStats:
     """Median accelerator utilization over the counted runs' steady windows, where measured."""
     checkpoint_measured: bool = False
     """Whether any counted run's log shows its checkpoint saves (else they are in no stage)."""
+    size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
+    """The system the set's runs measured (the same for all, or flagged)."""
+    protocol: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    """``PROTOCOL_FACTS`` the set's logs state: every value seen, by fact."""
 
 
 def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
@@ -673,6 +726,10 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
     }
     kept = runs.filter(counted)
     with_throughput = kept.filter(pl.col("steady_throughput").is_not_null())
+    protocol: dict[str, set[str]] = {}
+    for text in runs["protocol_json"].drop_nulls():
+        for fact, value in json.loads(text).items():
+            protocol.setdefault(fact, set()).add(str(value))
     return RunSetStats(
         runs=runs.height,
         counted=kept.height,
@@ -688,6 +745,22 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         ),
         steady_utilization_pct=kept["steady_utilization_pct"].median(),
         checkpoint_measured=bool(kept["checkpoint_measured"].fill_null(False).any()),
+        size=set_size([_observed_size(row) for row in runs.iter_rows(named=True)]),
+        protocol={fact: frozenset(values) for fact, values in protocol.items()},
+    )
+
+
+def _observed_size(row: Mapping[str, Any]) -> SystemSize | None:
+    if row["nodes"] is None and row["accelerators_per_node"] is None and not row["accelerators"]:
+        return None
+    both = row["nodes"] is not None and row["accelerators_per_node"] is not None
+    return SystemSize(
+        row["nodes"],
+        row["accelerators_per_node"],
+        row["accelerator"],
+        row["size_source"] or "",
+        None if both else row["accelerators"],
+        row["size_stated_by"],
     )
 
 
@@ -747,7 +820,24 @@ def _run_set_inputs(
             if problem
             else _measured(key, spread, source, name, "counted runs")
         )
+    if inputs["launch_s"].is_unknown:
+        inputs["launch_s"] = _launch_stated(context.inventory, source, name)
     return inputs, stats.samples
+
+
+def _launch_stated(inventory: Inventory, source: str, target: str) -> Input:
+    """Time outside the logs when they carry no job clock: the inventory's statement, or an
+    explicit unknown (never a silent 0)."""
+    minutes = inventory.software.launch_minutes
+    if minutes is None:
+        why = (
+            f"the logs of {source!r} do not show the time before their first line (no job "
+            "wrapper clock): state it in the inventory (software.launch_minutes)"
+        )
+        return _unknown("launch_s", why, target)
+    owner = inventory.project.owner or "the project owner"
+    how = f"inventory software.launch_minutes ({minutes:g} min); the logs do not show it"
+    return Input("launch_s", minutes * 60.0, Provenance(ASSUMPTION, owner, how), target)
 
 
 MEAN_INPUTS = frozenset({"retry_ratio"})
@@ -828,6 +918,10 @@ class TargetInputs:
     flags: tuple[QuoteFlag, ...]
     samples: pl.DataFrame
     """Observed inputs of each counted run (for resampling); empty when none."""
+    measured_throughput: Input | None = None
+    """The run set's throughput before it was tied to the target's size (an instance-count
+    override ties it again)."""
+    set_size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
 
 
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
@@ -847,8 +941,10 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     inputs["usd_per_hour"] = price
     inputs.update(measured)
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
-    inputs["steady_throughput"] = _at_trial_scale(
-        inputs["steady_throughput"], target, target.instance_count
+    measured_throughput = inputs["steady_throughput"]
+    size = context.run_set(target.run_set).size if target.run_set else SetSize(None)
+    inputs["steady_throughput"] = _tied_to_size(
+        measured_throughput, target, target.instance_count, quote, size
     )
     for key, service in _RATES.items():
         quantity = _rate_quantity(key, inputs, target.instance_count)
@@ -878,7 +974,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             max_age_days=context.max_quote_age_days,
             target_purchase_option=target.purchase_option,
         )
-    return TargetInputs(target, inputs, quote, flags, samples)
+    return TargetInputs(target, inputs, quote, flags, samples, measured_throughput, size)
 
 
 def apply_overrides(
@@ -920,10 +1016,16 @@ def apply_overrides(
                 item, inputs={**item.inputs, "checkpoint_s": scaled}
             )
         count = item.inputs["instance_count"].value
-        if count is not None and count != item.target.instance_count:
+        throughput = item.inputs["steady_throughput"]
+        if (
+            count is not None
+            and count != item.target.instance_count
+            and throughput is before.inputs["steady_throughput"]
+            and item.measured_throughput is not None
+        ):
             inputs = dict(item.inputs)
-            inputs["steady_throughput"] = _at_trial_scale(
-                inputs["steady_throughput"], item.target, int(count)
+            inputs["steady_throughput"] = _tied_to_size(
+                item.measured_throughput, item.target, int(count), item.quote, item.set_size
             )
             result[index] = dataclasses.replace(item, inputs=inputs)
     return result
@@ -956,25 +1058,33 @@ def _checkpoints_for_work(before: TargetInputs, after: TargetInputs) -> Input | 
     )
 
 
-def _at_trial_scale(throughput: Input, target: TrainingTarget, instances: int) -> Input:
-    """A measured throughput holds only at the instance count the trial ran on.
+def _tied_to_size(
+    throughput: Input,
+    target: TrainingTarget,
+    instances: int,
+    quote: PriceQuote | None,
+    size: SetSize,
+) -> Input:
+    """A measured throughput holds only on the system it was measured on (``system_size``).
 
-    Scaling out changes throughput by an efficiency nobody measured, so a target (or an
-    override) with another instance count gets an unknown throughput with the reason, until a
-    person sets one as an assumption. Without ``trial_instance_count`` the trial is taken to
-    have run on the target's own count, and the provenance says so.
+    A target (or an instance-count override) of another size gets an unknown throughput whose
+    reason names both sizes, until measured scaling or a person's override (an assumption)
+    gives one.
     """
     if throughput.provenance.kind != MEASURED:
         return throughput
-    trial = target.trial_instance_count or target.instance_count
-    if instances != trial:
-        return _unknown(
-            "steady_throughput",
-            f"measured on {trial} instance(s), the estimate uses {instances}: the scale-out "
-            "efficiency is not measured; set the throughput as an override, with who and why",
-            target.name,
-        )
-    detail = f"{throughput.provenance.detail}, at {trial} instance(s)"
+    measured = size.size
+    counts_cores = measured is not None and "NeuronCore" in (measured.accelerator or "")
+    wanted = target_size(
+        target.instance_type, instances, target.accelerators_per_instance, quote, counts_cores
+    )
+    problem = size_problem(size, wanted, target.run_set or "")
+    if problem is not None:
+        why = f"{problem}; the measured throughput does not apply (override it, with who and why)"
+        return _unknown("steady_throughput", why, target.name)
+    detail = f"{throughput.provenance.detail}, on {size.text()}"
+    if wanted.source == "stated on the target":
+        detail += f" ({wanted.per_instance} per {target.instance_type} stated on the target)"
     return dataclasses.replace(
         throughput, provenance=dataclasses.replace(throughput.provenance, detail=detail)
     )

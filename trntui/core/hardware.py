@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trntui.core.quotes import PriceQuote
+from trntui.core.system_size import TargetSize
 
 _NEURON_ARCH = "AWS Neuron docs, about-neuron/arch/neuron-hardware/"
 _EC2_ACCELERATED = "AWS EC2 accelerated computing instance types page"
@@ -37,6 +38,8 @@ class InstanceHardware:
     accelerator: AcceleratorSpec
     chips: int | None
     source: str
+    neuron_cores: int | None = None
+    """Logical NeuronCores a launcher starts one process each on (default LNC setting)."""
 
 
 TRAINIUM1 = AcceleratorSpec(
@@ -70,11 +73,12 @@ _TRN_INSTANCES = "AWS Neuron docs, Amazon EC2 Trn1 and Trn2 architecture pages"
 HARDWARE: dict[str, InstanceHardware] = {
     row.instance_type: row
     for row in (
-        InstanceHardware("trn1.2xlarge", TRAINIUM1, 1, _TRN_INSTANCES),
-        InstanceHardware("trn1.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES),
-        InstanceHardware("trn1n.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES),
-        InstanceHardware("trn2.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES),
-        InstanceHardware("trn2u.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES),
+        InstanceHardware("trn1.2xlarge", TRAINIUM1, 1, _TRN_INSTANCES, 2),
+        InstanceHardware("trn1.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES, 32),
+        InstanceHardware("trn1n.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES, 32),
+        # 8 physical NeuronCores per Trainium2 chip, 4 logical at the default LNC=2.
+        InstanceHardware("trn2.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES, 64),
+        InstanceHardware("trn2u.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES, 64),
         InstanceHardware("p4d.24xlarge", A100, 8, A100.source),
         InstanceHardware("p5.48xlarge", H100, 8, H100.source),
         InstanceHardware("p5e.48xlarge", H200, 8, H200.source),
@@ -106,6 +110,32 @@ def accelerators_per_instance(quote: PriceQuote) -> int | None:
         return quote.accelerator_count
     row = instance_hardware(quote.instance_type)
     return None if row is None else row.chips
+
+
+def target_size(
+    instance_type: str,
+    instances: int,
+    stated: int | None,
+    quote: PriceQuote | None,
+    counts_neuron_cores: bool = False,
+) -> TargetSize:
+    """The target's instances and accelerators per instance, in the unit the run set counts:
+    stated on the target (an assumption) first, else the price list's GPU column, else the
+    hardware table (its NeuronCores when the run set counts NeuronCores)."""
+    row = instance_hardware(instance_type)
+    name = row.accelerator.name if row is not None else "accelerators"
+    unit = "NeuronCores" if counts_neuron_cores else name
+    if stated:
+        return TargetSize(instance_type, instances, stated, unit, "stated on the target")
+    if counts_neuron_cores:
+        cores = row.neuron_cores if row is not None else None
+        return TargetSize(instance_type, instances, cores, unit, _TRN_INSTANCES)
+    if quote is not None and quote.accelerator_count:
+        return TargetSize(
+            instance_type, instances, quote.accelerator_count, unit, "the price list's GPU count"
+        )
+    chips = row.chips if row is not None else None
+    return TargetSize(instance_type, instances, chips, unit, row.source if row else "unknown")
 
 
 def usd_per_accelerator_hour(quote: PriceQuote) -> float | None:

@@ -118,6 +118,15 @@ class SoftwareStack:
     compile_steps: str | None = spec_field(
         "text", "Compile steps", placeholder="neuron_parallel_compile before training"
     )
+    launch_minutes: float | None = spec_field(
+        "float",
+        "Launch outside the logs",
+        unit="minutes",
+        minimum=0,
+        maximum=10_000,
+        help="per attempt: container start and imports before the first log line, teardown "
+        "after the last; used when the logs carry no job clock",
+    )
     features_needed: tuple[str, ...] = spec_field("list", "Features needed")
     features_missing: tuple[str, ...] = spec_field(
         "list", "Features not available", help="needed features the target lacks today"
@@ -246,6 +255,10 @@ class TrainingTarget:
         "region",
         "purchase_option",
     )
+    RETIRED: ClassVar[dict[str, str]] = {
+        "trial_instance_count": "no longer used: a target is tied to the system size its run "
+        "set measured (read from the logs, or stated with `trntui size`); remove this key",
+    }
     name: str = spec_field("text", "Name", required=True, default="")
     instance_type: str = spec_field(
         "text",
@@ -277,12 +290,13 @@ class TrainingTarget:
     run_set: str | None = spec_field(
         "text", "Measured by run set", help="the imported run set that measures this target"
     )
-    trial_instance_count: int | None = spec_field(
+    accelerators_per_instance: int | None = spec_field(
         "int",
-        "Trial ran on",
-        unit="instances",
+        "Accelerators per instance",
         minimum=1,
-        help="instances the measuring runs used; blank = the same as Instances",
+        maximum=10_000,
+        help="state it when the hardware table does not know the type (an assumption), "
+        "counted as the run set counts them",
     )
     notes: str | None = spec_field("text", "Notes")
 
@@ -359,7 +373,11 @@ def section_from_dict(
         return cls(), problems
     specs = specs_of(cls)
     values: dict[str, Any] = {}
+    retired: dict[str, str] = getattr(cls, "RETIRED", {})
     for key, raw in data.items():
+        if key in retired:
+            problems.append(InventoryProblem(section, key, retired[key], index))
+            continue
         if key not in specs:
             known = ", ".join(specs)
             problems.append(

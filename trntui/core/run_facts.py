@@ -137,6 +137,8 @@ class RunFacts:
     quality_target: QualityTarget | None
     quality_reached: bool | None
     notes: tuple[str, ...] = ()
+    useful_work: float | None = None
+    """Work counted once (redone work adds none), in the unit of ``throughput_unit``."""
     run_ends_at_planned_step: bool = False
     """``run_s`` ends at the last logged step of a run that reached its planned steps (the log
     prints no run stop)."""
@@ -653,6 +655,7 @@ def run_facts(
         quality_reached=reached,
         notes=tuple(notes),
         run_ends_at_planned_step=ends_at_planned_step,
+        useful_work=useful,
     )
 
 

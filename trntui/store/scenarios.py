@@ -49,6 +49,7 @@ from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
 from trntui.store.runs import runs_path, runs_with_facts
+from trntui.store.set_sizes import load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path, run_limit
 from trntui.store.toml_file import decode_utf8, parse_toml
 
@@ -78,12 +79,13 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
     planned = inventory.planned_steps()
     stamps = tuple(
         (stat.st_mtime_ns, stat.st_size) if path.is_file() and (stat := path.stat()) else None
-        for path in (runs_path(root), quality_path(root), captures_path(root))
+        for path in (runs_path(root), quality_path(root), captures_path(root), sets_path(root))
     )
     key = (str(Path(root).resolve()), stamps, target, planned)
     cached = _OBSERVATION_CACHE.get(key)
     if cached is not None:
         return cached
+    stated = load_stated_sizes(root)
     rows = []
     for run_id, set_name, run, facts in runs_with_facts(root, target, planned):
         limit, steady_pct = run_limit(root, run_id, run, facts)
@@ -95,6 +97,7 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
                 run.metadata,
                 limit=limit,
                 steady_utilization_pct=steady_pct,
+                system=run.metadata.system or stated.get(set_name),
             )
         )
     frame = observations_frame(rows)
