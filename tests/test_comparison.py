@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -52,21 +53,56 @@ def test_break_even_throughput_makes_the_totals_equal():
 
 
 def test_gate_refuses_a_different_quality_metric():
-    runs = [*trn_runs(), run("gpu", metric="eval_accuracy"), run("gpu", metric="eval_accuracy")]
-    result = compared(context(runs=runs))
+    trn = [{**r, "protocol_json": '{"quality_metric": "eval_loss"}'} for r in trn_runs()]
+    gpu = [run("gpu", metric="eval_accuracy", protocol={"quality_metric": "eval_accuracy"})] * 2
+    result = compared(context(runs=trn + gpu))
     assert not result.comparable
     assert result.cost_ratio is None and result.break_even is None
-    assert any("quality metric reported differs" in reason for reason in result.reasons)
+    assert any("quality metric differs" in reason for reason in result.reasons)
     # both results are still there, side by side
     assert result.trainium.total_usd is not None and result.gpu.total_usd is not None
 
 
 def test_gate_refuses_a_different_benchmark():
-    runs = [{**r, "benchmark": "llama2_70b_lora"} for r in trn_runs()]
-    runs += [{**r, "benchmark": "gpt3"} for r in gpu_runs()]
+    runs = [{**r, "protocol_json": '{"benchmark": "llama2_70b_lora"}'} for r in trn_runs()]
+    runs += [{**r, "protocol_json": '{"benchmark": "gpt3"}'} for r in gpu_runs()]
     result = compared(context(runs=runs))
     assert not result.comparable
-    assert any("benchmark/dataset differs" in reason for reason in result.reasons)
+    assert any("benchmark differs" in reason for reason in result.reasons)
+
+
+def test_a_fact_one_side_states_is_not_confirmed_and_keeps_the_trial_from_continuing():
+    facts = {"global_batch_size": "8", "sequence_length": "8192"}
+    runs = [{**r, "protocol_json": json.dumps(facts)} for r in trn_runs()]
+    runs += [{**r, "protocol_json": '{"global_batch_size": "8"}'} for r in gpu_runs()]
+    ctx = context(inv=inventory(risks=()), runs=runs)
+    result = compared(ctx)
+    assert result.comparable  # nothing differs
+    checks = {c.fact: c.status for c in result.fact_checks}
+    assert checks == {"global_batch_size": "confirmed", "sequence_length": "not confirmed"}
+    assert not result.protocol_confirmed
+    assert result.decision.action != "continue the trial"
+    assert any("sequence length stated by one side only" in f for f in result.decision.facts)
+    both = [{**r, "protocol_json": json.dumps(facts)} for r in trn_runs() + gpu_runs()]
+    assert compared(context(inv=inventory(risks=()), runs=both)).protocol_confirmed
+
+
+def test_logs_that_contradict_the_inventory_are_not_comparable():
+    # The Trainium3 logs say batch 32, sequence 4096; the inventory plans 8 and 8192.
+    runs = [
+        {**r, "protocol_json": '{"global_batch_size": "32", "sequence_length": "4096"}'}
+        for r in trn_runs()
+    ] + gpu_runs()
+    inv = inventory()
+    inv = dataclasses.replace(
+        inv,
+        distribution=dataclasses.replace(inv.distribution, global_batch_size=8),
+        model=dataclasses.replace(inv.model, sequence_length=8192),
+    )
+    result = compared(context(inv=inv, runs=runs))
+    assert not result.comparable
+    assert any("global batch size 32, the inventory 8" in r for r in result.reasons)
+    assert any("sequence length 4096, the inventory 8192" in r for r in result.reasons)
 
 
 def test_gate_refuses_when_the_model_version_is_not_recorded():

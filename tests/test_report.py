@@ -67,9 +67,10 @@ def test_markdown_incomplete_and_not_merged():
 
 
 def test_markdown_protocol_mismatch_side_by_side():
-    runs = [*trn_runs(), run("gpu", metric="eval_accuracy"), run("gpu", metric="eval_accuracy")]
-    text = render_markdown(document(context(runs=runs)))
-    assert "quality metric reported differs" in text
+    gpu = [run("gpu", metric="eval_accuracy", protocol={"quality_metric": "eval_accuracy"})] * 2
+    trn = [{**r, "protocol_json": '{"quality_metric": "eval_loss"}'} for r in trn_runs()]
+    text = render_markdown(document(context(runs=trn + gpu)))
+    assert "quality metric differs" in text
     assert "| Quality metric (logs) | eval_loss | eval_accuracy |" in text
     assert "cost ratio" not in text
 

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from trntui.commands import fail
+from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
@@ -36,7 +37,7 @@ from trntui.store.runs import (
     load_runs,
     run_sets,
 )
-from trntui.store.scenarios import current_user
+from trntui.store.scenarios import current_user, load_observations
 from trntui.store.set_sizes import load_stated_sizes, state_size
 
 _RUN_FIELDS = (
@@ -236,6 +237,15 @@ def runs_command(args: argparse.Namespace) -> int:
             f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
             f"{run_set['counted']} count as completed work{extra}"
         )
+        size = "mixed sizes" if run_set["mixed_sizes"] else _size_text(run_set)
+        print(f"    system: {size}")
+        check = run_set["backtest"]
+        if check is not None:
+            flag = "  FLAGGED: " + check["cause"] if check["flagged"] else ""
+            print(
+                f"    back-test: model {check['model_s'] / 60:,.1f} min vs measured "
+                f"{check['measured_s'] / 60:,.1f} min ({check['gap']:+.1%}){flag}"
+            )
     return 0
 
 
@@ -246,6 +256,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     planned steps), exactly as the Runs screen shows them.
     """
     facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
+    observations = load_observations(root, inventory)
     runs = load_runs(root)
     if facts:
         current = pl.DataFrame(
@@ -303,8 +314,27 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         if info.is_mlperf:
             entry["mlperf_score_minutes"] = info.mlperf_score_minutes
         entry.update(_set_size_json(sizes.get(info.name, [])))
+        entry["backtest"] = _backtest_json(backtest(observations, info.name))
         sets.append(entry)
     return {"runs": [_clean(row) for row in rows], "sets": sets}
+
+
+def _backtest_json(result: Backtest | None) -> dict[str, Any] | None:
+    """Model vs measured time to the result per counted run (``core.backtest``)."""
+    if result is None:
+        return None
+    return {
+        "model_s": result.model_s / len(result.runs),
+        "measured_s": result.measured_s / len(result.runs),
+        "gap": result.gap,
+        "flagged": result.flagged,
+        "from_launch": result.from_launch,
+        "cause": result.cause if result.flagged else None,
+        "runs": [
+            {"run_id": r.run_id, "model_s": r.model_s, "measured_s": r.measured_s, "gap": r.gap}
+            for r in result.runs
+        ],
+    }
 
 
 _DERIVED_FIELDS = (
@@ -338,6 +368,18 @@ def _set_size_json(sizes: list[SystemSize | None]) -> dict[str, Any]:
     entry = _size_json(size.size)
     entry["mixed_sizes"] = size.mixed
     return entry
+
+
+def _size_text(entry: dict[str, Any]) -> str:
+    if entry["accelerators"] is None:
+        return "unknown (state it with `trntui size`)"
+    size = SystemSize(
+        entry["nodes"], entry["accelerators_per_node"], entry["accelerator"], "", None
+    ).text()
+    if entry["nodes"] is None:
+        size = f"{entry['accelerators']} accelerators in all"
+    stated = f", stated by {entry['size_stated_by']}" if entry["size_stated_by"] else ""
+    return f"{size} ({entry['size_source']}{stated})"
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ A pause lists every missing condition, not only the first.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from trntui.core.estimate import (
@@ -36,8 +37,9 @@ from trntui.core.estimate import (
     cost_frame,
     input_frame,
 )
-from trntui.core.inventory import effort_text
+from trntui.core.inventory import Inventory, effort_text
 from trntui.core.quotes import FlagKind
+from trntui.core.timeline import PROTOCOL_FACTS
 
 CONTINUE = "continue the trial"
 TRY_ANOTHER = "try another option"
@@ -72,6 +74,43 @@ class Protocol:
     counted_runs: int
     verified_runs: int
     """Counted runs whose log shows the quality target reached."""
+    facts: dict[str, str] = dataclasses.field(default_factory=dict)
+    """``PROTOCOL_FACTS`` the run set's logs state (several values joined with " / ")."""
+
+
+CONFIRMED = "confirmed"
+NOT_CONFIRMED = "not confirmed"
+DIFFERS = "differs"
+
+FACT_LABELS = {
+    "benchmark": "benchmark",
+    "global_batch_size": "global batch size",
+    "sequence_length": "sequence length",
+    "quality_metric": "quality metric",
+    "quality_target": "quality target",
+}
+
+
+@dataclass(frozen=True)
+class FactCheck:
+    """One protocol fact on both sides: confirmed only when both logs state it and agree."""
+
+    fact: str
+    trainium: str | None
+    gpu: str | None
+    status: str
+
+    @property
+    def label(self) -> str:
+        return FACT_LABELS.get(self.fact, self.fact)
+
+    def text(self) -> str:
+        if self.status == CONFIRMED:
+            return f"{self.label} {self.trainium}: confirmed"
+        if self.status == DIFFERS:
+            return f"{self.label} differs: Trainium3 {self.trainium}, GPU {self.gpu}"
+        side = "Trainium3" if self.trainium is not None else "GPU"
+        return f"{self.label}: not confirmed (only the {side} logs state it)"
 
 
 @dataclass(frozen=True)
@@ -107,6 +146,13 @@ class Comparison:
     """GPU total minus Trainium3 total (negative: Trainium3 costs more)."""
     break_even: BreakEven | None
     decision: Decision
+    fact_checks: tuple[FactCheck, ...] = ()
+    """The protocol facts either side's logs state, compared."""
+
+    @property
+    def protocol_confirmed(self) -> bool:
+        """Every protocol fact is stated by both sides and agrees (and at least one is)."""
+        return bool(self.fact_checks) and all(c.status == CONFIRMED for c in self.fact_checks)
 
 
 def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
@@ -133,7 +179,44 @@ def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
         runs=stats.runs if stats else 0,
         counted_runs=stats.counted if stats else 0,
         verified_runs=stats.verified if stats else 0,
+        facts={
+            fact: " / ".join(sorted(values))
+            for fact, values in (stats.protocol if stats else {}).items()
+        },
     )
+
+
+def fact_checks(trainium: Protocol, gpu: Protocol) -> tuple[FactCheck, ...]:
+    """Every protocol fact either side states; a fact whose runs disagree within one set
+    counts as differing."""
+    checks = []
+    for fact in PROTOCOL_FACTS:
+        a, b = trainium.facts.get(fact), gpu.facts.get(fact)
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            status = NOT_CONFIRMED
+        elif a == b and " / " not in a:
+            status = CONFIRMED
+        else:
+            status = DIFFERS
+        checks.append(FactCheck(fact, a, b, status))
+    return tuple(checks)
+
+
+def inventory_differences(inventory: Inventory, p: Protocol) -> list[str]:
+    """Where a run set's logs contradict the inventory's protocol (batch, sequence length)."""
+    reasons = []
+    for fact, planned in (
+        ("global_batch_size", inventory.distribution.global_batch_size),
+        ("sequence_length", inventory.model.sequence_length),
+    ):
+        stated = p.facts.get(fact)
+        if stated is not None and planned is not None and stated != str(planned):
+            reasons.append(
+                f"{p.target}: its logs state {FACT_LABELS[fact]} {stated}, the inventory {planned}"
+            )
+    return reasons
 
 
 def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
@@ -153,14 +236,18 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
                 f"{p.target}: no run verified the quality target (its logs hold no evaluation "
                 "against it)"
             )
-    checks = (
-        ("benchmark/dataset", a.benchmark, b.benchmark),
-        ("quality metric reported", a.quality_metric, b.quality_metric),
-        ("unit of finished work", a.measured_unit, b.measured_unit),
-    )
-    for what, left, right in checks:
-        if left is not None and right is not None and left != right:
-            reasons.append(f"{what} differs: {a.target} {left!r}, {b.target} {right!r}")
+    if (
+        a.measured_unit is not None
+        and b.measured_unit is not None
+        and a.measured_unit != b.measured_unit
+    ):
+        reasons.append(
+            f"unit of finished work differs: {a.target} {a.measured_unit!r}, "
+            f"{b.target} {b.measured_unit!r}"
+        )
+    reasons += [
+        f"protocol {check.text()}" for check in fact_checks(a, b) if check.status == DIFFERS
+    ]
     return reasons
 
 
@@ -205,8 +292,12 @@ def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
         reasons.append("no Trainium3 target")
     if gpu is None:
         reasons.append("no GPU target")
+    checks: tuple[FactCheck, ...] = ()
     if trainium is not None and gpu is not None:
         reasons += protocol_differences(protocols[0], protocols[1])
+        checks = fact_checks(protocols[0], protocols[1])
+        for proto in protocols:
+            reasons += inventory_differences(context.inventory, proto)
         for item in (trainium, gpu):
             if item.total_usd is None:
                 reasons.append(f"{item.name}: {item.headline()}")
@@ -216,9 +307,9 @@ def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
         ratio = trainium.total_usd / gpu.total_usd
         saving = gpu.total_usd - trainium.total_usd
         even = break_even(trainium, gpu.total_usd)
-    decision = decide(context, trainium, gpu, comparable, reasons, even)
+    decision = decide(context, trainium, gpu, comparable, reasons, even, checks)
     return Comparison(
-        trainium, gpu, protocols, comparable, tuple(reasons), ratio, saving, even, decision
+        trainium, gpu, protocols, comparable, tuple(reasons), ratio, saving, even, decision, checks
     )
 
 
@@ -229,8 +320,12 @@ def decide(
     comparable: bool,
     reasons: list[str],
     even: BreakEven | None,
+    checks: tuple[FactCheck, ...] = (),
 ) -> Decision:
-    """The SPEC §5 decision note with the facts that triggered it."""
+    """The SPEC §5 decision note with the facts that triggered it.
+
+    A protocol fact that only one side's logs state is not a difference, but it is not
+    confirmed either: it keeps the decision from "continue"."""
     if trainium is None:
         return Decision(PAUSE, ("no Trainium3 target to decide on",))
     inventory = context.inventory
@@ -285,6 +380,11 @@ def decide(
         )
     if not_measured:
         blockers.append("stages not measured: " + ", ".join(not_measured))
+    unconfirmed = [c.label for c in checks if c.status == NOT_CONFIRMED]
+    if unconfirmed:
+        blockers.append(
+            "same protocol not confirmed: " + ", ".join(unconfirmed) + " stated by one side only"
+        )
     limits = _limit_facts(stats, run_set)
     if pause:
         return Decision(PAUSE, tuple(pause + blockers + limits))
@@ -314,7 +414,8 @@ def decide(
                 )
         if effort or unestimated:
             facts.append(f"{effort_text(effort, unestimated)} of open porting effort buy no saving")
-        return Decision(TRY_ANOTHER, tuple(facts + limits))
+        protocol_notes = [b for b in blockers if b.startswith("same protocol not confirmed")]
+        return Decision(TRY_ANOTHER, tuple(facts + protocol_notes + limits))
     if blockers:
         return Decision(PAUSE, tuple(blockers + limits))
     facts = [

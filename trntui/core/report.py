@@ -209,6 +209,11 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
         "trainium_target": comparison.trainium.name if comparison.trainium else None,
         "gpu_target": comparison.gpu.name if comparison.gpu else None,
         "comparable": comparison.comparable,
+        "protocol_confirmed": comparison.protocol_confirmed,
+        "fact_checks": [
+            {"fact": c.fact, "trainium": c.trainium, "gpu": c.gpu, "status": c.status}
+            for c in comparison.fact_checks
+        ],
         "reasons": list(comparison.reasons),
         "cost_ratio": _number(comparison.cost_ratio),
         "saving_usd": _number(comparison.saving_usd),
@@ -586,9 +591,23 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
 
 def _comparison_markdown(c: dict[str, Any]) -> list[str]:
     out = ["## Trainium3 vs GPU: cost to the same quality result", ""]
-    if c["comparable"]:
+    checks = c.get("fact_checks", [])
+    if checks:
+        out += ["| Protocol fact | Trainium3 logs | GPU logs | |", "|---|---|---|---|"]
         out += [
-            f"Same protocol confirmed. Trainium3 / GPU cost ratio: **{c['cost_ratio']:.3f}**; "
+            f"| {f['fact']} | {f['trainium'] or '-'} | {f['gpu'] or '-'} | {f['status']} |"
+            for f in checks
+        ]
+        out.append("")
+    if c["comparable"]:
+        confirmed = (
+            "Same protocol confirmed."
+            if c.get("protocol_confirmed")
+            else "No protocol fact differs, but the same protocol is not confirmed: a fact "
+            "is stated by one side only, or by neither."
+        )
+        out += [
+            f"{confirmed} Trainium3 / GPU cost ratio: **{c['cost_ratio']:.3f}**; "
             + (
                 f"Trainium3 saves {usd(c['saving_usd'])}."
                 if c["saving_usd"] >= 0

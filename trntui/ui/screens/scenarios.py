@@ -224,11 +224,14 @@ def comparison_text(analysis: Analysis) -> Text:
     for proto in comparison.protocols:
         verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
         text.append(
-            f"  {proto.target}: model {proto.model_version or 'not recorded'}; "
-            f"benchmark {proto.benchmark or 'not recorded'}; "
-            f"metric {proto.quality_metric or 'not recorded'}; {verified}\n",
+            f"  {proto.target}: model {proto.model_version or 'not recorded'}; {verified}\n",
             style="dim",
         )
+    if comparison.fact_checks:
+        text.append("Protocol facts in the logs\n", style="bold")
+        styles = {"confirmed": "green", "not confirmed": "yellow", "differs": "red"}
+        for check in comparison.fact_checks:
+            text.append(f"  {check.text()}\n", style=styles.get(check.status, ""))
     if comparison.comparable and comparison.cost_ratio is not None:
         text.append("\nTrainium3 / GPU: ", style="bold")
         text.append(f"{comparison.cost_ratio:.3f}")
