@@ -82,7 +82,7 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
         dataclasses.replace(project.inventory, goal=goal, distribution=distribution)
     )
     log = tmp_path / "trn3.log"
-    loggen.write_nxd(log)
+    loggen.write_nxd(log, loggen.NxdSpec(states_plan=False))
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(log))
@@ -97,7 +97,7 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
         await wait_for_workers(app)
         await pilot.pause()
         table = app.screen.query_one("#runs", DataTable)
-        assert table.get_row_at(0)[1:3] == [status, run_min]
+        assert table.get_row_at(0)[2:4] == [status, run_min]  # after Set and Size
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(

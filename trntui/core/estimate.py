@@ -128,7 +128,7 @@ _SPECS = (
     InputSpec("usd_per_hour", "Instance price", "USD/instance-hour", True, "positive"),
     InputSpec("steady_throughput", "Useful throughput", "work units/s", True, "positive", True),
     InputSpec("startup_s", "Startup and compile", "s", True, "non-negative", True),
-    InputSpec("launch_s", "Launch and teardown outside the logs", "s", True, "non-negative", True),
+    InputSpec("launch_s", "Launch + teardown outside logs", "s", True, "non-negative", True),
     InputSpec(
         "overhead_ratio",
         "Checkpoint/eval/warm-up/stall ratio",

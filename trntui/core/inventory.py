@@ -120,7 +120,7 @@ class SoftwareStack:
     )
     launch_minutes: float | None = spec_field(
         "float",
-        "Launch outside the logs",
+        "Launch outside logs",
         unit="minutes",
         minimum=0,
         maximum=10_000,
@@ -292,7 +292,8 @@ class TrainingTarget:
     )
     accelerators_per_instance: int | None = spec_field(
         "int",
-        "Accelerators per instance",
+        "Per instance",
+        unit="accelerators",
         minimum=1,
         maximum=10_000,
         help="state it when the hardware table does not know the type (an assumption), "

@@ -31,6 +31,18 @@ class SetSize:
     unknown_runs: int = 0
     """Runs whose size neither their log nor a statement gives."""
 
+    def short_text(self) -> str:
+        """``1 x 8 H100-SXM5-80GB`` (no vendor, no total): for one-line summaries."""
+        if self.mixed or self.size is None:
+            return self.text()
+        size = self.size
+        name = (size.accelerator or "").removeprefix("NVIDIA ")
+        if size.nodes is None or size.accelerators_per_node is None:
+            text = f"{size.accelerators} {name}".strip() + " in all"
+        else:
+            text = f"{size.nodes} x {size.accelerators_per_node} {name}".strip()
+        return text + (" (stated)" if size.is_assumption else "")
+
     def text(self) -> str:
         if self.mixed:
             return "mixed sizes"

@@ -176,7 +176,8 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
     compiles = int((events["kind"] == Kind.COMPILE_START).sum())
     args = _arguments(lines)
     protocol = {}
-    if (batch := _whole_arg(args, "GBS")) is not None:
+    batch = _whole_arg(args, "GBS")
+    if batch is not None:
         protocol["global_batch_size"] = str(batch)
     if (length := _whole_arg(args, "seq_len", "SEQ_LEN")) is not None:
         protocol["sequence_length"] = str(length)
@@ -192,10 +193,12 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
         throughput_unit="samples/s",
         facts=facts,
         planned_steps=_whole_arg(args, "steps_this_run", "max_steps", "TOTAL_STEPS"),
+        samples_per_step=float(batch) if batch is not None else None,
         system=_distributed_size(lines, source.name),
         protocol=protocol,
         not_derivable=(
-            "samples per step (throughput is the example's own sequences per second)",
+            "samples per step unless the launcher echoes GBS (the example's own throughput is "
+            "in sequences per second)",
             "checkpoint save time",
             "validation quality (the example logs training loss only)",
         ),

@@ -18,7 +18,7 @@ from trntui.core.errors import UserError
 from trntui.core.fields import spec_field
 from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
-from trntui.core.timeline import RunMetadata
+from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.quality import record_quality
 from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
@@ -43,7 +43,9 @@ class QualityResultEntry:
     )
 
 
-def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text:
+def facts_text(
+    facts: RunFacts, metadata: RunMetadata, target_text: str, size: SystemSize | None = None
+) -> Text:
     """The run's facts as lines a person reads top to bottom (unknown stays 'unknown')."""
     text = Text()
 
@@ -55,6 +57,22 @@ def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text
     counted = "counts as completed work" if facts.counts_as_completed else "does NOT count"
     line("Status", f"{facts.status}, {counted}", status_style)
     line("Format", f"{metadata.format} ({metadata.source})")
+    size = metadata.system or size
+    if size is None:
+        shown = "unknown (the log prints no size; state it for the set with z on Runs)"
+    elif size.is_assumption:
+        shown = f"{size.text()}  (stated by {size.stated_by}: {size.source})"
+    else:
+        shown = f"{size.text()}  ({size.source})"
+    line("System", shown, "yellow" if size is None or size.is_assumption else "")
+    clock = metadata.job_clock
+    if clock is not None:
+        before = (
+            "its start cannot be placed on the log's clock"
+            if clock.before_first_line_s is None
+            else f"{duration(clock.before_first_line_s)} before the first log line"
+        )
+        line("Job clock", f"{duration(clock.span_s)} from launch to the job's end; {before}")
     run_end = "the last logged step" if facts.run_ends_at_planned_step else "run stop"
     line("Training running", duration(facts.run_s) + f"  (run start to {run_end})")
     line("Launch to result", duration(facts.launch_to_result_s) + "  (to the verified quality)")
@@ -69,8 +87,12 @@ def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text
         ("  recovery", phases.recovery_s),
         ("  redone work", phases.redone_s),
         ("  data loading", phases.data_loading_s),
+        ("  between blocks", phases.between_blocks_s),
     ):
         line(label, duration(value))
+    if metadata.setup_phases:
+        setup = ", ".join(f"{k} {duration(v)}" for k, v in metadata.setup_phases.items())
+        line("  set-up (in init)", setup)
     unit = facts.throughput_unit or ""
     steady = (
         UNKNOWN if facts.steady_throughput is None else f"{facts.steady_throughput:,.4g} {unit}"
@@ -92,6 +114,12 @@ def facts_text(facts: RunFacts, metadata: RunMetadata, target_text: str) -> Text
         f"{quality} vs {target_text}: {reached[facts.quality_reached]}",
         "" if facts.quality_reached else "yellow",
     )
+    if metadata.protocol:
+        stated = ", ".join(f"{k} {v}" for k, v in sorted(metadata.protocol.items()))
+        line("Protocol (log)", stated)
+    if facts.planned_steps is not None:
+        whose = "the log's" if metadata.planned_steps is not None else "the inventory's"
+        line("Plan", f"{facts.planned_steps} steps ({whose} plan)")
     for note in (*facts.notes, *metadata.notes):
         text.append(f"- {note}\n", style="dim")
     for missing in metadata.not_derivable:
@@ -120,8 +148,10 @@ class RunDetailScreen(ModalScreen[None]):
         metadata: RunMetadata,
         telemetry: RunTelemetryDetail,
         instance_type: str | None,
+        size: SystemSize | None = None,
     ) -> None:
         super().__init__()
+        self.system_size = size
         self.run_id = run_id
         self.facts = facts
         self.metadata = metadata
@@ -144,7 +174,9 @@ class RunDetailScreen(ModalScreen[None]):
             box.border_title = f"Run {self.run_id}"
             with VerticalScroll():
                 yield Static(self._headline(), id="headline")
-                yield Static(facts_text(self.facts, self.metadata, target_text), id="facts")
+                yield Static(
+                    facts_text(self.facts, self.metadata, target_text, self.system_size), id="facts"
+                )
                 yield Static(self._telemetry_text(), id="limits")
             yield Static(
                 "q record a quality result   t attach telemetry   esc close", classes="hint"

@@ -6,7 +6,8 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
 from textual import on, work
@@ -17,10 +18,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
+from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
+from trntui.core.fields import spec_field
 from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
+from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
+from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.runs import (
     RunSetInfo,
     derive_facts,
@@ -29,9 +34,12 @@ from trntui.store.runs import (
     remove_run,
     run_sets,
 )
+from trntui.store.scenarios import current_user, load_observations
+from trntui.store.set_sizes import load_stated_sizes, state_size
 from trntui.store.telemetry import run_detail
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
@@ -41,6 +49,29 @@ if TYPE_CHECKING:
     from trntui.ui.app import TrnTuiApp
 
 UNKNOWN = "?"
+
+
+@dataclass(frozen=True)
+class SetSizeEntry:
+    """The system a run set was measured on, stated by a person (its logs print none)."""
+
+    TITLE: ClassVar[str] = "System size"
+    nodes: int | None = spec_field("int", "Nodes", required=True, minimum=1, maximum=100_000)
+    accelerators_per_node: int | None = spec_field(
+        "int", "Per node", unit="accelerators", required=True, minimum=1, maximum=100_000
+    )
+    accelerator: str | None = spec_field("text", "Accelerator", placeholder="Trainium3")
+    source: str = spec_field(
+        "text", "Based on", required=True, default="", placeholder="job script, ticket, link"
+    )
+
+
+def _size_cell(size: SystemSize | None) -> str:
+    if size is None:
+        return UNKNOWN
+    if size.nodes is None or size.accelerators_per_node is None:
+        return f"{size.accelerators or UNKNOWN}"
+    return f"{size.nodes}x{size.accelerators_per_node}" + ("*" if size.is_assumption else "")
 
 
 def minutes(value: float | None) -> str:
@@ -60,6 +91,7 @@ class RunsScreen(Screen[None]):
 
     BINDINGS = [
         Binding("i", "import_runs", "Import", id="runs.import"),
+        Binding("z", "state_size", "Set size", id="runs.size"),
         Binding("x", "remove_run", "Remove", id="runs.remove"),
     ]
 
@@ -68,6 +100,8 @@ class RunsScreen(Screen[None]):
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
         self.facts: dict[str, RunFacts] = {}
+        self.sizes: dict[str, SystemSize | None] = {}
+        self.backtests: dict[str, Backtest | None] = {}
         self._goal: tuple[QualityTarget | None, int | None] | None = None
 
     @property
@@ -92,7 +126,17 @@ class RunsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
-        for label in ("Set", "Status", "Run min", "Result min", "Steady", "Unit", "Rst", "Redo"):
+        for label in (
+            "Set",
+            "Size",
+            "Status",
+            "Run min",
+            "Result min",
+            "Steady",
+            "Unit",
+            "Rst",
+            "Redo",
+        ):
             table.add_column(label)
         self.reload_runs()
 
@@ -108,6 +152,13 @@ class RunsScreen(Screen[None]):
         try:
             self.runs = load_runs(root)
             self.sets = {info.name: info for info in run_sets(root)}
+            stated = load_stated_sizes(root)
+            self.sizes = {
+                run_id: RunMetadata.from_json(text).system or stated.get(set_name)
+                for run_id, set_name, text in self.runs.select(
+                    "run_id", "set_name", "metadata_json"
+                ).iter_rows()
+            }
         except UserError as error:
             self._app.status = (str(error), "error")
             self.runs = pl.DataFrame()
@@ -129,15 +180,19 @@ class RunsScreen(Screen[None]):
     def _derive(self, target: QualityTarget | None, planned: int | None) -> None:
         """Facts depend on the inventory's quality target and planned steps, so they are
         derived here from the stored timelines rather than frozen at import time."""
+        root = self._app.project.root
         try:
-            facts = derive_facts(self._app.project.root, target, planned)
+            facts = derive_facts(root, target, planned)
+            observations = load_observations(root, self._app.inventory)
         except UserError as error:
             self.app.call_from_thread(self._app.notify, str(error), severity="error")
             return
-        self.app.call_from_thread(self._facts_ready, facts)
+        checks = {name: backtest(observations, name) for name in self.sets}
+        self.app.call_from_thread(self._facts_ready, facts, checks)
 
-    def _facts_ready(self, facts: dict[str, RunFacts]) -> None:
+    def _facts_ready(self, facts: dict[str, RunFacts], checks: dict[str, Backtest | None]) -> None:
         self.facts = facts
+        self.backtests = checks
         self._show_rows()
 
     def _show_rows(self) -> None:
@@ -158,7 +213,8 @@ class RunsScreen(Screen[None]):
                     str(facts.restarts),
                     UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
                 )
-            table.add_row(row["set_name"][-16:], *cells, key=row["run_id"])
+            size = self.sizes.get(row["run_id"])
+            table.add_row(row["set_name"][-16:], _size_cell(size), *cells, key=row["run_id"])
         if row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 
@@ -174,26 +230,37 @@ class RunsScreen(Screen[None]):
         self._load_plot(run_id)
 
     def _show_set(self, set_name: str) -> None:
+        """Three lines: the set and its system, the throughput spread, the back-test."""
         members = self.runs.filter(pl.col("set_name") == set_name)["run_id"].to_list()
         known = [self.facts[r] for r in members if r in self.facts]
         info = self.sets.get(set_name)
-        parts = [f"Set {set_name}: {len(members)} runs"]
+        size = set_size([self.sizes.get(r) for r in members])
+        head = f"Set {set_name}: {len(members)} runs"
+        spread = ""
         if len(known) == len(members):
             summary = summarize_set(known)
-            parts[0] += f", {summary.counted} count as completed"
+            head += f", {summary.counted} counted"
             thr = summary.steady_throughput
             if thr is not None:
-                parts.append(
-                    f"steady {summary.throughput_unit} min {thr.min:,.4g} / median "
-                    f"{thr.median:,.4g} / max {thr.max:,.4g}, trimmed mean {thr.trimmed_mean:,.4g}"
+                spread = (
+                    f"steady {thr.min:,.4g}-{thr.max:,.4g} {summary.throughput_unit} "
+                    f"(median {thr.median:,.4g}, trimmed {thr.trimmed_mean:,.4g})"
                 )
+        head += f"; {size.short_text()}"
         if info is not None and info.is_mlperf:
             score = info.mlperf_score_minutes
-            parts.append(
-                "MLPerf score "
+            spread += (
+                ("; " if spread else "")
+                + "MLPerf "
                 + (f"{score:.3f} min" if score is not None else "invalid (too many failed runs)")
             )
-        self.query_one("#set-summary", Static).update("; ".join(parts))
+        check = self.backtests.get(set_name)
+        tested = (
+            "back-test: not possible (no counted run with a throughput and its work)"
+            if check is None
+            else ("FLAGGED " if check.flagged else "") + "back-test: " + check.text()
+        )
+        self.query_one("#set-summary", Static).update("\n".join((head, spread, tested)))
 
     @work(thread=True, exclusive=True, group="plot", exit_on_error=False)
     def _load_plot(self, run_id: str) -> None:
@@ -280,13 +347,70 @@ class RunsScreen(Screen[None]):
         if get_current_worker().is_cancelled:
             return
         screen = RunDetailScreen(
-            run_id, facts, run.metadata, telemetry, target.instance_type if target else None
+            run_id,
+            facts,
+            run.metadata,
+            telemetry,
+            target.instance_type if target else None,
+            self.sizes.get(run_id),
         )
         self.app.call_from_thread(self.app.push_screen, screen, self._detail_closed)
 
     def _detail_closed(self, _: None) -> None:
         self.reload_runs()
         self._app.estimate_inputs_changed()
+
+    def action_state_size(self) -> None:
+        """State the selected run's set size when its logs print none (an assumption)."""
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        run_id = self._selected_run_id()
+        if run_id is None:
+            return
+        set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+        members = self.runs.filter(pl.col("set_name") == set_name)
+        logged = [
+            meta.system
+            for meta in map(RunMetadata.from_json, members["metadata_json"])
+            if meta.system is not None
+        ]
+        if len(logged) == members.height:
+            self._app.status = (
+                f"The logs of set {set_name} state their size ({logged[0].text()}); "
+                "nothing to state",
+                "",
+            )
+            return
+        current = load_stated_sizes(self._app.project.root).get(set_name)
+        entry = SetSizeEntry(
+            nodes=current.nodes if current else None,
+            accelerators_per_node=current.accelerators_per_node if current else None,
+            accelerator=current.accelerator if current else None,
+            source=current.source if current else "",
+        )
+
+        def stated(result: SetSizeEntry | None) -> None:
+            if result is None or result.nodes is None or result.accelerators_per_node is None:
+                return
+            size = SystemSize(
+                result.nodes,
+                result.accelerators_per_node,
+                result.accelerator,
+                result.source,
+                stated_by=current_user(),
+            )
+            try:
+                state_size(self._app.project.root, set_name, size)
+            except (UserError, OSError) as error:
+                self._app.status = (f"Size not stated: {error}", "error")
+                return
+            self.reload_runs()
+            self._app.estimate_inputs_changed()
+            self._app.status = (f"Set {set_name}: {size.text()}, stated by {size.stated_by}", "")
+
+        title = f"System size of run set {set_name[-30:]}"
+        self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
 
     def action_remove_run(self) -> None:
         if self._app.project.read_only:
