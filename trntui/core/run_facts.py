@@ -188,10 +188,21 @@ def _last_t(timeline: pl.DataFrame, kind: str) -> float | None:
 
 
 def _progress_kind(timeline: pl.DataFrame) -> str | None:
+    """Step rows, else epoch stops, else block stops: the first kind with two rows that
+    carry a count of work (an epoch stop without one says nothing about progress), else the
+    first kind present at all."""
+    counted = pl.any_horizontal(
+        pl.col(name).is_not_null() for name in ("step", "epoch", "samples", "tokens")
+    )
+    present = None
     for kind in (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP):
-        if (timeline["kind"] == kind).any():
+        rows = timeline.filter(pl.col("kind") == kind)
+        if rows.is_empty():
+            continue
+        present = present or str(kind)
+        if rows.filter(counted).height >= 2:
             return str(kind)
-    return None
+    return present
 
 
 def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataFrame:

@@ -37,8 +37,10 @@ How progress is read (the unit differs by benchmark and by implementation versio
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -332,14 +334,16 @@ def _setup_phases(events: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _progress(
-    events: list[dict[str, Any]], unit: str, base: float
+    events: list[dict[str, Any]], unit: str, base: float, stop: int | None
 ) -> tuple[str | None, dict[int, float]]:
     """Which events are progress rows and the work done at each (strictly rising).
 
-    Epoch stops, else block stops, else evaluations: the first that gives two points."""
+    Epoch stops, else block stops, else evaluations: the first that gives two points. Lines
+    after the run stop (in file order) are not part of the timed run."""
+    end = len(events) if stop is None else stop
     for key in ("epoch_stop", "block_stop", "eval_accuracy"):
         done: dict[int, float] = {}
-        for index, event in enumerate(events):
+        for index, event in enumerate(events[:end]):
             if event["key"] != key:
                 continue
             position = (
@@ -352,6 +356,26 @@ def _progress(
         if len(set(done.values())) >= 2:
             return key, done
     return None, {}
+
+
+def _implied_samples_per_epoch(
+    events: list[dict[str, Any]], done: dict[int, float]
+) -> float | None:
+    """Samples per epoch that the log's own training rate implies (its ``tracked_stats``
+    throughput x the time between two progress rows / their epochs apart), to check a
+    stated ``train_samples`` against; ``None`` when the log prints no rate."""
+    stats = [
+        (e["time_ms"], value[_TRAINING_STATS])
+        for e in events
+        if (value := _training_stats(e)) is not None and json_number(value[_TRAINING_STATS])
+    ]
+    points = sorted((events[i]["time_ms"], work) for i, work in done.items())
+    implied = []
+    for (t0, w0), (t1, w1) in itertools.pairwise(points):
+        near = [rate for at, rate in stats if t0 < at <= t1 + 1000]
+        if near and w1 > w0:
+            implied.append(near[-1] * (t1 - t0) / 1000.0 / (w1 - w0))
+    return statistics.median(implied) if implied else None
 
 
 def _rising(done: dict[int, float]) -> tuple[dict[int, float], int]:
@@ -478,15 +502,21 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     facts = _facts(events)
     benchmark = benchmark_of(facts, str(path))
     rules = rules_for(benchmark)
-    per_epoch = json_number(_first_value(events, "train_samples"))
+    per_epoch = json_number(_first_value(events, "samples_per_epoch")) or json_number(
+        _first_value(events, "train_samples")
+    )
     unit = _work_unit(events, rules, per_epoch)
     per_unit = (
         json_number(_first_value(events, "global_batch_size")) if unit == STEPS else per_epoch
     )
-    key, done = _progress(events, unit, _epoch_base(events))
+    key, done = _progress(events, unit, _epoch_base(events), stop_index)
     done, dropped = _rising(done)
+    implied = _implied_samples_per_epoch(events, done) if unit == EPOCHS else None
+    unsupported = implied is not None and per_unit and not 0.5 <= per_unit / implied <= 2.0
     keep = {i for i in (start_index, stop_index) if i is not None}
-    timeline = rows_timeline(_rows(events, keep, unit, per_unit, (key, done)))
+    timeline = rows_timeline(
+        _rows(events, keep, unit, None if unsupported else per_unit, (key, done))
+    )
 
     notes = []
     if duplicates:
@@ -499,6 +529,11 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
         notes.append("no run_stop: the run did not finish, so it is not a completed run")
     if dropped:
         notes.append(f"{dropped} progress records whose work did not rise were left out")
+    if unsupported:
+        notes.append(
+            f"samples per epoch left unknown: the log states {per_unit:,.0f} (train_samples), "
+            f"its own training rate implies about {implied:,.0f}"
+        )
     if unit in (EPOCHS, STEPS) and not per_unit:
         what = "train_samples" if unit == EPOCHS else "global_batch_size"
         notes.append(f"progress is counted in {unit} and the log states no {what}")
@@ -512,14 +547,13 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     t0_ms = min(times)
     clock = job_clock(around, source.name, t0_ms / 1000.0, max(times) / 1000.0)
     steps.at(0.95)
-    shown_unit = {STEPS: SAMPLES if per_unit else STEPS}.get(unit, unit)
     metadata = RunMetadata(
         format=NAME,
         source=str(path),
         sha256=source.sha256,
         time_source=TimeSource.WALL_CLOCK,
         launch_time=dt.datetime.fromtimestamp(t0_ms / 1000.0, tz=dt.UTC),
-        throughput_unit=f"{shown_unit}/s",
+        throughput_unit="tokens/s" if unit == TOKENS else f"{SAMPLES}/s",
         quality_metric="eval_accuracy",
         quality_higher_is_better=rules.higher_is_better if rules is not None else None,
         success_means_target_reached=True,
