@@ -150,6 +150,14 @@ def test_report_files(project, tmp_path, capsys):
     assert float(totals[TRN]) == pytest.approx(document["targets"][0]["total_usd"])
     assert any(r["section"] == "sensitivity_swing" for r in rows)
     assert any(r["section"] == "risk" and r["unit"] == "days" for r in rows)
+    # The back-test of each target's run set: the generated runs are reproduced by the model
+    # (their clocks hold no hidden time), from the first log line (no job clock in Megatron).
+    tests = {b["run_set"]: b for b in document["backtests"]}
+    assert set(tests) == {"trn", "gpu"}
+    assert tests["trn"]["runs"] == 3 and not tests["trn"]["from_launch"]
+    assert abs(tests["trn"]["gap"]) < 0.03 and not tests["trn"]["flagged"]
+    assert "## Back-test" in text and "| trn | 3 | model " in text
+    assert "Launch + teardown outside logs" in text
 
 
 def test_scenario_save_list_show_diff(project, capsys):

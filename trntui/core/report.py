@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from trntui.core.backtest import backtest
 from trntui.core.comparison import Comparison, compare
 from trntui.core.estimate import (
     INPUT_SPECS,
@@ -49,10 +50,10 @@ FORMULA = (
     "     + storage + transfers + logs/monitoring + data preparation + failures and retries\n"
     "\n"
     "training_h  = work_amount / steady_throughput / 3600\n"
-    "startup_h   = startup_s / 3600\n"
+    "startup_h   = (launch_s + startup_s) / 3600\n"
     "overhead_h  = training_h x overhead_ratio + checkpoint_s / 3600\n"
     "retry_h     = training_h x retry_ratio\n"
-    "            + failed_fraction / (1 - failed_fraction) x failed_run_s / 3600\n"
+    "            + failed_fraction / (1 - failed_fraction) x (failed_run_s + launch_s) / 3600\n"
     "instance    = (startup_h + training_h + overhead_h) x instances x usd_per_hour\n"
     "retries     = retry_h x instances x usd_per_hour\n"
     "storage     = (dataset_gb + checkpoint_gb x checkpoints_kept) x months_stored x S3 rate\n"
@@ -389,8 +390,33 @@ def report_document(
         "sensitivity": _sensitivity_document(analysis.sensitivities),
         "distribution": _distribution_document(analysis.distributions),
         "comparison": _comparison_document(analysis.comparison),
+        "backtests": _backtest_document(context, result),
         "caveats": caveats(context, result, stale),
     }
+
+
+def _backtest_document(context: EstimateContext, result: Estimate) -> list[dict[str, Any]]:
+    """Model vs measured time to the result for each target's run set (``core.backtest``)."""
+    out = []
+    for name in dict.fromkeys(t.target.run_set for t in result.targets if t.target.run_set):
+        check = backtest(context.observations, name)
+        if check is None:
+            out.append({"run_set": name, "runs": 0, "text": "not possible (no counted run "
+                        "with a throughput and its work)"})  # fmt: skip
+            continue
+        out.append(
+            {
+                "run_set": name,
+                "runs": len(check.runs),
+                "model_s": check.model_s / len(check.runs),
+                "measured_s": check.measured_s / len(check.runs),
+                "gap": check.gap,
+                "flagged": check.flagged,
+                "from_launch": check.from_launch,
+                "text": check.text(),
+            }
+        )
+    return out
 
 
 def render_json(document: dict[str, Any]) -> str:
@@ -466,6 +492,21 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += [f"**Decision: {decision['action']}.**", ""]
     out += [f"- {fact}" for fact in decision["facts"]] + [""]
     out += ["## Formula", "", "```", doc["formula"], "```", ""]
+    if doc.get("backtests"):
+        out += [
+            "## Back-test: the model applied to each trial's own work",
+            "",
+            "Modelled vs measured time to the result per counted run (from launch where the "
+            "logs show it, else from the first log line); a gap above 3% is flagged.",
+            "",
+        ]
+        out += _table(
+            ["Run set", "Runs", "Model vs measured", "Flag"],
+            [
+                [b["run_set"], b["runs"], b["text"], "FLAGGED" if b.get("flagged") else ""]
+                for b in doc["backtests"]
+            ],
+        )
     for target in doc["targets"]:
         out += _target_markdown(target)
     out += ["## Price quotes", ""]
