@@ -5,9 +5,9 @@ ratio + retry ratio), with each input the run set's median (the retry ratio its 
 to each counted trial's own work, that model must give back the trial's measured time from
 launch (or from its first log line, where the launch is not in the logs) to its result (the
 end of the run, which for MLPerf is the verified result, or the outside evaluation that
-verified it afterwards), else the inputs do not describe the runs and an estimate built on them cannot be
-defended. A set whose modelled time differs from the measured one by more than
-``TOLERANCE`` is flagged with the stage that explains most of the difference.
+verified it afterwards), else the inputs do not describe the runs and an estimate built on
+them cannot be defended. A set whose modelled time differs from the measured one by more
+than ``TOLERANCE`` is flagged with the stage that explains most of the difference.
 """
 
 from __future__ import annotations
