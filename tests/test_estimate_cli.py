@@ -248,3 +248,27 @@ def test_saving_over_an_existing_scenario_needs_replace(tmp_path, capsys):
     assert path.read_bytes() == before
     assert main(["scenario", "save", str(root), "as-measured", "--replace"]) == 0
     assert path.read_bytes() != before
+
+
+def test_the_sample_on_another_instance_count_names_both_sizes(tmp_path, capsys):
+    """The sample's GPU runs were measured on 1 node x 8 H100 (systems/1xBM.GPU.H100.8.json):
+    priced on 2 x p5.48xlarge they do not apply, and the estimate says why."""
+    sample = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
+    root = tmp_path / "sample"
+    shutil.copytree(sample, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+    assert cli("estimate", str(root), "--json") == 0
+    gpu = next(t for t in json.loads(capsys.readouterr().out)["targets"] if "GPU" in t["name"])
+    assert gpu["total_usd"] is not None
+    with Project.open(root) as project:
+        targets = tuple(
+            dataclasses.replace(t, instance_count=2) if "GPU" in t.name else t
+            for t in project.inventory.targets
+        )
+        project.save_inventory(dataclasses.replace(project.inventory, targets=targets))
+    assert cli("estimate", str(root)) == 0
+    text = capsys.readouterr().out
+    assert "incomplete: Useful throughput" in text
+    assert (
+        "measured on 1 x 8 NVIDIA H100-SXM5-80GB = 8; target is 2 x p5.48xlarge "
+        "(8 NVIDIA H100 each) = 16" in text
+    )
