@@ -158,3 +158,14 @@ def test_braces_inside_strings_do_not_shift_lines(tmp_path: Path) -> None:
     for line, step in steps.select("line", "step").iter_rows():
         block = "".join(lines[line - 1 : line + 8])
         assert f'"step": {step}' in block
+
+
+def test_global_batch_is_read_only_when_the_summary_supports_it(tmp_path: Path) -> None:
+    # 31.1 / 0.243 = 128.0 samples per step: 8 per device x 16 devices and accumulation.
+    meta = import_file(write(tmp_path, trainer_state())).metadata
+    assert meta.protocol == {"quality_metric": "eval_loss", "global_batch_size": "128"}
+    assert meta.system is None
+    odd = trainer_state()
+    odd["log_history"][-1]["train_steps_per_second"] = 0.25  # 124.4 samples per step
+    meta = import_file(write(tmp_path, odd, "odd.json")).metadata
+    assert "global_batch_size" not in meta.protocol

@@ -156,11 +156,16 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
     for key in ("train_samples_per_second", "train_steps_per_second", "total_flos"):
         if key in summary and json_number(summary[key]) is not None:
             facts[key] = str(summary[key])
+    protocol = {"quality_metric": metric} if metric else {}
+    batch = _global_batch(summary)
+    if batch is not None:
+        protocol["global_batch_size"] = str(batch)
     metadata = RunMetadata(
         format=NAME,
         source=str(path),
         sha256=source.sha256,
         time_source=TimeSource.NONE,
+        protocol=protocol,
         throughput_unit="tokens/s" if tokens_unit else "samples/s",
         quality_metric=metric,
         quality_higher_is_better=False if metric == "eval_loss" else None,
@@ -173,7 +178,21 @@ def import_hf(path: Path, steps: Steps) -> ImportedRun:
             "init and compile time",
             "checkpoint save and evaluation time",
             "launch to verified result time",
+            "system size (trainer_state.json states none: state it for the run set)",
         ),
         notes=("throughput is the whole-run average from the summary, warm-up included",),
     )
     return ImportedRun(frame, metadata)
+
+
+def _global_batch(summary: dict[str, Any]) -> int | None:
+    """Samples per optimizer step, all devices and accumulation included: the summary's
+    samples per second over its steps per second, when that is a whole number (the state's
+    ``train_batch_size`` is per device)."""
+    samples = json_number(summary.get("train_samples_per_second"))
+    steps = json_number(summary.get("train_steps_per_second"))
+    if not samples or not steps:
+        return None
+    ratio = samples / steps
+    whole = round(ratio)
+    return whole if whole >= 1 and abs(ratio - whole) <= 0.01 * whole else None
