@@ -195,4 +195,4 @@ def _global_batch(summary: dict[str, Any]) -> int | None:
         return None
     ratio = samples / steps
     whole = round(ratio)
-    return whole if whole >= 1 and abs(ratio - whole) <= 0.01 * whole else None
+    return whole if whole >= 1 and abs(ratio - whole) <= 0.0025 * whole else None
