@@ -230,3 +230,14 @@ def test_planned_checkpoints_the_logs_do_not_show_block_continue():
     shown = [{**r, "checkpoint_measured": True} for r in trn_runs()] + gpu_runs()
     decision = compared(context(inv=inv, quotes=book(trn_price=2.0), runs=shown)).decision
     assert decision.action == CONTINUE, decision.facts
+
+
+def test_an_overridden_throughput_is_never_called_observed():
+    measured = compared().break_even
+    assert measured.basis == "observed" and measured.note.startswith("observed ")
+    assert (measured.observed_low, measured.observed_high) == (1.0, 3.0)
+    faster = Override("steady_throughput", 5.0, target=TRN, who="bob", why="new kernels")
+    assumed = compared(overrides=(faster,)).break_even
+    assert assumed.basis == "assumed" and assumed.note.startswith("assumed 5 ")
+    assert "observed" not in assumed.note
+    assert (assumed.observed_low, assumed.observed_high) == (None, None)

@@ -122,6 +122,9 @@ class BreakEven:
     observed_high: float | None
     unit: str
     note: str
+    basis: str = "observed"
+    """``observed`` (the run set's measurement) or ``assumed`` (a person's override): an
+    overridden throughput is never called observed."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +261,9 @@ def _pick(estimate: Estimate, family: str) -> TargetEstimate | None:
 def break_even(trainium: TargetEstimate, gpu_total: float) -> BreakEven:
     """Solve total(throughput) = gpu_total; total = a + b / throughput exactly."""
     observed = trainium.input("steady_throughput")
+    measured = observed.provenance.kind == MEASURED
+    basis = "observed" if measured else "assumed"
+    low, high = (observed.low, observed.high) if measured else (None, None)
     unit = f"{trainium.work_unit or 'work units'}/s"
     base = trainium.values()
     r1 = observed.value
@@ -273,13 +279,11 @@ def break_even(trainium: TargetEstimate, gpu_total: float) -> BreakEven:
             f"${a:,.2f} (startup, side costs, data preparation), more than the GPU's "
             f"${gpu_total:,.2f}"
         )
-        return BreakEven(None, r1, observed.low, observed.high, unit, note)
+        return BreakEven(None, r1, low, high, unit, note, basis)
     required = b / (gpu_total - a)
-    if r1 >= required:
-        note = f"observed {r1:,.4g} {unit} is above the break-even {required:,.4g} {unit}"
-    else:
-        note = f"observed {r1:,.4g} {unit} is below the break-even {required:,.4g} {unit}"
-    return BreakEven(required, r1, observed.low, observed.high, unit, note)
+    side = "above" if r1 >= required else "below"
+    note = f"{basis} {r1:,.4g} {unit} is {side} the break-even {required:,.4g} {unit}"
+    return BreakEven(required, r1, low, high, unit, note, basis)
 
 
 def compare(context: EstimateContext, estimate: Estimate) -> Comparison:

@@ -244,6 +244,7 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
             "observed_low": _number(even.observed_low),
             "observed_high": _number(even.observed_high),
             "unit": even.unit,
+            "basis": even.basis,
             "note": even.note,
         },
         "decision": {
@@ -659,11 +660,16 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         even = c["break_even"]
         if even is not None:
             required = even["required_throughput"]
+            seen = (
+                f"observed {_num(even['observed_throughput'])} {even['unit']} (range "
+                f"{_num(even['observed_low'])} to {_num(even['observed_high'])})"
+                if even.get("basis", "observed") == "observed"
+                else f"assumed {_num(even['observed_throughput'])} {even['unit']} (an override, "
+                "not a measurement)"
+            )
             out += [
                 f"Break-even useful throughput for {c['trainium_target']}: "
-                f"{_num(required)} {even['unit']}; observed {_num(even['observed_throughput'])}"
-                f" {even['unit']} (range {_num(even['observed_low'])} to "
-                f"{_num(even['observed_high'])}).",
+                f"{_num(required)} {even['unit']}; {seen}.",
                 "",
             ]
     else:

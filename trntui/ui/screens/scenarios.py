@@ -253,7 +253,7 @@ def comparison_text(analysis: Analysis) -> Text:
         required = "unreachable" if even.required_throughput is None else (
             f"{even.required_throughput:,.4g} {even.unit}"
         )  # fmt: skip
-        text.append(f"{required}; observed {number(even.observed_throughput)} {even.unit}")
+        text.append(f"{required}; {even.basis} {number(even.observed_throughput)} {even.unit}")
         if even.observed_low is not None and even.observed_high is not None:
             text.append(f" (runs {number(even.observed_low)} - {number(even.observed_high)})")
         text.append(f"\n  {even.note}\n", style="dim")
