@@ -241,3 +241,18 @@ def test_an_overridden_throughput_is_never_called_observed():
     assert assumed.basis == "assumed" and assumed.note.startswith("assumed 5 ")
     assert "observed" not in assumed.note
     assert (assumed.observed_low, assumed.observed_high) == (None, None)
+
+
+def test_metric_names_of_two_formats_are_not_confirmed_rather_than_different():
+    trn = [
+        {**r, "format": "megatron", "protocol_json": '{"quality_metric": "validation lm loss"}'}
+        for r in trn_runs()
+    ]
+    gpu = [
+        {**r, "format": "mlperf", "protocol_json": '{"quality_metric": "eval_accuracy"}'}
+        for r in gpu_runs()
+    ]
+    result = compared(context(runs=trn + gpu))
+    (check,) = result.fact_checks
+    assert check.status == "not confirmed" and "name it differently" in check.text()
+    assert result.comparable

@@ -359,7 +359,29 @@ def test_world_size_and_protocol_from_the_arguments(tmp_path: Path) -> None:
     assert meta.protocol["global_batch_size"] == "512"
     assert meta.protocol["sequence_length"] == "4096"
     lines = path.read_text().splitlines()
-    lines.insert(0, "+ srun -l --mpi=pmix --ntasks=16 --ntasks-per-node=8 python pretrain_gpt.py")
-    path.write_text("\n".join(lines) + "\n")
-    size = import_file(path).metadata.system
-    assert (size.nodes, size.accelerators_per_node) == (2, 8)
+
+    def size_with(launch: str):
+        path.write_text("\n".join([launch, *lines]) + "\n")
+        size = import_file(path).metadata.system
+        return size.nodes, size.accelerators_per_node, size.accelerators
+
+    # A launcher that agrees with the world size splits it into nodes.
+    assert size_with("+ srun -l --ntasks=8 --ntasks-per-node=4 python pretrain_gpt.py") == (
+        2,
+        4,
+        8,
+    )
+    # One that disagrees is another job's: the framework's world size stands alone.
+    assert size_with("+ srun --ntasks=16 --ntasks-per-node=8 python pretrain_gpt.py") == (
+        None,
+        None,
+        8,
+    )
+    # The program's own arguments are not the launcher's (-n 3 is train.py's).
+    assert size_with("+ srun --ntasks-per-node=4 --mpi=pmix python train.py -n 3")[:2] == (2, 4)
+    # torchrun's per-node count and the world size give the nodes.
+    assert size_with("+ torchrun --nnodes $NNODES --nproc_per_node 4 pretrain_gpt.py") == (
+        2,
+        4,
+        8,
+    )

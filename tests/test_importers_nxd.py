@@ -116,6 +116,10 @@ def test_system_size_from_the_torchrun_launch(tmp_path: Path) -> None:
             64,
         ),
         "+ torchrun --nproc-per-node=32 run_llama_nxd.py --seq_len 4096": (1, 32),
+        # An echo of the arguments: the options after --nproc count too; no --nnodes in an
+        # echo leaves the nodes unknown (torchrun's default of 1 applies to its own command).
+        "DISTRIBUTED_ARGS=--nnodes 4 --nproc_per_node 32 --node_rank 0": (4, 32),
+        "echo --nproc_per_node 32 --master_port 41000": (None, 32),
     }
     for index, (launch, (nodes, per_node)) in enumerate(launches.items()):
         path = tmp_path / f"run{index}.log"

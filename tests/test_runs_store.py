@@ -321,5 +321,37 @@ def test_a_size_the_logs_state_cannot_be_overruled(
 ) -> None:
     assert _cli("import", str(project), str(megatron_log), "--set", "gpu") == 0
     capsys.readouterr()
+    # The log states a world size of 8 but not the nodes: 4 x 8 contradicts it, 1 x 8 completes it.
     assert _cli("size", str(project), "gpu", "4", "8", "--source", "guess") == 2
+    assert "8 in all; the stated 4 x 8 = 32 contradicts them" in capsys.readouterr().err
+    assert _cli("size", str(project), "gpu", "1", "8", "--source", "job script") == 0
+    capsys.readouterr()
+    assert _cli("runs", str(project), "--json") == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (run["nodes"], run["accelerators_per_node"]) == (1, 8) and run["size_stated_by"]
+    oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
+    assert _cli("import", str(project), str(oracle), "--set", "oracle") == 0
+    capsys.readouterr()
+    assert _cli("size", str(project), "oracle", "2", "8", "--source", "guess") == 2
     assert "state their size" in capsys.readouterr().err
+
+
+def test_a_run_read_by_older_rules_is_read_again_when_imported_again(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora/result_1.txt"
+    (outcome,) = store.import_paths(project, [oracle], set_name="gpu")
+    runs = store.load_runs(project)
+    old = json.loads(runs["metadata_json"][0])
+    for key in ("system", "job_clock", "protocol", "importer_version"):
+        old.pop(key)
+    runs = runs.with_columns(pl.lit(json.dumps(old)).alias("metadata_json"))
+    runs.write_parquet(store.runs_path(project))
+    assert _cli("runs", str(project)) == 0
+    assert "1 run(s) were read by an older trntui" in capsys.readouterr().out
+    (again,) = store.import_paths(project, [oracle], set_name="elsewhere")
+    assert (again.outcome, again.run_id, again.set_name) == ("refreshed", outcome.run_id, "gpu")
+    meta = store.load_run(project, outcome.run_id).metadata
+    assert meta.system is not None and meta.system.accelerators == 8
+    (third,) = store.import_paths(project, [oracle])
+    assert third.outcome == "duplicate"

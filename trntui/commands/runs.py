@@ -36,9 +36,15 @@ from trntui.store.runs import (
     import_paths,
     load_runs,
     run_sets,
+    stale_runs,
 )
 from trntui.store.scenarios import current_user, load_observations
-from trntui.store.set_sizes import load_stated_sizes, state_size
+from trntui.store.set_sizes import load_stated_sizes, run_sizes, state_size
+
+STALE_RUNS_HINT = (
+    "note: {n} run(s) were read by an older trntui: import their logs again (the same files) "
+    "to read their system size, job clock and protocol"
+)
 
 _RUN_FIELDS = (
     "run_id",
@@ -181,19 +187,6 @@ def size_command(args: argparse.Namespace) -> int:
     try:
         with Project.open(root) as project:
             project.require_writable()
-            runs = load_runs(root).filter(pl.col("set_name") == args.set_name)
-            if runs.is_empty():
-                raise UserError(f"no run set {args.set_name!r} in {root} (see `trntui runs`)")
-            logged = [
-                meta.system
-                for meta in map(RunMetadata.from_json, runs["metadata_json"])
-                if meta.system is not None
-            ]
-            if not args.remove and len(logged) == runs.height:
-                raise UserError(
-                    f"the logs of run set {args.set_name!r} state their size "
-                    f"({logged[0].text()}); a stated size would not be used"
-                )
             stated = None
             if not args.remove:
                 stated = SystemSize(
@@ -230,6 +223,8 @@ def runs_command(args: argparse.Namespace) -> int:
             f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['outcome']:10}  "
             f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
         )
+    if report["stale_runs"]:
+        print(STALE_RUNS_HINT.format(n=report["stale_runs"]))
     for run_set in report["sets"]:
         score = run_set.get("mlperf_score_minutes")
         extra = f"  MLPerf score {score:.3f} min" if score is not None else ""
@@ -281,7 +276,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         run_id: RunMetadata.from_json(text)
         for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
     }
-    stated = load_stated_sizes(root)
+    sized = run_sizes(load_runs(root), load_stated_sizes(root))
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
     counted: dict[str, int] = {}
@@ -289,7 +284,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     rows = []
     for row in runs.iter_rows(named=True):
         meta = metadata[row["run_id"]]
-        system = meta.system or stated.get(row["set"])
+        system = sized[row["run_id"]]
         row.update(_size_json(system))
         clock = meta.job_clock
         row["job_clock_s"] = clock.span_s if clock is not None else None
@@ -316,7 +311,8 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         entry.update(_set_size_json(sizes.get(info.name, [])))
         entry["backtest"] = _backtest_json(backtest(observations, info.name))
         sets.append(entry)
-    return {"runs": [_clean(row) for row in rows], "sets": sets}
+    stale = stale_runs(load_runs(root))
+    return {"runs": [_clean(row) for row in rows], "sets": sets, "stale_runs": stale}
 
 
 def _backtest_json(result: Backtest | None) -> dict[str, Any] | None:

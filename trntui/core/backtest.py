@@ -3,10 +3,10 @@
 The estimate prices a job as launch + startup + work / steady throughput x (1 + overhead
 ratio + retry ratio), with each input the run set's median (the retry ratio its mean). Applied
 to each counted trial's own work, that model must give back the trial's measured time from
-launch (or from its first log line, where the launch is not in the logs) to its result (the
-end of the run, which for MLPerf is the verified result, or the outside evaluation that
-verified it afterwards), else the inputs do not describe the runs and an estimate built on
-them cannot be defended. A set whose modelled time differs from the measured one by more
+launch to the job's end where the logs carry the job's own clock (the billed attempt), else
+from its first log line to its result (the end of the run, which for MLPerf is the verified
+result, or the outside evaluation that verified it afterwards), else the inputs do not
+describe the runs and an estimate built on them cannot be defended. A set whose modelled time differs from the measured one by more
 than ``TOLERANCE`` is flagged with the stage that explains most of the difference.
 """
 
@@ -20,7 +20,7 @@ import polars as pl
 TOLERANCE = 0.03
 
 _STAGES = (
-    ("launch", "launch before the first log line"),
+    ("launch", "launch and teardown outside the logs"),
     ("startup", "startup and compile"),
     ("training", "steady training"),
     ("overhead", "checkpoints, evaluation, warm-up, stalls and time between blocks"),
@@ -88,9 +88,11 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
     retry = runs["retry_ratio"].mean()
     if None in (startup, overhead, retry) or rate <= 0:
         return None
-    before = runs["before_first_line_s"]
-    from_launch = before.null_count() == 0
-    launch = float(before.median()) if from_launch else 0.0
+    # With the job's own clock on every run, an attempt is timed as it is billed: from launch
+    # to the job's end, the time outside the logs (``launch_s``) modelled by its median.
+    outside = runs["launch_s"]
+    from_launch = outside.null_count() == 0
+    launch = float(outside.median()) if from_launch else 0.0
     modelled: dict[str, float] = dict.fromkeys((name for name, _ in _STAGES), 0.0)
     measured: dict[str, float] = dict.fromkeys(modelled, 0.0)
     results = []
@@ -111,7 +113,7 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
         }
         training_i = row["training_s"]
         seen = {
-            "launch": row["before_first_line_s"] or 0.0,
+            "launch": row["launch_s"] or 0.0,
             "startup": row["startup_s"] or 0.0,
             "training": training_i,
             "overhead": training_i * (row["overhead_ratio"] or 0.0),

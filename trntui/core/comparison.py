@@ -76,6 +76,7 @@ class Protocol:
     """Counted runs whose log shows the quality target reached."""
     facts: dict[str, str] = dataclasses.field(default_factory=dict)
     """``PROTOCOL_FACTS`` the run set's logs state (several values joined with " / ")."""
+    formats: frozenset[str] = frozenset()
 
 
 CONFIRMED = "confirmed"
@@ -109,6 +110,11 @@ class FactCheck:
             return f"{self.label} {self.trainium}: confirmed"
         if self.status == DIFFERS:
             return f"{self.label} differs: Trainium3 {self.trainium}, GPU {self.gpu}"
+        if self.trainium is not None and self.gpu is not None:
+            return (
+                f"{self.label}: not confirmed (the two log formats name it differently: "
+                f"{self.trainium} / {self.gpu})"
+            )
         side = "Trainium3" if self.trainium is not None else "GPU"
         return f"{self.label}: not confirmed (only the {side} logs state it)"
 
@@ -186,13 +192,21 @@ def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
             fact: " / ".join(sorted(values))
             for fact, values in (stats.protocol if stats else {}).items()
         },
+        formats=stats.formats if stats else frozenset(),
     )
+
+
+_FORMAT_NAMED = frozenset({"quality_metric"})
+"""Facts each log format names its own way (MLPerf's ``eval_accuracy``, Megatron's
+``validation lm loss``, Hugging Face's ``eval_loss``): two formats' names prove nothing."""
 
 
 def fact_checks(trainium: Protocol, gpu: Protocol) -> tuple[FactCheck, ...]:
     """Every protocol fact either side states; a fact whose runs disagree within one set
-    counts as differing."""
+    counts as differing. A name that two different log formats give differently is not
+    confirmed, not a difference."""
     checks = []
+    other_formats = trainium.formats != gpu.formats
     for fact in PROTOCOL_FACTS:
         a, b = trainium.facts.get(fact), gpu.facts.get(fact)
         if a is None and b is None:
@@ -201,6 +215,8 @@ def fact_checks(trainium: Protocol, gpu: Protocol) -> tuple[FactCheck, ...]:
             status = NOT_CONFIRMED
         elif a == b and " / " not in a:
             status = CONFIRMED
+        elif fact in _FORMAT_NAMED and other_formats:
+            status = NOT_CONFIRMED
         else:
             status = DIFFERS
         checks.append(FactCheck(fact, a, b, status))

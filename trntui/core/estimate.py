@@ -404,6 +404,7 @@ OBSERVATION_SCHEMA = pl.Schema(
         "size_source": pl.String,
         "size_stated_by": pl.String,
         "protocol_json": pl.String,
+        "format": pl.String,
     }
 )
 """One row per imported run: what the estimate needs from its facts, derived once per import
@@ -451,8 +452,12 @@ def observation_row(
         system = metadata.system
     clock = metadata.job_clock if metadata is not None else None
     log_span = facts.total_s if facts.total_s is not None else facts.run_s
+    # A wrapper span shorter than the log (beyond its one-second resolution) did not cover
+    # the whole job: the time outside the log is then unknown, not 0.
     outside = (
-        max(0.0, clock.span_s - log_span) if clock is not None and log_span is not None else None
+        max(0.0, clock.span_s - log_span)
+        if clock is not None and log_span is not None and clock.span_s >= log_span - 1.0
+        else None
     )
     protocol = dict(metadata.protocol) if metadata is not None else {}
     return {
@@ -486,6 +491,7 @@ def observation_row(
         "size_source": system.source if system else None,
         "size_stated_by": system.stated_by if system else None,
         "protocol_json": json.dumps(protocol, sort_keys=True) if protocol else None,
+        "format": metadata.format if metadata is not None else None,
     }
 
 
@@ -507,6 +513,9 @@ class EstimateContext:
     stats_cache: dict[str, tuple[pl.DataFrame, RunSetStats]] = dataclasses.field(
         default_factory=dict, compare=False, repr=False
     )
+    ties_system_size: bool = True
+    """False for a snapshot saved before run sizes were recorded: its runs carry none, and it
+    is read back as it was priced then."""
     """Run-set statistics by set name, kept while ``observations`` is the same frame (so an
     edited copy made with ``dataclasses.replace`` reuses them)."""
 
@@ -693,6 +702,8 @@ class RunSetStats:
     """The system the set's runs measured (the same for all, or flagged)."""
     protocol: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     """``PROTOCOL_FACTS`` the set's logs state: every value seen, by fact."""
+    formats: frozenset[str] = frozenset()
+    """The log formats of the set's runs (fact names differ between formats)."""
 
 
 def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
@@ -747,6 +758,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         checkpoint_measured=bool(kept["checkpoint_measured"].fill_null(False).any()),
         size=set_size([_observed_size(row) for row in runs.iter_rows(named=True)]),
         protocol={fact: frozenset(values) for fact, values in protocol.items()},
+        formats=frozenset(runs["format"].drop_nulls().to_list()),
     )
 
 
@@ -943,9 +955,12 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
     measured_throughput = inputs["steady_throughput"]
     size = context.run_set(target.run_set).size if target.run_set else SetSize(None)
-    inputs["steady_throughput"] = _tied_to_size(
-        measured_throughput, target, target.instance_count, quote, size
-    )
+    if context.ties_system_size:
+        inputs["steady_throughput"] = _tied_to_size(
+            measured_throughput, target, target.instance_count, quote, size
+        )
+    else:
+        measured_throughput = None
     for key, service in _RATES.items():
         quantity = _rate_quantity(key, inputs, target.instance_count)
         rate = book.rate(service, target.region)

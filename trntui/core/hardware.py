@@ -123,19 +123,17 @@ def target_size(
     stated on the target (an assumption) first, else the price list's GPU column, else the
     hardware table (its NeuronCores when the run set counts NeuronCores)."""
     row = instance_hardware(instance_type)
-    name = row.accelerator.name if row is not None else "accelerators"
-    unit = "NeuronCores" if counts_neuron_cores else name
+    name = row.accelerator.name if row is not None else None
+    unit = "NeuronCores" if counts_neuron_cores else name or "accelerators"
     if stated:
-        return TargetSize(instance_type, instances, stated, unit, "stated on the target")
-    if counts_neuron_cores:
-        cores = row.neuron_cores if row is not None else None
-        return TargetSize(instance_type, instances, cores, unit, _TRN_INSTANCES)
-    if quote is not None and quote.accelerator_count:
-        return TargetSize(
-            instance_type, instances, quote.accelerator_count, unit, "the price list's GPU count"
-        )
-    chips = row.chips if row is not None else None
-    return TargetSize(instance_type, instances, chips, unit, row.source if row else "unknown")
+        per, source = stated, "stated on the target"
+    elif counts_neuron_cores:
+        per, source = (row.neuron_cores if row is not None else None), _TRN_INSTANCES
+    elif quote is not None and quote.accelerator_count:
+        per, source = quote.accelerator_count, "the price list's GPU count"
+    else:
+        per, source = (row.chips if row is not None else None), (row.source if row else "unknown")
+    return TargetSize(instance_type, instances, per, unit, source, name)
 
 
 def usd_per_accelerator_hour(quote: PriceQuote) -> float | None:

@@ -733,7 +733,9 @@ def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None)
 
 
 def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
-    """Work that counts once: the highest cumulative count reached (redone steps add none)."""
+    """Work that counts once: the highest cumulative count reached (redone steps add none).
+    The run start's count (where the work began) is no progress."""
+    tl = tl.filter(pl.col("kind") != Kind.RUN_START)
     if unit == "samples/s":
         samples = tl["samples"].drop_nulls()
         if samples.len():

@@ -15,6 +15,7 @@ measured (a scaling family) or stated as an assumption, never done silently here
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,14 +53,42 @@ class SetSize:
         return f"{text} (stated by {self.size.stated_by})" if self.size.is_assumption else text
 
 
+def _same_system(a: SystemSize, b: SystemSize) -> bool:
+    models = accelerator_model(a.accelerator), accelerator_model(b.accelerator)
+    return a.same_size(b) and (None in models or models[0] == models[1])
+
+
 def set_size(sizes: Sequence[SystemSize | None]) -> SetSize:
+    """One size for the set when every run has the same (a size a log states is shown
+    rather than the same size stated by a person)."""
     known = [size for size in sizes if size is not None]
     unknown = len(sizes) - len(known)
     if not known:
         return SetSize(None, False, unknown)
-    if any(not size.same_size(known[0]) for size in known[1:]):
+    if any(not _same_system(size, known[0]) for size in known[1:]):
         return SetSize(None, True, unknown)
-    return SetSize(known[0] if not unknown else None, False, unknown)
+    shown = next((size for size in known if not size.is_assumption), known[0])
+    return SetSize(shown if not unknown else None, False, unknown)
+
+
+def is_complete(size: SystemSize | None) -> bool:
+    return size is not None and size.nodes is not None and size.accelerators_per_node is not None
+
+
+def effective_size(logged: SystemSize | None, stated: SystemSize | None) -> SystemSize | None:
+    """A run's size: what its log states when complete; else the size a person stated for its
+    set (an assumption), when it agrees with whatever part the log does state."""
+    if is_complete(logged) or stated is None:
+        return logged
+    if logged is not None:
+        parts = (
+            (logged.nodes, stated.nodes),
+            (logged.accelerators_per_node, stated.accelerators_per_node),
+            (logged.accelerators, stated.accelerators),
+        )
+        if any(mine is not None and mine != theirs for mine, theirs in parts):
+            return logged
+    return stated
 
 
 @dataclass(frozen=True)
@@ -72,11 +101,25 @@ class TargetSize:
     unit: str
     """What ``per_instance`` counts (``GPUs``, ``Trainium3 chips``, ``NeuronCores``, ...)."""
     source: str
+    accelerator: str | None = None
+    """The accelerator model the instance type carries, when the hardware table knows it."""
 
     def text(self) -> str:
         per = "?" if self.per_instance is None else str(self.per_instance)
         total = "" if self.per_instance is None else f" = {self.instances * self.per_instance}"
         return f"{self.instances} x {self.instance_type} ({per} {self.unit} each){total}"
+
+
+_MODEL = re.compile(r"\b(Trainium\d?|TPU[- ]?v\w+|[A-Z]{1,3}\d{2,4}[A-Z]?)\b", re.IGNORECASE)
+
+
+def accelerator_model(name: str | None) -> str | None:
+    """The model code in an accelerator's name (``NVIDIA H100-SXM5-80GB`` -> ``H100``,
+    ``Trainium3`` -> ``TRAINIUM3``), to compare names written by different sources."""
+    if not name:
+        return None
+    match = _MODEL.search(name)
+    return match.group(1).upper().replace(" ", "-") if match else None
 
 
 def size_problem(measured: SetSize, target: TargetSize, run_set: str) -> str | None:
@@ -98,6 +141,9 @@ def size_problem(measured: SetSize, target: TargetSize, run_set: str) -> str | N
             f"with `trntui size` (an assumption) to tie it to {target.instance_type}"
         )
     both = f"measured on {size.text()}; target is {target.text()}"
+    ran_on, offers = accelerator_model(size.accelerator), accelerator_model(target.accelerator)
+    if ran_on is not None and offers is not None and ran_on != offers:
+        return f"measured on {ran_on}, {target.instance_type} carries {offers}: {both}"
     if size.nodes is not None and size.nodes != target.instances:
         return both
     if target.per_instance is None:

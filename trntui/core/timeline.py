@@ -152,6 +152,11 @@ class JobClock:
     source: str
 
 
+IMPORTER_VERSION = 2
+"""The importers' reading rules version: 2 reads system size, the job clock, protocol facts
+and the benchmark's own target. A run stored by an older version is read again when its log
+is imported again (``store.runs``), instead of being skipped as a duplicate."""
+
 PROTOCOL_FACTS = (
     "benchmark",
     "global_batch_size",
@@ -203,6 +208,8 @@ class RunMetadata:
     quality_target_value: float | None = None
     """The quality target the log's own rules set (MLPerf: the benchmark's compliance
     target), used when the project states none."""
+    importer_version: int = IMPORTER_VERSION
+    """The reading rules the run was imported with (runs stored before versions: 1)."""
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -218,6 +225,7 @@ class RunMetadata:
         data["time_source"] = TimeSource(data["time_source"])
         data["not_derivable"] = tuple(data.get("not_derivable", ()))
         data["notes"] = tuple(data.get("notes", ()))
+        data.setdefault("importer_version", 1)
         if data.get("system") is not None:
             data["system"] = SystemSize(**data["system"])
         if data.get("job_clock") is not None:

@@ -139,6 +139,44 @@ def submission_size(path: Path) -> tuple[SystemSize | None, str | None]:
     return size, None
 
 
+_VALUE_OPTIONS = frozenset(
+    {
+        # srun
+        "-n", "--ntasks", "-N", "--nodes", "--ntasks-per-node", "-c", "--cpus-per-task",
+        "-p", "--partition", "-J", "--job-name", "-o", "--output", "-e", "--error", "-t",
+        "--time", "-A", "--account", "-w", "--nodelist", "--gres", "--gpus", "--mpi",
+        "--container-image", "--container-name", "--container-mounts", "--cpu-bind",
+        # torchrun
+        "--nnodes", "--nproc_per_node", "--nproc-per-node", "--node_rank", "--node-rank",
+        "--master_addr", "--master-addr", "--master_port", "--master-port", "--rdzv_endpoint",
+        "--rdzv-endpoint", "--rdzv_backend", "--rdzv-backend", "--rdzv_id", "--rdzv-id",
+        "--max_restarts", "--max-restarts", "--log_dir", "--log-dir", "--redirects", "--tee",
+        # mpirun
+        "-np", "--np", "-npernode", "--npernode", "--map-by", "-H", "--host", "-x",
+        "--bind-to", "--hostfile", "-hostfile",
+    }
+)  # fmt: skip
+"""Launcher options that take a value as the next word: scanning stops at the first word that
+is neither an option nor such a value, the program being launched, whose own arguments
+(``train.py -n 3``) are not the launcher's."""
+
+
+def _launcher_args(tokens: list[str]) -> list[str]:
+    """The launcher's own arguments: ``tokens`` up to the program it launches."""
+    args: list[str] = []
+    expects_value = False
+    for token in tokens:
+        if expects_value:
+            args.append(token)
+            expects_value = False
+        elif token.startswith("-"):
+            args.append(token)
+            expects_value = "=" not in token and token in _VALUE_OPTIONS
+        else:
+            break
+    return args
+
+
 def _option(tokens: list[str], names: tuple[str, ...]) -> str | None:
     """The value of the first of ``names`` in ``tokens`` (``--x=v``, ``--x v``, ``-xV``)."""
     for index, token in enumerate(tokens):
@@ -156,12 +194,17 @@ def _option(tokens: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _launch(tokens: list[str]) -> tuple[int | None, int | None, int | None] | None:
-    """(nodes, processes per node, processes) of one launcher command, or ``None``."""
+def _launch(
+    tokens: list[str], one_node_by_default: bool = True
+) -> tuple[int | None, int | None, int | None] | None:
+    """(nodes, processes per node, processes) of one launcher command, or ``None``.
+
+    ``one_node_by_default``: torchrun runs on one node unless told otherwise; not so for an
+    echo of its arguments, which may have left ``--nnodes`` out."""
     if not tokens:
         return None
     tool = Path(tokens[0]).name
-    args = tokens[1:]
+    args = _launcher_args(tokens[1:])
     if tool == "srun":
         total = _whole(_option(args, ("--ntasks", "-n")))
         per_node = _whole(_option(args, ("--ntasks-per-node",)))
@@ -169,7 +212,7 @@ def _launch(tokens: list[str]) -> tuple[int | None, int | None, int | None] | No
     elif tool in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
         # torchrun runs on one node unless told otherwise; a range ("1:4") is elastic: unknown.
         stated = _option(args, ("--nnodes",))
-        nodes = 1 if stated is None else _whole(stated)
+        nodes = (1 if one_node_by_default else None) if stated is None else _whole(stated)
         per_node = _whole(_option(args, ("--nproc_per_node", "--nproc-per-node")))
         total = None
     elif tool in ("mpirun", "mpiexec"):
@@ -208,6 +251,27 @@ def _command_tokens(text: str) -> list[str] | None:
     return tokens
 
 
+def torchrun_arguments_size(
+    line: int, text: str, path: str, accelerator: str | None = None
+) -> SystemSize | None:
+    """Size from an echo of torchrun's arguments (``DISTRIBUTED_ARGS=--nproc_per_node 32
+    --nnodes 4 ...``): every option from the first one on; without ``--nnodes`` the node
+    count stays unknown."""
+    start = text.find("--")
+    if start < 0:
+        return None
+    try:
+        words = shlex.split(text[start:])
+    except ValueError:
+        words = text[start:].split()
+    launch = _launch(["torchrun", *words], one_node_by_default=False)
+    if launch is None or launch[1] is None:
+        return None
+    nodes, per_node, _ = launch
+    source = f"{Path(path).name} line {line} (torchrun arguments: one process per accelerator)"
+    return SystemSize(nodes, per_node, accelerator, source)
+
+
 def launcher_size(
     lines: pl.DataFrame, path: str, accelerator: str | None = None
 ) -> SystemSize | None:
@@ -235,8 +299,9 @@ def launcher_size(
 
 
 def first_size(*sizes: SystemSize | None) -> SystemSize | None:
-    """The first size that states nodes and accelerators per node, else the first one at all;
-    a missing accelerator name is taken from a later source that names it."""
+    """The first size that states nodes and accelerators per node, else the first one at all,
+    completed by the others where they agree: a per-node count and a total give the nodes; a
+    missing accelerator name is taken from a later source that names it."""
     known = [size for size in sizes if size is not None]
     if not known:
         return None
@@ -244,6 +309,16 @@ def first_size(*sizes: SystemSize | None) -> SystemSize | None:
         (s for s in known if s.nodes is not None and s.accelerators_per_node is not None),
         known[0],
     )
+    per_node = best.accelerators_per_node
+    if best.nodes is None and per_node:
+        total = next((s.accelerators for s in known if s.accelerators), None)
+        if total is not None and total % per_node == 0:
+            best = SystemSize(
+                total // per_node,
+                per_node,
+                best.accelerator,
+                f"{best.source}; {total} in all",
+            )
     if best.accelerator is None:
         name = next((s.accelerator for s in known if s.accelerator), None)
         if name is not None:

@@ -476,7 +476,10 @@ def _system(lines: pl.DataFrame, args: dict[str, float], path: str) -> SystemSiz
         if world
         else None
     )
-    return first_size(launcher_size(context_lines(lines.head(20_000)), path), stated)
+    launched = launcher_size(context_lines(lines.head(20_000)), path)
+    if launched is not None and world and launched.accelerators not in (None, int(world)):
+        return stated  # the launcher line is another job's (or misread): trust the framework
+    return first_size(launched, stated)
 
 
 def _protocol(

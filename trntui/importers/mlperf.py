@@ -470,7 +470,10 @@ def _protocol(
     facts: dict[str, str], benchmark: str, rules: BenchmarkRules | None
 ) -> dict[str, str]:
     """The protocol facts the log states (``PROTOCOL_FACTS``), by their MLPerf keys."""
-    protocol = {"benchmark": benchmark, "quality_metric": "eval_accuracy"}
+    protocol = {"quality_metric": "eval_accuracy"}
+    if facts.get("submission_benchmark"):
+        # Only what the log states: a folder's name is no protocol fact.
+        protocol["benchmark"] = facts["submission_benchmark"]
     if rules is not None:
         protocol["quality_metric"] = f"eval_accuracy ({rules.metric})"
         if rules.target_text():

@@ -25,7 +25,7 @@ from trntui.core.compile_telemetry import parse_asctime
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, SystemSize, TimeSource, conform
 from trntui.importers._base import Steps, no_events_error, read_lines, read_source
-from trntui.importers.launch import context_lines, launcher_size
+from trntui.importers.launch import context_lines, launcher_size, torchrun_arguments_size
 
 NAME = "nxd"
 NEURON_CORE = "NeuronCore (logical)"
@@ -155,9 +155,7 @@ def _distributed_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
     if echoed.is_empty():
         return None
     line, text = echoed.row(0)
-    tokens = ["torchrun", *text[text.index("--nproc") :].split()]
-    rows = pl.DataFrame({"line": [line], "text": [" ".join(tokens)]})
-    return launcher_size(rows, path, accelerator=NEURON_CORE)
+    return torchrun_arguments_size(line, text, path, accelerator=NEURON_CORE)
 
 
 def import_nxd(path: Path, steps: Steps) -> ImportedRun:

@@ -36,7 +36,7 @@ from trntui.core.mlperf_score import (
     run_minutes,
 )
 from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
-from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, RunMetadata
+from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
 from trntui.store.project import writes_project
@@ -71,6 +71,8 @@ RUNS_SCHEMA = pl.Schema(
 
 ADDED = "added"
 DUPLICATE = "duplicate"
+REFRESHED = "refreshed"
+"""The log was stored by older reading rules and was read again (same run id and set)."""
 FAILED = "failed"
 SKIPPED = "skipped"
 
@@ -202,11 +204,20 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     runs = load_runs(root)
     run_id = run.metadata.sha256[:RUN_ID_LENGTH]
     existing = runs.filter(pl.col("sha256") == run.metadata.sha256)
+    outcome = ADDED
     if not existing.is_empty():
-        return ImportOutcome(
-            run.metadata.source, DUPLICATE, existing["run_id"][0], existing["set_name"][0]
-        )
+        stored = RunMetadata.from_json(existing["metadata_json"][0])
+        if stored.importer_version >= run.metadata.importer_version:
+            return ImportOutcome(
+                run.metadata.source, DUPLICATE, existing["run_id"][0], existing["set_name"][0]
+            )
+        # Read again with today's rules: same id, same set, the import time it had.
+        run_id, set_name = existing["run_id"][0], existing["set_name"][0]
+        runs = runs.filter(pl.col("sha256") != run.metadata.sha256)
+        outcome = REFRESHED
     row = pl.DataFrame([_row(run, run_id, set_name, root)], schema=RUNS_SCHEMA)
+    if outcome == REFRESHED:
+        row = row.with_columns(pl.lit(existing["imported_at"][0]).alias("imported_at"))
     updated = pl.concat([runs, row])
     timeline_file = timeline_path(root, run_id)
     atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle))
@@ -216,7 +227,7 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
         with contextlib.suppress(OSError):
             timeline_file.unlink()
         raise
-    return ImportOutcome(run.metadata.source, ADDED, run_id, set_name)
+    return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 
 
 def expand_paths(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
@@ -297,6 +308,14 @@ def runs_with_facts(
     for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
         run = load_run(root, run_id, runs)
         yield run_id, set_name, run, run_facts(run, target, planned_steps, recorded.get(run_id))
+
+
+def stale_runs(runs: pl.DataFrame) -> int:
+    """How many stored runs were read by older importer rules (re-import their logs)."""
+    return sum(
+        RunMetadata.from_json(text).importer_version < IMPORTER_VERSION
+        for text in runs["metadata_json"]
+    )
 
 
 def run_sets(root: Path) -> list[RunSetInfo]:

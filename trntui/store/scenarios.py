@@ -42,8 +42,9 @@ from trntui.core.estimate import (
     quote_id,
     rate_id,
 )
-from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.core.inventory import Inventory, InventoryInvalid, TrainingTarget
 from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
+from trntui.core.system_size import effective_size
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
@@ -97,7 +98,7 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
                 run.metadata,
                 limit=limit,
                 steady_utilization_pct=steady_pct,
-                system=run.metadata.system or stated.get(set_name),
+                system=effective_size(run.metadata.system, stated.get(set_name)),
             )
         )
     frame = observations_frame(rows)
@@ -349,9 +350,11 @@ def load_scenario(root: Path, name: str) -> Scenario:
         raise ScenarioNotFound(f"no scenario {name!r} in {root} (scenarios: {known})")
     document = _read(path)
     try:
-        inventory = Inventory.from_dict(document.get("inventory", {}))
+        inventory = Inventory.from_dict(_without_retired_keys(document.get("inventory", {})))
         overrides = tuple(Override(**o) for o in document.get("override", []))
         overrides += _before_checkpoint_input(document, inventory, overrides)
+        before_sizes = _saved_before(document, "launch_s")
+        overrides += _before_launch_input(document, inventory, overrides)
         quotes = tuple(_quote_from(q) for q in document.get("quote", []))
         rates = tuple(_rate_from(r) for r in document.get("rate", []))
         rows = [
@@ -363,6 +366,7 @@ def load_scenario(root: Path, name: str) -> Scenario:
             observations=observations_frame(rows),
             today=document["today"],
             max_quote_age_days=document.get("max_quote_age_days", 30),
+            ties_system_size=not before_sizes,
         )
     except (InventoryInvalid, TypeError, KeyError, ValueError, UserError) as error:
         raise InputFileError(str(path), f"snapshot cannot be read back ({error})") from None
@@ -398,6 +402,41 @@ def _before_checkpoint_input(
         Override("checkpoint_s", 0.0, target.name, who="trntui", why=why)
         for target in inventory.targets
         if ("checkpoint_s", target.name) not in overridden
+    )
+
+
+def _saved_before(document: dict[str, Any], key: str) -> bool:
+    """Whether the snapshot was saved before input ``key`` existed (its inputs lack it)."""
+    saved_keys = {row.get("key") for row in document.get("inputs", [])}
+    return bool(saved_keys) and key not in saved_keys
+
+
+def _without_retired_keys(inventory: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot keeps the inventory as it was; keys retired since then are dropped when it
+    is read back (they are refused only in the live ``trntui.toml``, where a person can act)."""
+    targets = [
+        {k: v for k, v in target.items() if k not in TrainingTarget.RETIRED}
+        if isinstance(target, dict)
+        else target
+        for target in inventory.get("targets", [])
+    ]
+    return {**inventory, "targets": targets} if "targets" in inventory else inventory
+
+
+def _before_launch_input(
+    document: dict[str, Any], inventory: Inventory, overrides: tuple[Override, ...]
+) -> tuple[Override, ...]:
+    """A snapshot saved before ``launch_s`` existed billed no time outside the logs; it gets
+    that 0 back as a visible override (as for ``checkpoint_s``), so its totals read as saved.
+    Its runs carry no system size either: its context does not tie targets to sizes."""
+    if not _saved_before(document, "launch_s"):
+        return ()
+    overridden = {(o.input, o.target) for o in overrides}
+    why = "snapshot saved before this input existed: time outside the logs counted 0 then"
+    return tuple(
+        Override("launch_s", 0.0, target.name, who="trntui", why=why)
+        for target in inventory.targets
+        if ("launch_s", target.name) not in overridden
     )
 
 

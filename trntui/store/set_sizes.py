@@ -14,10 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.timeline import SystemSize
+from trntui.core.system_size import effective_size, is_complete
+from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import writes_project
+from trntui.store.runs import load_runs
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
 SETS_FILE = "sets.toml"
@@ -98,11 +102,39 @@ def check_size(nodes: int, per_node: int) -> None:
             raise UserError(f"{what} must be a whole number from 1 to {_MAX_COUNT} (got {value})")
 
 
+def run_sizes(runs: pl.DataFrame, stated: dict[str, SystemSize]) -> dict[str, SystemSize | None]:
+    """Each stored run's size: its log's, completed by its set's stated size
+    (``core.system_size.effective_size``). ``runs`` is the runs table."""
+    return {
+        run_id: effective_size(RunMetadata.from_json(text).system, stated.get(set_name))
+        for run_id, set_name, text in runs.select("run_id", "set_name", "metadata_json").iter_rows()
+    }
+
+
 @writes_project
 def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
-    """Record (or with ``None`` forget) the size a person states for ``set_name``."""
+    """Record (or with ``None`` forget) the size a person states for ``set_name``.
+
+    Refused for a set that does not exist, or whose logs all state a complete size (a stated
+    size would never be used)."""
     if not set_name.strip():
         raise UserError("a run set needs a name")
+    runs = load_runs(root).filter(pl.col("set_name") == set_name)
+    if runs.is_empty():
+        raise UserError(f"no run set {set_name!r} in {root} (see `trntui runs`)")
+    logged = [RunMetadata.from_json(text).system for text in runs["metadata_json"]]
+    if size is not None and all(is_complete(s) for s in logged):
+        raise UserError(
+            f"the logs of run set {set_name!r} state their size ({logged[0].text()}); "
+            "a stated size would not be used"
+        )
+    if size is not None:
+        for partial in logged:
+            if partial is not None and effective_size(partial, size) is partial:
+                raise UserError(
+                    f"the logs of run set {set_name!r} state {partial.text()}; the stated "
+                    f"{size.text()} contradicts them"
+                )
     sizes = load_stated_sizes(root)
     if size is None:
         sizes.pop(set_name, None)

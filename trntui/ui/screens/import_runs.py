@@ -30,7 +30,15 @@ from trntui.importers.mapped import (
     suggest_mapping,
 )
 from trntui.store.mappings import remember_mapping, remembered_mapping
-from trntui.store.runs import ADDED, DUPLICATE, add_run, default_set_name, expand_paths, load_runs
+from trntui.store.runs import (
+    ADDED,
+    DUPLICATE,
+    REFRESHED,
+    add_run,
+    default_set_name,
+    expand_paths,
+    load_runs,
+)
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 
@@ -321,7 +329,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
 
     @work(thread=True, exclusive=True, group="import", exit_on_error=False)
     def _store(self, ready: list[PreviewItem], set_name: str | None) -> str:
-        added = duplicates = 0
+        added = duplicates = refreshed = 0
         for item in ready:
             assert item.run is not None
             outcome = add_run(self.root, item.run, set_name or default_set_name(item.path))
@@ -329,7 +337,10 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 remember_mapping(self.root, item.table.columns, item.mapping)
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
+            refreshed += outcome.outcome == REFRESHED
         text = f"Imported {added} run(s)"
+        if refreshed:
+            text += f", {refreshed} read again with today's rules"
         if duplicates:
             text += f", {duplicates} already present"
         return text

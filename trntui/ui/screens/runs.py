@@ -25,7 +25,7 @@ from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
-from trntui.core.timeline import RunMetadata, SystemSize
+from trntui.core.timeline import SystemSize
 from trntui.store.runs import (
     RunSetInfo,
     derive_facts,
@@ -33,9 +33,10 @@ from trntui.store.runs import (
     load_runs,
     remove_run,
     run_sets,
+    stale_runs,
 )
 from trntui.store.scenarios import current_user, load_observations
-from trntui.store.set_sizes import load_stated_sizes, state_size
+from trntui.store.set_sizes import load_stated_sizes, run_sizes, state_size
 from trntui.store.telemetry import run_detail
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
@@ -152,13 +153,7 @@ class RunsScreen(Screen[None]):
         try:
             self.runs = load_runs(root)
             self.sets = {info.name: info for info in run_sets(root)}
-            stated = load_stated_sizes(root)
-            self.sizes = {
-                run_id: RunMetadata.from_json(text).system or stated.get(set_name)
-                for run_id, set_name, text in self.runs.select(
-                    "run_id", "set_name", "metadata_json"
-                ).iter_rows()
-            }
+            self.sizes = run_sizes(self.runs, load_stated_sizes(root))
         except UserError as error:
             self._app.status = (str(error), "error")
             self.runs = pl.DataFrame()
@@ -172,6 +167,13 @@ class RunsScreen(Screen[None]):
             self.query_one(ThroughputPlot).show(None, warmup_end_s=None, stalls_s=(), message=" ")
             return
         self._show_rows()
+        stale = stale_runs(self.runs)
+        if stale:
+            self._app.status = (
+                f"{stale} run(s) were read by an older trntui: press i and import their logs "
+                "again to read their system size and job clock",
+                "",
+            )
         inventory = self._app.inventory
         self._goal = (inventory.goal.quality_target(), inventory.planned_steps())
         self._derive(*self._goal)
@@ -369,19 +371,6 @@ class RunsScreen(Screen[None]):
         if run_id is None:
             return
         set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
-        members = self.runs.filter(pl.col("set_name") == set_name)
-        logged = [
-            meta.system
-            for meta in map(RunMetadata.from_json, members["metadata_json"])
-            if meta.system is not None
-        ]
-        if len(logged) == members.height:
-            self._app.status = (
-                f"The logs of set {set_name} state their size ({logged[0].text()}); "
-                "nothing to state",
-                "",
-            )
-            return
         current = load_stated_sizes(self._app.project.root).get(set_name)
         entry = SetSizeEntry(
             nodes=current.nodes if current else None,
