@@ -6,8 +6,9 @@ to each counted trial's own work, that model must give back the trial's measured
 launch to the job's end where the logs carry the job's own clock (the billed attempt), else
 from its first log line to its result (the end of the run, which for MLPerf is the verified
 result, or the outside evaluation that verified it afterwards), else the inputs do not
-describe the runs and an estimate built on them cannot be defended. A set whose modelled time differs from the measured one by more
-than ``TOLERANCE`` is flagged with the stage that explains most of the difference.
+describe the runs and an estimate built on them cannot be defended. A set whose modelled
+time differs from the measured one by more than ``TOLERANCE`` is flagged with the stage that
+explains most of the difference.
 """
 
 from __future__ import annotations
