@@ -55,8 +55,18 @@ def build_project(folder: Path) -> Path:
     goal = dataclasses.replace(
         inv.goal, work_amount=204800.0, quality_metric="validation lm loss", quality_threshold=3.0
     )
+    # The generated Megatron logs print a world size of 8 and no job clock: the Trainium3
+    # target is 2 instances of 4 (stated) and the time outside the logs is stated, so both
+    # targets have a total and the whole path (sensitivity, draws) is timed.
+    targets = tuple(
+        dataclasses.replace(t, accelerators_per_instance=4) if t.name == TRN else t
+        for t in inv.targets
+    )
+    software = dataclasses.replace(inv.software, launch_minutes=2.0)
     with Project.open(root) as project:
-        project.save_inventory(dataclasses.replace(inv, goal=goal))
+        project.save_inventory(
+            dataclasses.replace(inv, goal=goal, targets=targets, software=software)
+        )
     quotes = book()
     add_quotes(root, list(quotes.quotes))
     add_rates(root, list(quotes.rates))

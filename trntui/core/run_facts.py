@@ -268,7 +268,19 @@ def _between_blocks(
     )
 
 
-def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
+def _overheads(timeline: pl.DataFrame, progress_kind: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Checkpoint saves and evaluations (``t_s`` of their end, ``overhead_s``), and the time
+    between blocks that they do not account for (``_between_blocks``)."""
+    inner = pl.concat(
+        [
+            _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+            _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
+        ]
+    )
+    return inner, _between_blocks(timeline, progress_kind, inner)
+
+
+def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame) -> pl.DataFrame:
     """Progress rows with their interval: steps, wall time, busy time and time per step."""
     anchors = timeline.filter(
         pl.col("kind").is_in(
@@ -308,13 +320,7 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str) -> pl.DataFrame:
         (pl.col("tokens") - pl.col("tokens").shift(1)).alias("delta_tokens"),
     )
     progress = anchors.filter(pl.col("kind") == progress_kind)
-    inner = pl.concat(
-        [
-            _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
-            _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
-        ]
-    )
-    overheads = pl.concat([inner, _between_blocks(timeline, progress_kind, inner)]).sort("t_s")
+    overheads = overheads.sort("t_s")
     if not overheads.is_empty() and progress["t_s"].drop_nulls().len():
         assigned = overheads.join_asof(
             progress.select(pl.col("t_s").alias("row_t"), "order").sort("row_t"),
@@ -495,7 +501,11 @@ def run_facts(
     run_start = _first_t(tl, Kind.RUN_START)
     run_stop = _last_t(tl, Kind.RUN_STOP)
 
-    iv = _classified(_intervals(tl, progress_kind)) if progress_kind and has_clock else None
+    between = None
+    iv = None
+    if progress_kind and has_clock:
+        inner, between = _overheads(tl, progress_kind)
+        iv = _classified(_intervals(tl, progress_kind, pl.concat([inner, between])))
     has_rows = iv is not None and not iv.is_empty()
     median = _median_step(iv) if has_rows else None
 
@@ -583,14 +593,8 @@ def run_facts(
         if unstated is not None:
             eval_s = (eval_s or 0.0) + unstated
     between_s = None
-    if has_rows and progress_kind in _STARTS:
-        inner = pl.concat(
-            [
-                _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
-                _paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
-            ]
-        )
-        between_s = float(_between_blocks(tl, progress_kind, inner)["overhead_s"].sum())
+    if has_rows and progress_kind in _STARTS and between is not None:
+        between_s = float(between["overhead_s"].sum())
     phases = None
     if has_clock:
         known = [
