@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "trntui.commands.runs",
     "trntui.commands.price",
     "trntui.commands.estimate",
+    "trntui.commands.scale",
     "trntui.commands.telemetry",
     "trntui.commands.mapping",
 )

@@ -65,6 +65,8 @@ from trntui.core.quotes import (
     quote_flags,
 )
 from trntui.core.run_facts import RunFacts
+from trntui.core.scaling import INTERPOLATED, Family, families, family_of, throughput_at
+from trntui.core.scaling import MEASURED as SCALE_MEASURED
 from trntui.core.system_size import SetSize, set_size, size_problem
 from trntui.core.timeline import RunMetadata, SystemSize
 
@@ -405,6 +407,7 @@ OBSERVATION_SCHEMA = pl.Schema(
         "size_stated_by": pl.String,
         "protocol_json": pl.String,
         "format": pl.String,
+        "run_s": pl.Float64,
     }
 )
 """One row per imported run: what the estimate needs from its facts, derived once per import
@@ -492,6 +495,7 @@ def observation_row(
         "size_stated_by": system.stated_by if system else None,
         "protocol_json": json.dumps(protocol, sort_keys=True) if protocol else None,
         "format": metadata.format if metadata is not None else None,
+        "run_s": facts.run_s,
     }
 
 
@@ -516,6 +520,19 @@ class EstimateContext:
     ties_system_size: bool = True
     """False for a snapshot saved before run sizes were recorded: its runs carry none, and it
     is read back as it was priced then."""
+    family_names: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
+    """Run set -> scaling family name a person gave (``core.scaling``)."""
+    families_cache: list = dataclasses.field(default_factory=list, compare=False, repr=False)
+
+    def families(self) -> tuple[Family, ...]:
+        """The scaling families of the observations (computed once per observations frame)."""
+        if not self.families_cache or self.families_cache[0] is not self.observations:
+            self.families_cache[:] = [
+                self.observations,
+                families(self.observations, self.family_names),
+            ]
+        return self.families_cache[1]
+
     """Run-set statistics by set name, kept while ``observations`` is the same frame (so an
     edited copy made with ``dataclasses.replace`` reuses them)."""
 
@@ -934,6 +951,9 @@ class TargetInputs:
     """The run set's throughput before it was tied to the target's size (an instance-count
     override ties it again)."""
     set_size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
+    family: Family | None = None
+    scaling: tuple[float | None, str] = (None, "")
+    """The stated efficiency per doubling of nodes (``None``: none) and who states it."""
 
 
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
@@ -955,9 +975,14 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
     measured_throughput = inputs["steady_throughput"]
     size = context.run_set(target.run_set).size if target.run_set else SetSize(None)
+    family = family_of(context.families(), target.run_set) if target.run_set else None
+    scaling = (
+        inventory.distribution.scaling_efficiency_per_doubling,
+        inventory.project.owner or "the project owner",
+    )
     if context.ties_system_size:
         inputs["steady_throughput"] = _tied_to_size(
-            measured_throughput, target, target.instance_count, quote, size
+            measured_throughput, target, target.instance_count, quote, size, family, scaling
         )
     else:
         measured_throughput = None
@@ -989,7 +1014,9 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             max_age_days=context.max_quote_age_days,
             target_purchase_option=target.purchase_option,
         )
-    return TargetInputs(target, inputs, quote, flags, samples, measured_throughput, size)
+    return TargetInputs(
+        target, inputs, quote, flags, samples, measured_throughput, size, family, scaling
+    )
 
 
 def apply_overrides(
@@ -1040,7 +1067,13 @@ def apply_overrides(
         ):
             inputs = dict(item.inputs)
             inputs["steady_throughput"] = _tied_to_size(
-                item.measured_throughput, item.target, int(count), item.quote, item.set_size
+                item.measured_throughput,
+                item.target,
+                int(count),
+                item.quote,
+                item.set_size,
+                item.family,
+                item.scaling,
             )
             result[index] = dataclasses.replace(item, inputs=inputs)
     return result
@@ -1079,12 +1112,15 @@ def _tied_to_size(
     instances: int,
     quote: PriceQuote | None,
     size: SetSize,
+    family: Family | None = None,
+    scaling: tuple[float | None, str] = (None, ""),
 ) -> Input:
     """A measured throughput holds only on the system it was measured on (``system_size``).
 
-    A target (or an instance-count override) of another size gets an unknown throughput whose
-    reason names both sizes, until measured scaling or a person's override (an assumption)
-    gives one.
+    A target (or an instance-count override) of another node count gets the throughput its
+    scaling family measured at that count, or interpolated between measured counts, or
+    assumed from a stated efficiency per doubling (``core.scaling``); else an unknown
+    throughput whose reason names both sizes, until a person's override gives one.
     """
     if throughput.provenance.kind != MEASURED:
         return throughput
@@ -1094,6 +1130,10 @@ def _tied_to_size(
         target.instance_type, instances, target.accelerators_per_instance, quote, counts_cores
     )
     problem = size_problem(size, wanted, target.run_set or "")
+    if problem is not None and family is not None and measured is not None:
+        same_nodes = dataclasses.replace(wanted, instances=measured.nodes or 0)
+        if size_problem(size, same_nodes, target.run_set or "") is None:
+            return _scaled_throughput(family, instances, target, scaling)
     if problem is not None:
         why = f"{problem}; the measured throughput does not apply (override it, with who and why)"
         return _unknown("steady_throughput", why, target.name)
@@ -1103,6 +1143,26 @@ def _tied_to_size(
     return dataclasses.replace(
         throughput, provenance=dataclasses.replace(throughput.provenance, detail=detail)
     )
+
+
+def _scaled_throughput(
+    family: Family, instances: int, target: TrainingTarget, scaling: tuple[float | None, str]
+) -> Input:
+    """The family's throughput at ``instances`` nodes, with its provenance: measured,
+    interpolated, assumed from the stated efficiency per doubling, or unknown with why."""
+    per_doubling, owner = scaling
+    scaled = throughput_at(family, instances, per_doubling)
+    if scaled.value is None:
+        why = f"scaling family {family.name!r}: {scaled.detail}"
+        return _unknown("steady_throughput", why, target.name)
+    if scaled.source == SCALE_MEASURED:
+        provenance = Provenance(MEASURED, scaled.run_set or family.name, scaled.detail)
+    elif scaled.source == INTERPOLATED:
+        provenance = Provenance(DERIVED, f"scaling family {family.name!r}", scaled.detail)
+    else:
+        how = f"{scaled.detail} (inventory distribution.scaling_efficiency_per_doubling)"
+        provenance = Provenance(ASSUMPTION, owner, how)
+    return Input("steady_throughput", scaled.value, provenance, target.name)
 
 
 # --- the estimate --------------------------------------------------------------------------

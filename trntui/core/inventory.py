@@ -161,6 +161,15 @@ class Distribution:
         minimum=0,
         help="per save; the estimate uses it only when the trial logs do not show the saves",
     )
+    scaling_efficiency_per_doubling: float | None = spec_field(
+        "float",
+        "Scaling per doubling",
+        unit="efficiency",
+        greater_than=0,
+        maximum=1,
+        help="assumed efficiency each doubling of nodes keeps, beyond the measured sizes "
+        "(0.9 = 90%); blank: not measured means unknown",
+    )
     checkpoint_method: str | None = spec_field("text", "Checkpoint method")
     resume_method: str | None = spec_field("text", "Resume method")
 

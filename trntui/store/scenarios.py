@@ -50,7 +50,7 @@ from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
 from trntui.store.runs import runs_path, runs_with_facts
-from trntui.store.set_sizes import load_stated_sizes, sets_path
+from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path, run_limit
 from trntui.store.toml_file import decode_utf8, parse_toml
 
@@ -117,6 +117,7 @@ def load_context(
         book=load_quote_book(root),
         observations=load_observations(root, inventory),
         today=today or dt.date.today(),
+        family_names=load_family_names(root),
     )
 
 

@@ -1,12 +1,13 @@
-"""System sizes stated by a person for run sets whose logs do not print one, in
-``runs/sets.toml``.
+"""What a person states about run sets, in ``runs/sets.toml``: the system size of a set whose
+logs print none, and the scaling family a set belongs to.
 
 A measurement holds for the system it was taken on (SPEC §2). Many formats never print that
 system (Hugging Face state, plain training logs); the user then states it once per run set,
 and it is an assumption everywhere it is used: who stated it and on what basis is kept with
 it. A size stated for a set fills in only the runs whose logs state none; a log's own size is
-never overwritten. The file is small hand-readable TOML written atomically; callers hold the
-project's write lock.
+never overwritten. A family name groups sets into one scaling family (``core.scaling``) in
+place of the automatic grouping. The file is small hand-readable TOML written atomically;
+callers hold the project's write lock.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
 SETS_FILE = "sets.toml"
 SCHEMA_VERSION = 1
-_KEYS = {"name", "nodes", "accelerators_per_node", "accelerator", "stated_by", "source"}
-_REQUIRED = ("name", "nodes", "accelerators_per_node", "stated_by", "source")
+_KEYS = {"name", "nodes", "accelerators_per_node", "accelerator", "stated_by", "source", "family"}
+_SIZE_KEYS = ("nodes", "accelerators_per_node", "stated_by", "source")
 _MAX_COUNT = 100_000
 
 
@@ -37,6 +38,15 @@ def sets_path(root: Path) -> Path:
 
 def load_stated_sizes(root: Path) -> dict[str, SystemSize]:
     """Run set name -> the size a person stated for it (empty when none was stated)."""
+    return {name: size for name, (size, _) in _load(root).items() if size is not None}
+
+
+def load_family_names(root: Path) -> dict[str, str]:
+    """Run set name -> the scaling family a person put it in."""
+    return {name: family for name, (_, family) in _load(root).items() if family is not None}
+
+
+def _load(root: Path) -> dict[str, tuple[SystemSize | None, str | None]]:
     path = sets_path(root)
     if not path.is_file():
         return {}
@@ -50,11 +60,11 @@ def load_stated_sizes(root: Path) -> dict[str, SystemSize]:
             line=locate(text, "", "schema_version"),
             expected=f"schema_version = {SCHEMA_VERSION}",
         )
-    sizes: dict[str, SystemSize] = {}
+    entries: dict[str, tuple[SystemSize | None, str | None]] = {}
     for index, entry in enumerate(document.get("set", [])):
-        name, size = _entry(path, text, index, entry)
-        sizes[name] = size
-    return sizes
+        name, size, family = _entry(path, text, index, entry)
+        entries[name] = (size, family)
+    return entries
 
 
 def _problem(path: Path, text: str, index: int, key: str, message: str, expected: str) -> None:
@@ -67,19 +77,27 @@ def _problem(path: Path, text: str, index: int, key: str, message: str, expected
     )
 
 
-def _entry(path: Path, text: str, index: int, entry: Any) -> tuple[str, SystemSize]:
+def _entry(
+    path: Path, text: str, index: int, entry: Any
+) -> tuple[str, SystemSize | None, str | None]:
     if not isinstance(entry, dict):
         _problem(path, text, index, "name", "expected a [[set]] table", "a table")
     unknown = sorted(set(entry) - _KEYS)
     if unknown:
         _problem(path, text, index, unknown[0], "unknown key", ", ".join(sorted(_KEYS)))
-    for key in _REQUIRED:
-        if key not in entry:
-            _problem(path, text, index, key, f"{key} is required", key)
-    for key in ("name", "stated_by", "source", "accelerator"):
+    if "name" not in entry:
+        _problem(path, text, index, "name", "name is required", "name")
+    sized = [key in entry for key in _SIZE_KEYS]
+    if any(sized) and not all(sized):
+        missing = next(key for key in _SIZE_KEYS if key not in entry)
+        _problem(path, text, index, missing, f"{missing} is required with a size", missing)
+    for key in ("name", "stated_by", "source", "accelerator", "family"):
         value = entry.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             _problem(path, text, index, key, f"{key} must be a non-empty text", "a text string")
+    family = entry.get("family")
+    if not all(sized):
+        return entry["name"], None, family
     for key in ("nodes", "accelerators_per_node"):
         value = entry[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_COUNT:
@@ -93,7 +111,7 @@ def _entry(path: Path, text: str, index: int, entry: Any) -> tuple[str, SystemSi
         source=entry["source"].strip(),
         stated_by=entry["stated_by"].strip(),
     )
-    return entry["name"], size
+    return entry["name"], size, family
 
 
 def check_size(nodes: int, per_node: int) -> None:
@@ -135,32 +153,53 @@ def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
                     f"the logs of run set {set_name!r} state {partial.text()}; the stated "
                     f"{size.text()} contradicts them"
                 )
-    sizes = load_stated_sizes(root)
-    if size is None:
-        sizes.pop(set_name, None)
-    else:
+    if size is not None:
         if size.nodes is None or size.accelerators_per_node is None or not size.stated_by:
             raise UserError("a stated size needs nodes, accelerators per node and who states it")
         check_size(size.nodes, size.accelerators_per_node)
         if not size.source.strip():
             raise UserError("say what the stated size is based on (the job script, a ticket...)")
-        sizes[set_name] = size
-    entries = []
-    for name in sorted(sizes):
-        stated = sizes[name]
-        entry: dict[str, Any] = {
-            "name": name,
-            "nodes": stated.nodes,
-            "accelerators_per_node": stated.accelerators_per_node,
-        }
-        if stated.accelerator:
-            entry["accelerator"] = stated.accelerator
-        entry["stated_by"] = stated.stated_by
-        entry["source"] = stated.source
-        entries.append(entry)
+    entries = _load(root)
+    entries[set_name] = (size, entries.get(set_name, (None, None))[1])
+    _save(root, entries)
+
+
+@writes_project
+def name_family(root: Path, set_names: list[str], family: str | None) -> None:
+    """Put run sets in the scaling family ``family`` (``None``: back to automatic grouping)."""
+    if family is not None and not family.strip():
+        raise UserError("a family needs a name")
+    known = set(load_runs(root)["set_name"].to_list())
+    for name in set_names:
+        if name not in known:
+            raise UserError(f"no run set {name!r} in {root} (see `trntui runs`)")
+    entries = _load(root)
+    for name in set_names:
+        size = entries.get(name, (None, None))[0]
+        entries[name] = (size, family.strip() if family else None)
+    _save(root, entries)
+
+
+def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) -> None:
+    rows = []
+    for name in sorted(entries):
+        stated, family = entries[name]
+        if stated is None and family is None:
+            continue
+        entry: dict[str, Any] = {"name": name}
+        if stated is not None:
+            entry["nodes"] = stated.nodes
+            entry["accelerators_per_node"] = stated.accelerators_per_node
+            if stated.accelerator:
+                entry["accelerator"] = stated.accelerator
+            entry["stated_by"] = stated.stated_by
+            entry["source"] = stated.source
+        if family is not None:
+            entry["family"] = family
+        rows.append(entry)
     header = (
-        "# System sizes stated for run sets whose logs print none (an assumption each), one\n"
-        "# [[set]] per run set; see `trntui size`.\n"
+        "# What people state about run sets: the system size of a set whose logs print none\n"
+        "# (an assumption each; `trntui size`) and its scaling family (`trntui family`).\n"
     )
-    document = {"schema_version": SCHEMA_VERSION, "set": entries}
+    document = {"schema_version": SCHEMA_VERSION, "set": rows}
     atomic_write_text(sets_path(root), header + dump_toml(document))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -30,11 +30,13 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
+from textual.worker import get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
     INPUT_SPECS,
     Estimate,
+    EstimateContext,
     InvalidInputError,
     Override,
     TargetEstimate,
@@ -45,6 +47,7 @@ from trntui.core.estimate import (
     Input as EstimateInput,
 )
 from trntui.core.report import TERM_LABELS, Analysis, usd
+from trntui.core.scale_plan import scale_plan
 from trntui.store.scenarios import (
     DiffRow,
     Scenario,
@@ -59,6 +62,7 @@ from trntui.store.scenarios import (
 )
 from trntui.ui.format import fit
 from trntui.ui.widgets.estimate_bar import EstimateBar
+from trntui.ui.widgets.scale_view import scale_text
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.tornado import TornadoChart
 
@@ -71,7 +75,7 @@ ALL_TARGETS = ""
 _TAB_ACTIONS = {
     "add_override": ("inputs",),
     "drop_override": ("inputs",),
-    "next_target": ("sensitivity",),
+    "next_target": ("sensitivity", "scale"),
     "open_snapshot": ("snapshots",),
     "mark_snapshot": ("snapshots",),
     "compare_snapshots": ("snapshots",),
@@ -635,6 +639,8 @@ class ScenariosScreen(Screen[None]):
                 yield Static("", id="not-varied", classes="muted")
             with TabPane("Trn3 vs GPU", id="compare"), VerticalScroll(id="compare-scroll"):
                 yield Static("", id="compare-body")
+            with TabPane("Scale", id="scale"), VerticalScroll(id="scale-scroll"):
+                yield Static("Pick this tab to price each instance count.", id="scale-body")
             with TabPane("Snapshots", id="snapshots-tab"):
                 snapshots: DataTable[str] = DataTable(id="snapshots", cursor_type="row")
                 yield snapshots
@@ -683,6 +689,8 @@ class ScenariosScreen(Screen[None]):
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()
+        if self._active_tab() == "scale":
+            self._show_scale()
         pane = event.pane
         for widget in pane.query("DataTable, VerticalScroll"):
             if widget.focusable:
@@ -691,7 +699,7 @@ class ScenariosScreen(Screen[None]):
 
     def action_tab(self, step: int) -> None:
         tabs = self.query_one("#tabs", TabbedContent)
-        panes = ["estimate", "inputs-tab", "sensitivity", "compare", "snapshots-tab"]
+        panes = ["estimate", "inputs-tab", "sensitivity", "compare", "scale", "snapshots-tab"]
         tabs.active = panes[(panes.index(tabs.active) + step) % len(panes)]
 
     # --- showing the analysis --------------------------------------------------------------
@@ -711,6 +719,8 @@ class ScenariosScreen(Screen[None]):
         self._show_inputs(result)
         self._show_sensitivity(analysis)
         self.query_one("#compare-body", Static).update(comparison_text(analysis))
+        if self._active_tab() == "scale":
+            self._show_scale()
         if self.opened is not None:
             self._show_opened()
         self.refresh_bindings()
@@ -791,6 +801,30 @@ class ScenariosScreen(Screen[None]):
         self.target_index += 1
         if self._app.analysis is not None:
             self._show_sensitivity(self._app.analysis)
+        if self._active_tab() == "scale":
+            self._show_scale()
+
+    # --- scale -----------------------------------------------------------------------------
+
+    def _show_scale(self) -> None:
+        """Price the current target at each instance count, in a worker (one estimate per
+        count): the tab shows the last table until the new one is ready."""
+        context = self._app.estimate_context
+        targets = context.inventory.targets if context is not None else ()
+        if context is None or not targets:
+            self.query_one("#scale-body", Static).update("No training target to scale yet.")
+            return
+        self.target_index %= len(targets)
+        self._compute_scale(context, targets[self.target_index].name, len(targets))
+
+    @work(thread=True, exclusive=True, group="scale", exit_on_error=False)
+    def _compute_scale(self, context: EstimateContext, target: str, targets: int) -> None:
+        try:
+            text = scale_text(scale_plan(context, target), targets)
+        except UserError as error:
+            text = Text(str(error), style="yellow")
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.query_one("#scale-body", Static).update, text)
 
     # --- overrides -------------------------------------------------------------------------
 

@@ -1,0 +1,168 @@
+"""``trntui scale`` and ``trntui family``: instance counts from measured scaling, headless.
+
+``scale DIR --target NAME [--json]`` prices the target at each instance count from its run
+set's scaling family (``core.scale_plan``). JSON: ``points`` (one per count:
+``instance_count``, ``source``, ``time_to_result_s``, ``wall_clock_days``, ``total_usd``,
+``meets_deadline``, ``within_budget``), ``recommended`` (a count, or null) with ``reason``,
+and ``family`` (its measured sizes with ``efficiency``).
+
+``family DIR NAME SET... | --auto SET...`` puts run sets in a named scaling family, or back
+to the automatic grouping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from trntui.commands import fail
+from trntui.core.errors import UserError
+from trntui.core.scale_plan import ScalePlan, scale_plan
+from trntui.store.project import Project
+from trntui.store.scenarios import load_context
+from trntui.store.set_sizes import name_family
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    scale = subparsers.add_parser(
+        "scale",
+        help="a target's cost and wall clock at each instance count",
+        description=(
+            "Price a target at each instance count from the scaling family of its run set: "
+            "measured counts, counts interpolated between measured ones, counts assumed from "
+            "the inventory's distribution.scaling_efficiency_per_doubling, unknown otherwise. "
+            "Recommends the cheapest count that meets the goal's deadline and wall-clock limit."
+        ),
+    )
+    scale.add_argument("dir", help="project folder")
+    scale.add_argument("--target", required=True, help="target name as in the inventory")
+    scale.add_argument("--json", action="store_true", help="print JSON")
+    scale.set_defaults(func=scale_command)
+
+    family = subparsers.add_parser(
+        "family",
+        help="put run sets in a named scaling family (or back to automatic grouping)",
+        description=(
+            "Run sets of the same workload at different system sizes form a scaling family, "
+            "found automatically (same protocol facts and accelerator). Name one yourself to "
+            "group sets the logs cannot tie together; --auto returns sets to the automatic "
+            "grouping."
+        ),
+    )
+    family.add_argument("dir", help="project folder")
+    family.add_argument("name", nargs="?", help="family name")
+    family.add_argument("sets", nargs="*", metavar="SET", help="run sets")
+    family.add_argument("--auto", nargs="+", metavar="SET", help="sets back to automatic")
+    family.set_defaults(func=family_command)
+
+
+def scale_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    try:
+        with Project.open(root, read_only=True) as project:
+            plan = scale_plan(load_context(root, project.inventory), args.target)
+    except UserError as error:
+        return fail(error)
+    if args.json:
+        print(json.dumps(plan_document(plan), indent=2))
+        return 0
+    print(plan_text(plan))
+    return 0
+
+
+def family_command(args: argparse.Namespace) -> int:
+    if args.auto and (args.name or args.sets):
+        return fail("give either NAME SET... or --auto SET...")
+    if not args.auto and (not args.name or not args.sets):
+        return fail("give a family NAME and at least one SET (or --auto SET...)")
+    root = Path(args.dir)
+    try:
+        with Project.open(root) as project:
+            project.require_writable()
+            name_family(root, list(args.auto or args.sets), None if args.auto else args.name)
+    except UserError as error:
+        return fail(error)
+    what = "automatic grouping" if args.auto else f"family {args.name!r}"
+    print(f"{', '.join(args.auto or args.sets)}: {what}")
+    return 0
+
+
+def plan_document(plan: ScalePlan) -> dict[str, Any]:
+    family = plan.family
+    return {
+        "target": plan.target,
+        "family": None
+        if family is None
+        else {
+            "name": family.name,
+            "named_by_user": family.named_by_user,
+            "efficiency": [
+                {
+                    "run_set": p.run_set,
+                    "nodes": p.nodes,
+                    "runs": p.runs,
+                    "median_time_to_train_s": p.time_s,
+                    "time_low_s": p.time_low_s,
+                    "time_high_s": p.time_high_s,
+                    "speedup": p.speedup,
+                    "efficiency": p.efficiency,
+                    "steady_throughput": p.throughput,
+                    "throughput_unit": p.throughput_unit,
+                }
+                for p in family.points
+            ],
+        },
+        "deadline": plan.deadline.isoformat() if plan.deadline else None,
+        "max_wall_clock_days": plan.max_wall_clock_days,
+        "points": [
+            {
+                "instance_count": p.instance_count,
+                "source": p.source,
+                "detail": p.detail,
+                "time_to_result_s": p.time_to_result_s,
+                "wall_clock_days": p.wall_clock_days,
+                "total_usd": p.total_usd,
+                "meets_deadline": p.meets_deadline,
+                "within_budget": p.within_budget,
+            }
+            for p in plan.points
+        ],
+        "recommended": plan.recommended.instance_count if plan.recommended else None,
+        "reason": plan.reason,
+    }
+
+
+def _yes_no(value: bool | None) -> str:
+    return "?" if value is None else "yes" if value else "NO"
+
+
+def plan_text(plan: ScalePlan) -> str:
+    lines = [f"Target {plan.target}"]
+    family = plan.family
+    if family is None:
+        lines.append("  no scaling family: its run set is the only size measured")
+    else:
+        lines.append(f"  family {family.name}")
+        for p in family.points:
+            lines.append(
+                f"    {p.nodes:>3} nodes  {p.run_set:30.30}  median {p.time_s / 60:7.2f} min "
+                f"({p.time_low_s / 60:.2f}-{p.time_high_s / 60:.2f})  speed-up "
+                f"{p.speedup:.2f}  efficiency {p.efficiency:.2f}"
+            )
+    lines.append("  count  source        wall clock    total       deadline")
+    for p in plan.points:
+        days = "      ?" if p.wall_clock_days is None else f"{p.wall_clock_days:7.2f}"
+        total = "?" if p.total_usd is None else f"${p.total_usd:,.2f}"
+        lines.append(
+            f"  {p.instance_count:>5}  {p.source:12}  {days} days  {total:>10}  "
+            f"{_yes_no(p.meets_deadline)}"
+        )
+    chosen = plan.recommended
+    lines.append(
+        f"Recommended: {chosen.instance_count} instances ({plan.reason})"
+        if chosen
+        else f"Recommended: none ({plan.reason})"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,237 @@
+"""Scaling families: the same workload measured at several system sizes.
+
+A team rarely trains at the size it trialled. Run sets that measure the same workload at
+different sizes form a **family**: their protocol facts agree (benchmark, sequence length,
+quality metric and target; the global batch may grow with the system, as MLPerf allows), their
+accelerator model is the same, and their sizes differ. A person can also name a family
+(``family`` on a run set in ``runs/sets.toml``), which then replaces the automatic grouping.
+
+Per measured size: the median time to train (run start to the verified result) of the counted
+runs and its spread, the speed-up over the smallest size and the efficiency
+``(t_smallest x n_smallest) / (t_n x n)``, and the median steady throughput.
+
+At a size that was not measured, the throughput is **interpolated** between the two measured
+neighbours, linearly in log(size) vs log(throughput) (constant efficiency change per doubling
+between them), and labelled so. Outside the measured range it is unknown ("not measured above
+4 nodes") unless a person states an efficiency per doubling of nodes (an assumption, labelled
+as such wherever it is used); nothing is extrapolated silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from trntui.core.system_size import SetSize, accelerator_model, set_size
+from trntui.core.timeline import SystemSize
+
+MEASURED = "measured"
+INTERPOLATED = "interpolated"
+ASSUMED = "assumed"
+
+_FAMILY_FACTS = ("benchmark", "sequence_length", "quality_metric", "quality_target")
+"""Protocol facts that must agree within a family (not the global batch: it may scale)."""
+
+
+@dataclass(frozen=True)
+class MeasuredSize:
+    run_set: str
+    size: SystemSize
+    runs: int
+    time_s: float
+    """Median time to train of the counted runs (run start to the verified result)."""
+    time_low_s: float
+    time_high_s: float
+    throughput: float | None
+    throughput_unit: str | None
+    speedup: float = 1.0
+    efficiency: float = 1.0
+
+    @property
+    def nodes(self) -> int:
+        return self.size.nodes or 0
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    points: tuple[MeasuredSize, ...]
+    """Measured sizes, smallest first."""
+    named_by_user: bool = False
+
+    @property
+    def sets(self) -> tuple[str, ...]:
+        return tuple(p.run_set for p in self.points)
+
+    def point(self, nodes: int) -> MeasuredSize | None:
+        return next((p for p in self.points if p.nodes == nodes), None)
+
+
+@dataclass(frozen=True)
+class ScaledThroughput:
+    """The steady throughput at a node count, with how it was obtained."""
+
+    nodes: int
+    value: float | None
+    source: str
+    """``measured``, ``interpolated``, ``assumed`` or ``unknown``."""
+    detail: str
+    run_set: str | None = None
+    """The measured run set whose other inputs (startup, overheads) are used."""
+
+
+def _facts_key(protocol: dict[str, frozenset[str]], size: SystemSize) -> tuple | None:
+    model = accelerator_model(size.accelerator)
+    facts = tuple((fact, tuple(sorted(protocol.get(fact, ())))) for fact in _FAMILY_FACTS)
+    benchmark = dict(facts).get("benchmark")
+    if not benchmark and model is None:
+        return None  # nothing says two sets run the same workload on the same hardware
+    return (model, facts)
+
+
+def measured_size(
+    observations: pl.DataFrame, run_set: str, size: SystemSize
+) -> MeasuredSize | None:
+    runs = observations.filter(
+        (pl.col("set_name") == run_set) & pl.col("counted") & pl.col("run_s").is_not_null()
+    )
+    if runs.is_empty():
+        return None
+    times = runs["run_s"].to_list()
+    throughput = runs["steady_throughput"].drop_nulls()
+    units = runs["throughput_unit"].drop_nulls().unique().to_list()
+    return MeasuredSize(
+        run_set=run_set,
+        size=size,
+        runs=runs.height,
+        time_s=statistics.median(times),
+        time_low_s=min(times),
+        time_high_s=max(times),
+        throughput=float(throughput.median()) if throughput.len() else None,
+        throughput_unit=units[0] if len(units) == 1 else None,
+    )
+
+
+def _with_efficiency(points: Sequence[MeasuredSize]) -> tuple[MeasuredSize, ...]:
+    ordered = sorted(points, key=lambda p: p.nodes)
+    base = ordered[0]
+    out = []
+    for point in ordered:
+        speedup = base.time_s / point.time_s
+        efficiency = speedup * base.nodes / point.nodes
+        out.append(MeasuredSize(**{**point.__dict__, "speedup": speedup, "efficiency": efficiency}))
+    return tuple(out)
+
+
+def families(observations: pl.DataFrame, named: dict[str, str] | None = None) -> tuple[Family, ...]:
+    """The scaling families among the run sets of ``observations``.
+
+    ``named``: run set -> family name a person gave; those sets form their families as
+    named, the others are grouped automatically. A family needs two sizes with known nodes.
+    """
+    named = named or {}
+    groups: dict[tuple, list[tuple[str, SetSize]]] = {}
+    for run_set in observations["set_name"].unique().sort().to_list():
+        runs = observations.filter(pl.col("set_name") == run_set)
+        size = set_size([_row_size(row) for row in runs.iter_rows(named=True)])
+        if size.size is None or size.size.nodes is None:
+            continue
+        if run_set in named:
+            key: tuple | None = ("named", named[run_set])
+        else:
+            protocol: dict[str, set[str]] = {}
+            for text in runs["protocol_json"].drop_nulls():
+                for fact, value in json.loads(text).items():
+                    protocol.setdefault(fact, set()).add(str(value))
+            key = _facts_key({f: frozenset(v) for f, v in protocol.items()}, size.size)
+        if key is not None:
+            groups.setdefault(key, []).append((run_set, size))
+    found = []
+    for key, members in groups.items():
+        points = [
+            point
+            for run_set, size in members
+            if size.size is not None
+            and (point := measured_size(observations, run_set, size.size)) is not None
+        ]
+        if len({p.nodes for p in points}) < 2:
+            continue
+        by_nodes: dict[int, MeasuredSize] = {}
+        for point in sorted(points, key=lambda p: (p.nodes, -p.runs)):
+            by_nodes.setdefault(point.nodes, point)  # one set per size: the most runs
+        ordered = _with_efficiency(list(by_nodes.values()))
+        name = key[1] if key[0] == "named" else _auto_name(ordered)
+        found.append(Family(name, ordered, key[0] == "named"))
+    return tuple(sorted(found, key=lambda f: f.name))
+
+
+def _auto_name(points: Sequence[MeasuredSize]) -> str:
+    first = points[0].size
+    model = accelerator_model(first.accelerator) or "accelerators"
+    sizes = "/".join(str(p.nodes) for p in points)
+    return f"{model} x {first.accelerators_per_node} per node at {sizes} nodes"
+
+
+def family_of(found: Sequence[Family], run_set: str | None) -> Family | None:
+    return next((f for f in found if run_set in f.sets), None)
+
+
+def _row_size(row: dict) -> SystemSize | None:
+    if row["nodes"] is None and row["accelerators_per_node"] is None:
+        return None
+    return SystemSize(
+        row["nodes"],
+        row["accelerators_per_node"],
+        row["accelerator"],
+        row["size_source"] or "",
+        stated_by=row["size_stated_by"],
+    )
+
+
+def throughput_at(
+    family: Family, nodes: int, efficiency_per_doubling: float | None = None
+) -> ScaledThroughput:
+    """The steady throughput at ``nodes`` (module docstring): measured, interpolated between
+    measured neighbours, assumed from a stated efficiency per doubling, or unknown."""
+    points = [p for p in family.points if p.throughput is not None]
+    exact = next((p for p in points if p.nodes == nodes), None)
+    if exact is not None:
+        return ScaledThroughput(
+            nodes, exact.throughput, MEASURED, f"measured at {nodes} nodes", exact.run_set
+        )
+    below = [p for p in points if p.nodes < nodes]
+    above = [p for p in points if p.nodes > nodes]
+    if below and above:
+        low, high = below[-1], above[0]
+        share = (math.log(nodes) - math.log(low.nodes)) / (
+            math.log(high.nodes) - math.log(low.nodes)
+        )
+        value = math.exp(
+            math.log(low.throughput)
+            + share * (math.log(high.throughput) - math.log(low.throughput))
+        )
+        detail = f"interpolated between measured {low.nodes} and {high.nodes} nodes"
+        return ScaledThroughput(nodes, value, INTERPOLATED, detail, low.run_set)
+    if not points:
+        return ScaledThroughput(nodes, None, "unknown", "no measured throughput in the family")
+    edge = above[0] if above else below[-1]
+    where = f"below {edge.nodes}" if above else f"above {edge.nodes}"
+    if efficiency_per_doubling is None:
+        return ScaledThroughput(
+            nodes,
+            None,
+            "unknown",
+            f"not measured {where} nodes (state an efficiency per doubling to assume one)",
+        )
+    doublings = math.log2(nodes / edge.nodes)
+    value = edge.throughput * (nodes / edge.nodes) * efficiency_per_doubling**doublings
+    detail = (
+        f"assumed: {efficiency_per_doubling:.0%} efficiency per doubling from the measured "
+        f"{edge.nodes} nodes"
+    )
+    return ScaledThroughput(nodes, value, ASSUMED, detail, edge.run_set)
