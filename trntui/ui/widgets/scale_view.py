@@ -51,13 +51,13 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
         + "; no budget in the inventory\n",
         style="dim",
     )
-    text.append("  count  throughput    wall clock        total  meets\n", style="bold")
+    text.append("  count  throughput     wall clock        total  meets\n", style="bold")
     for point in plan.points:
         chosen = plan.recommended is not None and point is plan.recommended
         total = "unknown" if point.total_usd is None else f"${point.total_usd:,.2f}"
         meets = {True: "yes", False: "NO", None: "-"}[point.meets_deadline]
         text.append(("> " if chosen else "  ") + f"{point.instance_count:>5}  ")
-        text.append(f"{point.source:12}", style=_SOURCE_STYLE.get(point.source, "yellow"))
+        text.append(f"{point.source:13}", style=_SOURCE_STYLE.get(point.source, "yellow"))
         text.append(f"  {wall_clock(point.wall_clock_days):>10}  {total:>11}  {meets}\n")
     chosen = plan.recommended
     text.append("Recommended: ", style="bold")

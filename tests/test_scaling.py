@@ -1,0 +1,162 @@
+"""Scaling families on the real HPE H200 sets (1, 2 and 4 nodes of one system).
+
+Efficiencies are computed here from the logs themselves (median run_stop - run_start over
+the runs of each set), never from trntui's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from tests import MLPERF_DATA
+from trntui.commands import scale as scale_commands
+from trntui.core.inventory import Distribution, TrainingGoal, TrainingTarget
+from trntui.store.project import Project, init_project
+from trntui.store.quotes import add_quotes, add_rates
+from trntui.store.runs import import_paths
+from trntui.store.scenarios import load_context
+
+HPE = MLPERF_DATA / "v5.0/HPE/results"
+SETS = {n: HPE / f"HPE-Cray-XD670-H200-SXM5-141GB_n{n}_24.09/llama2_70b_lora" for n in (1, 2, 4)}
+
+
+def median_minutes(folder: Path) -> float:
+    times = []
+    for path in folder.glob("result_*.txt"):
+        start = stop = None
+        for line in path.read_text().splitlines():
+            match = re.search(r":::MLLOG (\{.*\})\s*$", line)
+            if not match:
+                continue
+            event = json.loads(match.group(1))
+            if event["key"] == "run_start":
+                start = event["time_ms"]
+            elif event["key"] == "run_stop" and stop is None:
+                stop = event["time_ms"]
+        times.append((stop - start) / 60000)
+    return statistics.median(times)
+
+
+@pytest.fixture(scope="module")
+def hpe(tmp_path_factory) -> Path:
+    from tests.test_estimate import book, quote
+
+    root = init_project(tmp_path_factory.mktemp("scale") / "proj")
+    for nodes, folder in SETS.items():
+        import_paths(root, [folder], set_name=f"hpe-n{nodes}")
+    prices = book()
+    add_quotes(root, [*prices.quotes, quote("p5en.48xlarge", 60.0)])
+    add_rates(root, list(prices.rates))
+    return root
+
+
+GOAL = TrainingGoal(
+    work_amount=3072.0,
+    work_unit="samples",
+    quality_metric="eval_accuracy",
+    quality_threshold=0.925,
+    quality_direction="lower is better",
+)
+
+
+def context_with(root: Path, count: int, per_doubling: float | None = None, **goal):
+    from tests.test_estimate import inventory
+
+    inv = dataclasses.replace(inventory(), goal=GOAL)
+    target = TrainingTarget("H200", "p5en.48xlarge", count, run_set="hpe-n1")
+    return dataclasses.replace(
+        load_context(root, inv),
+        inventory=dataclasses.replace(
+            inv,
+            targets=(target,),
+            goal=dataclasses.replace(inv.goal, **goal) if goal else inv.goal,
+            distribution=Distribution(scaling_efficiency_per_doubling=per_doubling),
+            software=dataclasses.replace(inv.software, launch_minutes=3.0),
+        ),
+    )
+
+
+def test_the_three_hpe_sets_form_one_family_with_the_logs_efficiencies(hpe: Path) -> None:
+    (family,) = load_context(hpe).families()
+    assert [p.nodes for p in family.points] == [1, 2, 4]
+    minutes = {n: median_minutes(folder) for n, folder in SETS.items()}
+    for point in family.points:
+        expected = minutes[1] / (point.nodes * minutes[point.nodes])
+        assert point.time_s / 60 == pytest.approx(minutes[point.nodes], abs=1e-6)
+        assert point.efficiency == pytest.approx(expected, rel=1e-6)
+    assert [round(p.efficiency, 2) for p in family.points] == [1.0, 0.84, 0.74]
+
+
+def test_a_count_between_measured_sizes_is_interpolated_outside_unknown(hpe: Path) -> None:
+    from trntui.core.estimate import estimate
+
+    (family,) = load_context(hpe).families()
+    rates = {p.nodes: p.throughput for p in family.points}
+    three = estimate(context_with(hpe, 3)).target("H200").input("steady_throughput")
+    assert three.provenance.kind == "derived"
+    assert "interpolated between measured 2 and 4 nodes" in three.provenance.detail
+    # log-log between the neighbours 2 and 4: 3 nodes lie log2(3/2) of the way.
+    share = math.log(3 / 2) / math.log(4 / 2)
+    expected = rates[2] * (rates[4] / rates[2]) ** share
+    assert three.value == pytest.approx(expected, rel=1e-9)
+    eight = estimate(context_with(hpe, 8)).target("H200").input("steady_throughput")
+    assert eight.value is None and "not measured above 4 nodes" in eight.provenance.source
+    assumed = estimate(context_with(hpe, 8, 0.9)).target("H200").input("steady_throughput")
+    assert assumed.provenance.kind == "assumption"
+    assert assumed.value == pytest.approx(rates[4] * 2 * 0.9)
+    two = estimate(context_with(hpe, 2)).target("H200").input("steady_throughput")
+    assert two.provenance.kind == "measured" and two.value == pytest.approx(rates[2])
+
+
+def test_scale_json_recommends_the_cheapest_count_that_meets_the_limit(
+    hpe: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Project.open(hpe) as project:
+        inv = context_with(hpe, 1, work_amount=300_000.0, max_wall_clock_days=0.5).inventory
+        project.save_inventory(inv)
+    parser = argparse.ArgumentParser()
+    scale_commands.register(parser.add_subparsers())
+    args = parser.parse_args(["scale", str(hpe), "--target", "H200", "--json"])
+    assert args.func(args) == 0
+    plan = json.loads(capsys.readouterr().out)
+    points = {p["instance_count"]: p for p in plan["points"]}
+    assert [points[n]["source"] for n in (1, 2, 3, 4, 8)] == [
+        "measured",
+        "measured",
+        "interpolated",
+        "measured",
+        "unknown",
+    ]
+    assert points[8]["total_usd"] is None and points[8]["meets_deadline"] is None
+    for point in points.values():
+        if point["wall_clock_days"] is not None:
+            assert point["meets_deadline"] == (point["wall_clock_days"] <= 0.5)
+    fitting = [p for p in points.values() if p["meets_deadline"] and p["total_usd"] is not None]
+    assert fitting, "some count must meet half a day"
+    cheapest = min(fitting, key=lambda p: (p["total_usd"], p["instance_count"]))
+    assert plan["recommended"] == cheapest["instance_count"]
+    assert points[1]["meets_deadline"] is False  # one node needs more than half a day
+    assert [round(f["efficiency"], 2) for f in plan["family"]["efficiency"]] == [1.0, 0.84, 0.74]
+    assert plan["points"][0]["within_budget"] is None
+
+
+def test_a_named_family_replaces_the_automatic_grouping(hpe: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from trntui.store.set_sizes import name_family
+
+    root = tmp_path / "copy"
+    shutil.copytree(hpe, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+    with Project.open(root):
+        name_family(root, ["hpe-n1", "hpe-n4"], "two sizes only")
+    found = {f.name: f.sets for f in load_context(root).families()}
+    assert found["two sizes only"] == ("hpe-n1", "hpe-n4")
+    assert all("hpe-n2" not in sets for sets in found.values())  # alone: no family
