@@ -1,4 +1,4 @@
-"""MLPerf importer against the real MLCommons result logs in /work/shared/data/mlperf."""
+"""MLPerf importer against the real MLCommons result logs in tests/data/mlperf."""
 
 from __future__ import annotations
 
