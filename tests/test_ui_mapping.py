@@ -6,16 +6,16 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, Select
 
+from tests import SIZE
 from tests.test_mapped import lightning_csv
+from tests.ui_support import settle
 from trntui.store.mappings import remembered_mapping
-from trntui.store.project import Project, init_project
+from trntui.store.project import Project
 from trntui.store.runs import load_runs
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.runs import RunsScreen
-
-SIZE = (80, 24)
 
 
 async def preview_file(pilot, app: TrnTuiApp, path: Path) -> ImportRunsScreen:
@@ -25,8 +25,7 @@ async def preview_file(pilot, app: TrnTuiApp, path: Path) -> ImportRunsScreen:
     assert isinstance(screen, ImportRunsScreen)
     screen.query_one("#paths", Input).value = str(path)
     await pilot.press("enter")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
     return screen
 
 
@@ -35,8 +34,10 @@ def cells(screen: ImportRunsScreen) -> list[str]:
     return [str(cell) for cell in table.get_row_at(0)]
 
 
-async def test_csv_is_mapped_previewed_stored_and_remembered(tmp_path: Path) -> None:
-    root = init_project(tmp_path / "proj")
+async def test_csv_is_mapped_previewed_stored_and_remembered(
+    new_project: Path, tmp_path: Path
+) -> None:
+    root = new_project
     (tmp_path / "a").mkdir()
     first = lightning_csv(tmp_path / "a" / "metrics.csv")
     with Project.open(root) as project:
@@ -69,8 +70,7 @@ async def test_csv_is_mapped_previewed_stored_and_remembered(tmp_path: Path) -> 
             assert isinstance(app.screen, ImportRunsScreen)
             assert "mapped columns" in " ".join(cells(screen))
             await pilot.press("ctrl+s")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
     stored = load_runs(root)
     assert stored.height == 1

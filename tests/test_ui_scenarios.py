@@ -9,41 +9,27 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+from textual.widgets import DataTable, Input, Static, TabbedContent
 
+from tests import SIZE
+from tests.ui_support import open_section, settle, wait_until
 from trntui.core.estimate import Override
 from trntui.core.quotes import SideService
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
 from trntui.store.scenarios import list_scenarios, load_scenario
-from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
+from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar, estimate_line
 from trntui.ui.widgets.tornado import TornadoChart
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-SIZE = (80, 24)
 MONEY = re.compile(r"\$([0-9,]+\.[0-9]{2})")
 
-
-@pytest.fixture
-def project_dir(tmp_path: Path) -> Path:
-    target = tmp_path / "llama2-70b-lora"
-    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns(".trntui.lock"))
-    return target
-
-
-@pytest.fixture
-def project(project_dir: Path) -> Iterator[Project]:
-    with Project.open(project_dir) as opened:
-        yield opened
+pytestmark = pytest.mark.usefixtures("instant_saves")
 
 
 def plain(renderable: object) -> str:
@@ -71,11 +57,6 @@ def totals_in(text: str, names: list[str]) -> dict[str, float]:
     return found
 
 
-async def settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def open_tab(pilot, tab: str) -> None:
     """Reach a tab of the Scenarios screen with the ] key only."""
     await pilot.press("4")
@@ -92,27 +73,24 @@ async def open_tab(pilot, tab: str) -> None:
 async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     await pilot.press("1")
     await pilot.pause()
-    nav = app.screen.query_one("#nav", OptionList)
-    nav.focus()
-    ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
-    await pilot.press("home", *["down"] * ids.index("side_costs"), "enter")
-    await pilot.pause()
+    await open_section(pilot, "side_costs")
     field = app.screen.query_one("#section-side_costs #field-data_moved_gb", Input)
-    while app.focused is not field:
-        await pilot.press("tab")
+    field.focus()
     await pilot.press("home", "ctrl+k", *f"{value:g}", "enter")
-    await settle(pilot)
+    await wait_until(
+        pilot, lambda: app.inventory.side_costs.data_moved_gb == value, "the edit applied"
+    )
 
 
 async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    inventory = project.inventory
+    inventory = sample_project.inventory
     names = [t.name for t in inventory.targets]
-    book = load_quote_book(project.root)
+    book = load_quote_book(sample_project.root)
     before_gb = inventory.side_costs.data_moved_gb or 0.0
     added_gb = 250.0
-    app = TrnTuiApp(project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         before = totals_in(bar_text(app), names)
@@ -136,10 +114,12 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
 
 
 async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = next(
+        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
+    )
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_tab(pilot, "inputs-tab")
@@ -184,20 +164,27 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
 
 
-async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -> None:
-    names = [t.name for t in project.inventory.targets]
-    already = {info.name for info in list_scenarios(project.root)}
-    app = TrnTuiApp(project)
+async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Project) -> None:
+    names = [t.name for t in sample_project.inventory.targets]
+    already = {info.name for info in list_scenarios(sample_project.root)}
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         saved_totals = totals_in(bar_text(app), names)
         await open_tab(pilot, "snapshots-tab")
         await pilot.press("s")
         await pilot.pause()
-        await pilot.press(*"base-line", "tab", *"as measured", "enter")
+        form = app.screen
+        form.query_one("#name", Input).value = "base-line"
+        form.query_one("#note", Input).value = "as measured"
+        form.query_one("#note", Input).focus()
+        await pilot.press("enter")
         await settle(pilot)
-        assert {info.name for info in list_scenarios(project.root)} == already | {"base-line"}
-        stored = load_scenario(project.root, "base-line")
+        assert app.screen is not form, "enter in the form saves and closes it"
+        assert {info.name for info in list_scenarios(sample_project.root)} == already | {
+            "base-line"
+        }
+        stored = load_scenario(sample_project.root, "base-line")
         assert stored.note == "as measured"
         assert {n: round(t, 2) for n, t in stored.saved_totals.items()} == saved_totals
 
@@ -230,20 +217,24 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -
         assert {"Data moved between zones", "Data transfer", "Total"} <= items
 
 
-def test_scenarios_screen_snapshot_with_the_tornado_chart(project: Project, snap_compare) -> None:
+def test_scenarios_screen_snapshot_with_the_tornado_chart(
+    sample_project: Project, snap_compare
+) -> None:
     async def show_tornado(pilot) -> None:
         await settle(pilot)
         await open_tab(pilot, "sensitivity")
         assert pilot.app.screen.query_one(TornadoChart)._sensitivity.bars
 
-    assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_tornado)
+    assert snap_compare(TrnTuiApp(sample_project), terminal_size=SIZE, run_before=show_tornado)
 
 
 async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = next(
+        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
+    )
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         before = bar_text(app)
@@ -264,9 +255,14 @@ async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
         assert bar_text(app) == before
 
 
-async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: Project) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
+    sample_project: Project,
+) -> None:
+    trainium = next(
+        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
+    )
+    app = TrnTuiApp(sample_project)
+    app.save_delay_s = 3600.0  # the status must show the failure before the save replaces it
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
@@ -285,7 +281,9 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: 
         assert app.analysis is shown, "the last valid estimate stays on screen"
         message, level = app.status
         assert level == "error" and trainium.name in message
-        await pilot.pause(SAVE_DELAY_S + 0.3)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.status[0].startswith("Saved"), app.status
         assert bar_text(app).startswith("not updated"), "the bar keeps saying so after saving"
         await pilot.press("4")
         await pilot.pause()
@@ -296,10 +294,12 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: 
         assert f"${last_total:,.2f}" in table
 
 
-async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> None:
+async def test_quitting_with_overrides_in_force_asks_first(sample_project: Project) -> None:
     """Overrides live in the session until a snapshot keeps them: quitting says so."""
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = next(
+        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
+    )
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         work = app.analysis.estimate.target(trainium.name).input("work_amount").value
@@ -323,9 +323,13 @@ async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> 
         assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
 
 
-async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Project) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
+    sample_project: Project,
+) -> None:
+    trainium = next(
+        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
+    )
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
@@ -344,8 +348,8 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Pr
         assert shown in bar_text(app)
 
 
-async def test_the_bar_fits_with_a_recompute_problem_and_no_prices(project: Project) -> None:
-    app = TrnTuiApp(project)
+async def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Project) -> None:
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         fitted = estimate_line(app.analysis, problem="a recompute failed", width=78)
