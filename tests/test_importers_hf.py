@@ -155,6 +155,8 @@ def test_braces_inside_strings_do_not_shift_lines(tmp_path: Path) -> None:
     path = write(tmp_path, state)
     steps = import_file(path).timeline.filter(pl.col("kind") == Kind.STEP)
     lines = path.read_text().splitlines()
+    # Every training entry (with a "loss") is a step row, the odd one included.
+    assert steps.height == sum("loss" in entry for entry in state["log_history"])
     for line, step in steps.select("line", "step").iter_rows():
         block = "".join(lines[line - 1 : line + 8])
         assert f'"step": {step}' in block
