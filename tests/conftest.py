@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests import SAMPLE, copy_sample
 from tests.loggen import NxdSpec, write_nxd
@@ -18,6 +19,16 @@ from tests.test_pricing_support import FakePriceList, running_price_list
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
 from trntui.store.project import Project, init_project
 from trntui.store.runs import import_paths
+
+settings.register_profile(
+    "trntui",
+    # No property here is about speed: a loaded machine must not fail an example for its time.
+    deadline=None,
+    # Slow generation on a loaded machine is no failure either. The property tests write their
+    # files into one tmp_path, overwritten by each example: a function-scoped fixture on purpose.
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("trntui")
 
 NOTHING_LISTENS = "http://127.0.0.1:9"
 """The discard port on this machine: a fetch that a test did not point anywhere fails at once,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trntui.core.errors import InputFileError
@@ -119,9 +119,7 @@ def test_mapping_is_remembered_per_shape(tmp_path: Path) -> None:
         remember_mapping(project, first.columns, ColumnMapping())
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(position=st.integers(0, 3000), junk=st.text(max_size=6), jsonl=st.booleans())
 def test_damaged_files_import_or_raise_input_error(
     tmp_path: Path, position: int, junk: str, jsonl: bool

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.telemetry_gen import START, MonitorSpec, Phase, monitor_lines, write_monitor
@@ -135,9 +135,7 @@ def test_sniff_and_cancel(tmp_path: Path) -> None:
         import_neuron_monitor(path, Steps(str(path), cancel=lambda: True))
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(
     mutation=st.sampled_from(["cut", "replace", "insert", "delete_key"]),
     position=st.integers(min_value=0, max_value=5000),

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from tests import REPO, SAMPLE
 from tests.strategies import inventories
@@ -37,9 +37,7 @@ from trntui.store.project import (
 from trntui.store.quality import load_recorded_quality, quality_path, record_quality
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(inventory=inventories())
 def test_every_inventory_field_survives_save_and_load(tmp_path: Path, inventory: Inventory) -> None:
     root = tmp_path / "rt"
