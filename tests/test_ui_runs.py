@@ -228,8 +228,10 @@ async def test_run_detail_records_a_quality_result(trn_project: tuple[Path, str]
             assert "not verified" in str(app.screen.query_one("#facts").content)
             await pilot.press("q")
             await pilot.pause()
-            assert isinstance(app.screen, ItemFormScreen)
-            await pilot.press(*"0.92", "tab", *"eval job 7")
+            form = app.screen
+            assert isinstance(form, ItemFormScreen)
+            form.query_one("#field-value", Input).value = "0.92"
+            form.query_one("#field-source", Input).value = "eval job 7"
             await pilot.press("ctrl+s")
             await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
