@@ -10,6 +10,10 @@ MLPERF_DATA = DATA / "mlperf"
 """Real MLPerf Training result logs (Apache-2.0, see ``data/mlperf/LICENSE.md``)."""
 SAMPLE = REPO / "sample_runs" / "llama2-70b-lora"
 """The sample project. Tests never open it in place (that would take its lock): they copy it."""
+HANG_GUARD_S = 60.0
+"""How long a test waits for something that must happen before calling it a hang. Only a stuck
+test waits this long: a wait for a condition returns as soon as it holds, however slow or loaded
+the machine is."""
 SIZE = (80, 24)
 """Terminal size of every UI test and snapshot: the smallest the app supports."""
 

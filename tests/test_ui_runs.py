@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests import MLPERF_DATA, SIZE, loggen
-from tests.ui_support import HANG_GUARD_S, settle, wait_until
+from tests import HANG_GUARD_S, MLPERF_DATA, SIZE, loggen
+from tests.ui_support import settle, wait_until
 from trntui.importers import Cancelled, import_file
 from trntui.store.project import Project
 from trntui.store.quality import load_recorded_quality

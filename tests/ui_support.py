@@ -9,9 +9,7 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-HANG_GUARD_S = 60.0
-"""Only a stuck test waits this long: a condition that holds returns at the first check after
-it became true, however slow or loaded the machine is."""
+from tests import HANG_GUARD_S
 
 SOON_S = 0.001
 """A timer delay for "at once" (Textual's timers refuse 0)."""
