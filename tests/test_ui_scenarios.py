@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 from tests import SIZE
 from tests.ui_support import open_section, settle, wait_until
 from trntui.core.estimate import Override
+from trntui.core.inventory import TrainingTarget
 from trntui.core.quotes import SideService
 from trntui.core.report import analyze
 from trntui.store.project import Project
@@ -31,6 +32,10 @@ from trntui.ui.widgets.tornado import TornadoChart
 MONEY = re.compile(r"\$([0-9,]+\.[0-9]{2})")
 
 pytestmark = pytest.mark.usefixtures("instant_saves")
+
+
+def trainium_target(project: Project) -> TrainingTarget:
+    return next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
 
 
 def plain(renderable: object) -> str:
@@ -123,9 +128,7 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
 async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
     sample_project: Project,
 ) -> None:
-    trainium = next(
-        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
-    )
+    trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -238,9 +241,7 @@ def test_scenarios_screen_snapshot_with_the_tornado_chart(
 async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
     sample_project: Project,
 ) -> None:
-    trainium = next(
-        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
-    )
+    trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -265,9 +266,7 @@ async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
 async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
     sample_project: Project,
 ) -> None:
-    trainium = next(
-        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
-    )
+    trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     app.save_delay_s = 3600.0  # the status must show the failure before the save replaces it
     async with app.run_test(size=SIZE) as pilot:
@@ -303,9 +302,7 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
 
 async def test_quitting_with_overrides_in_force_asks_first(sample_project: Project) -> None:
     """Overrides live in the session until a snapshot keeps them: quitting says so."""
-    trainium = next(
-        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
-    )
+    trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -333,9 +330,7 @@ async def test_quitting_with_overrides_in_force_asks_first(sample_project: Proje
 async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
     sample_project: Project,
 ) -> None:
-    trainium = next(
-        t for t in sample_project.inventory.targets if t.accelerator_family == "Trainium3"
-    )
+    trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
