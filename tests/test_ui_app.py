@@ -24,7 +24,7 @@ async def focus_field(pilot, app: TrnTuiApp, section: str, key: str) -> Input:
     await open_section(pilot, section)
     field = app.screen.query_one(f"#section-{section} #field-{key}", Input)
     field.focus()
-    await pilot.pause()
+    await settle(pilot)
     assert app.focused is field
     return field
 
@@ -50,13 +50,13 @@ async def test_each_screen_is_reached_by_its_key(sample_project: Project) -> Non
         assert isinstance(app.screen, InventoryScreen)
         for key, mode in [("2", "runs"), ("3", "prices"), ("4", "scenarios"), ("1", "inventory")]:
             await pilot.press(key)
-            await pilot.pause()
+            await settle(pilot)
             assert app.current_mode == mode
         await pilot.press("f1")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, InventoryScreen)
 
 
@@ -64,7 +64,7 @@ async def test_screens_are_offered_in_the_command_palette(sample_project: Projec
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"prices")
         # The palette searches in a worker: wait for its hits, not for a duration.
@@ -148,7 +148,7 @@ async def test_invalid_value_shows_inline_error_and_is_not_saved(sample_dir: Pat
             assert app.status[1] == "error"
             assert (sample_dir / "trntui.toml").read_bytes() == before
             await pilot.press("ctrl+q")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, ConfirmScreen), "quitting must warn about the bad entry"
             await pilot.press("y")
     # Quitting writes any pending save: the file is still the one from before.
@@ -180,7 +180,7 @@ async def test_add_target_then_delete_and_undo(sample_dir: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_section(pilot, "targets")
             await pilot.press("a")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, ItemFormScreen)
             fill(app.screen, name="Trn2 fallback", instance_type="trn2.48xlarge")
             await pilot.press("ctrl+s")
@@ -212,14 +212,14 @@ async def test_item_form_refuses_an_invalid_target(sample_dir: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_section(pilot, "targets")
             await pilot.press("a")
-            await pilot.pause()
+            await settle(pilot)
             fill(app.screen, name="bad", instance_type="eight H100s")
             await pilot.press("ctrl+s")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, ItemFormScreen)
             assert "family.size" in str(app.screen.query_one(".modal-error").content)
             await pilot.press("escape")
-            await pilot.pause()
+            await settle(pilot)
     assert "bad" not in target_names(sample_dir)
 
 
@@ -256,6 +256,6 @@ def test_target_list_snapshot(sample_project: Project, snap_compare) -> None:
         nav = app.screen.query_one("#nav", OptionList)
         ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
         await pilot.press(*["down"] * ids.index("targets"))
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(TrnTuiApp(sample_project), terminal_size=SIZE, run_before=show_targets)

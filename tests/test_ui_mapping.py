@@ -20,7 +20,7 @@ from trntui.ui.screens.runs import RunsScreen
 
 async def preview_file(pilot, app: TrnTuiApp, path: Path) -> ImportRunsScreen:
     await pilot.press("2", "i")
-    await pilot.pause()
+    await settle(pilot)
     screen = app.screen
     assert isinstance(screen, ImportRunsScreen)
     screen.query_one("#paths", Input).value = str(path)
@@ -46,11 +46,11 @@ async def test_csv_is_mapped_previewed_stored_and_remembered(
             screen = await preview_file(pilot, app, first)
             assert "needs mapping" in cells(screen)
             await pilot.press("ctrl+s")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, ImportRunsScreen), "an unmapped file is not stored"
             screen.query_one("#preview", DataTable).focus()
             await pilot.press("m")
-            await pilot.pause()
+            await settle(pilot)
             mapping = app.screen
             assert isinstance(mapping, MappingScreen)
             # The guess from the names maps step, loss and the metric; the preview shows rows.
@@ -58,15 +58,15 @@ async def test_csv_is_mapped_previewed_stored_and_remembered(
             assert mapping.query_one("#mapped", DataTable).row_count > 0
             # Mapping the same column twice is refused with a reason, not imported.
             mapping.query_one("#role-loss", Select).value = "step"
-            await pilot.pause()
+            await settle(pilot)
             await pilot.press("ctrl+s")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, MappingScreen)
             assert "two roles" in str(mapping.query_one("#problems").content)
             mapping.query_one("#role-loss", Select).value = "train_loss"
-            await pilot.pause()
+            await settle(pilot)
             await pilot.press("ctrl+s")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, ImportRunsScreen)
             assert "mapped columns" in " ".join(cells(screen))
             await pilot.press("ctrl+s")

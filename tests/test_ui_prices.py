@@ -43,10 +43,10 @@ async def test_fetch_preselects_the_target_quote_and_keeps_it(
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
         await pilot.press("f")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, FetchPricesScreen)
         app.screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
         await pilot.press("enter")
@@ -56,7 +56,7 @@ async def test_fetch_preselects_the_target_quote_and_keeps_it(
         message = str(app.screen.query_one("#message").content)
         assert "trn3.48xlarge" in message and "not in the price list yet" in message
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
     book = load_quote_book(project.root)
     lookup = find_quote(book.quotes, "p5.48xlarge", "us-east-1", "on-demand")
@@ -77,9 +77,9 @@ async def test_unreachable_price_list_says_what_to_do(
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("f")
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, FetchPricesScreen)
         bar = screen.query_one("#progress", ProgressBar)
@@ -96,25 +96,25 @@ async def test_manual_trainium3_quote_requires_a_source(project: Project) -> Non
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         form = app.screen
         assert isinstance(form, ItemFormScreen)
         price = form.query_one("#field-usd_per_hour", Input)
         price.value = "61.5"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ItemFormScreen), "no source: the quote is not kept"
         assert "Source is required" in str(app.screen.query_one(".modal-error").content)
         form.query_one("#field-source_note", Input).value = "account team offer (example)"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
         targets_text = str(app.screen.query_one("#targets").content)
         assert "$61.50/h" in targets_text
         await pilot.press("ctrl+z")
-        await pilot.pause()
+        await settle(pilot)
     book = load_quote_book(project.root)
     lookup = find_quote(book.quotes, "trn3.48xlarge", "us-east-1", "on-demand")
     assert lookup.status == LookupStatus.NOT_LISTED_YET, "ctrl+z removed the manual quote"
@@ -124,7 +124,7 @@ async def test_unknown_prices_are_shown_as_unknown_not_zero(project: Project) ->
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         text = str(app.screen.query_one("#targets").content)
         assert "not in the price list yet" in text
         assert "price unknown" in text
@@ -136,6 +136,6 @@ async def test_unknown_prices_are_shown_as_unknown_not_zero(project: Project) ->
 def test_prices_screen_snapshot(project: Project, snap_compare) -> None:
     async def to_prices(pilot) -> None:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=to_prices)

@@ -61,7 +61,7 @@ async def test_attached_busy_capture_makes_the_run_accelerator_bound(
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             attach = app.screen
             assert isinstance(attach, AttachCaptureScreen)
             attach.query_one("#capture", Input).value = str(capture)
@@ -93,7 +93,7 @@ async def test_capture_from_another_day_is_refused(
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             app.screen.query_one("#capture", Input).value = str(capture)
             await pilot.press("enter")
             await settle(pilot)
@@ -118,7 +118,7 @@ async def test_a_capture_without_clock_is_placed_by_the_offset_field(
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             dialog = app.screen
             assert isinstance(dialog, AttachCaptureScreen)
             dialog.query_one("#capture", Input).value = str(capture)
@@ -128,7 +128,7 @@ async def test_a_capture_without_clock_is_placed_by_the_offset_field(
             assert "Not attached" in message and "Offset" in message
             dialog.query_one("#offset", Input).value = "soon"
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
             assert "give seconds" in str(dialog.query_one("#message").content)
             dialog.query_one("#offset", Input).value = "30"
             await pilot.press("enter")

@@ -30,10 +30,10 @@ LORA = MLPERF_DATA / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama
 
 async def open_import(pilot, app: TrnTuiApp, paths: str) -> ImportRunsScreen:
     await pilot.press("2")
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(app.screen, RunsScreen)
     await pilot.press("i")
-    await pilot.pause()
+    await settle(pilot)
     screen = app.screen
     assert isinstance(screen, ImportRunsScreen)
     screen.query_one("#paths", Input).value = paths
@@ -106,10 +106,10 @@ async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
         await settle(pilot)
         assert "broken.log" in message_of(screen)
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ImportRunsScreen)
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
     assert load_runs(new_session.root).is_empty()
 
@@ -120,7 +120,7 @@ async def test_missing_path_is_refused_before_any_work(
     app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(tmp_path / "nope.log"))
-        await pilot.pause()
+        await settle(pilot)
         assert "Not found" in message_of(screen)
         assert not screen.busy, "no worker was started"
 
@@ -161,7 +161,7 @@ async def test_escape_cancels_without_storing(
         assert outcomes == ["cancelled"], "the read in progress stopped on the cancel"
         assert screen.query_one("#preview", DataTable).row_count == 0
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
         assert app.screen.query_one("#runs", DataTable).row_count == 0
     assert load_runs(new_session.root).is_empty()
@@ -173,7 +173,7 @@ async def test_read_only_session_cannot_import(new_session: Project) -> None:
     app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2", "i")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ImportRunsScreen), "writable: the same keys open it"
 
     second = Project.open(new_session.root, allow_read_only=True)
@@ -191,11 +191,11 @@ async def test_read_only_session_cannot_import(new_session: Project) -> None:
         async with app.run_test(size=SIZE) as pilot:
             assert "Read-only" in app.status[0] and new_session.holder in app.status[0]
             await pilot.press("2")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
             assert notices == []
             await pilot.press("i")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen), "read-only: no import dialog"
             assert len(notices) == 1
             assert "Read-only" in notices[0] and new_session.holder in notices[0]
@@ -227,7 +227,7 @@ async def test_run_detail_records_a_quality_result(trn_project: tuple[Path, str]
             assert isinstance(app.screen, RunDetailScreen)
             assert "not verified" in str(app.screen.query_one("#facts").content)
             await pilot.press("q")
-            await pilot.pause()
+            await settle(pilot)
             form = app.screen
             assert isinstance(form, ItemFormScreen)
             form.query_one("#field-value", Input).value = "0.92"

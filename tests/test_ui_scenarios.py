@@ -67,24 +67,24 @@ async def open_tab(pilot, tab: str, *, by_key: bool = False) -> None:
     """Show a tab of the Scenarios screen: with the ] key only (``by_key``), or directly (each
     tab on the way costs about 0.5 s, and only the tornado snapshot is about the ] key)."""
     await pilot.press("4")
-    await pilot.pause()
+    await settle(pilot)
     tabs = pilot.app.screen.query_one(TabbedContent)
     if not by_key:
         tabs.active = tab
-        await pilot.pause()
+        await settle(pilot)
         assert tabs.active == tab
         return
     for _ in range(5):
         if tabs.active == tab:
             return
         await pilot.press("right_square_bracket")
-        await pilot.pause()
+        await settle(pilot)
     raise AssertionError(f"tab {tab!r} not reached with ]")
 
 
 async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     await pilot.press("1")
-    await pilot.pause()
+    await settle(pilot)
     await open_section(pilot, "side_costs")
     field = app.screen.query_one("#section-side_costs #field-data_moved_gb", Input)
     field.focus()
@@ -116,7 +116,7 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
             expected = added_gb * 2 * rate.first_tier_usd_per_unit
             assert after[target.name] - before[target.name] == pytest.approx(expected, abs=0.011)
         await pilot.press("escape", "4")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ScenariosScreen)
         table = plain(app.screen.query_one("#estimate-table", Static).content)
         total_row = next(line for line in table.splitlines() if line.strip().startswith("Total"))
@@ -140,7 +140,7 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         before_bar = bar_text(app)
         before = app.analysis
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         form = app.screen
         assert isinstance(form, OverrideScreen)
         form.query_one("#value", Input).value = "-5"
@@ -183,7 +183,7 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         saved_totals = totals_in(bar_text(app), names)
         await open_tab(pilot, "snapshots-tab")
         await pilot.press("s")
-        await pilot.pause()
+        await settle(pilot)
         form = app.screen
         form.query_one("#name", Input).value = "base-line"
         form.query_one("#note", Input).value = "as measured"
@@ -202,7 +202,7 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         assert table.row_count == len(already) + 1
         table.move_cursor(row=table.get_row_index("base-line"))
         await pilot.press("o")
-        await pilot.pause()
+        await settle(pilot)
         body = str(app.screen.query_one("#snapshot-body", Static).content)
         assert "base-line" in body and "as measured" in body
         assert "STALE" not in body
@@ -214,13 +214,13 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         app.apply_inventory(dataclasses.replace(inventory, side_costs=side), label="test")
         await settle(pilot)
         await pilot.press("o")
-        await pilot.pause()
+        await settle(pilot)
         body = str(app.screen.query_one("#snapshot-body", Static).content)
         assert "STALE" in body
         assert "Data moved" in body
 
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
         diff = app.screen.query_one(DataTable)
         items = {str(diff.get_row_at(i)[1]) for i in range(diff.row_count)}
@@ -292,7 +292,7 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
         assert app.status[0].startswith("Saved"), app.status
         assert bar_text(app).startswith("not updated"), "the bar keeps saying so after saving"
         await pilot.press("4")
-        await pilot.pause()
+        await settle(pilot)
         notice = str(app.screen.query_one("#estimate-problem", Static).content)
         assert trainium.name in notice
         last_total = shown.estimate.target(trainium.name).total_usd
@@ -312,18 +312,18 @@ async def test_quitting_with_overrides_in_force_asks_first(sample_project: Proje
         )
         await settle(pilot)
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         assert "1 scenario override(s)" in app.screen.question
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert len([s for s in app.screen_stack if isinstance(s, ConfirmScreen)]) == 1
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
         app.kept_overrides = app.overrides  # as saving a snapshot does
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
 
 

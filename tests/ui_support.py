@@ -50,4 +50,4 @@ async def open_section(pilot: Pilot, section: str) -> None:
     ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
     nav.highlighted = ids.index(section)
     await pilot.press("enter")
-    await pilot.pause()
+    await settle(pilot)
