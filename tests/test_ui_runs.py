@@ -151,12 +151,16 @@ async def test_escape_cancels_without_storing(
     app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(logs))
-        assert await asyncio.to_thread(reading.wait, HANG_GUARD_S), "the import never started"
-        assert screen.busy
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: "Cancelled" in message_of(screen), "the cancel reported")
-        assert app.screen is screen, "the first escape cancels, it does not close"
-        go_on.set()
+        try:
+            assert await asyncio.to_thread(reading.wait, HANG_GUARD_S), "no import started"
+            assert screen.busy
+            await pilot.press("escape")
+            assert app.screen is screen, "the first escape cancels, it does not close"
+            await wait_until(
+                pilot, lambda: "Cancelled" in message_of(screen), "the cancel reported"
+            )
+        finally:
+            go_on.set()  # a failed check must not leave the worker's thread held
         await wait_until(pilot, lambda: outcomes, "the held read went on")
         assert outcomes == ["cancelled"], "the read in progress stopped on the cancel"
         assert screen.query_one("#preview", DataTable).row_count == 0
