@@ -15,7 +15,7 @@ HANG_GUARD_S = 60.0
 test waits this long: a wait for a condition returns as soon as it holds, however slow or loaded
 the machine is."""
 SIZE = (80, 24)
-"""Terminal size of every UI test and snapshot: the smallest the app supports."""
+"""Terminal size of every UI test and snapshot (80x24, as the README says)."""
 
 
 def copy_sample(target: Path, *leave_out: str) -> Path:
