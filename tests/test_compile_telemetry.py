@@ -97,7 +97,7 @@ def test_union_length_is_at_most_the_sum_and_at_least_the_longest(pairs) -> None
     assert total >= max((b - a for a, b in intervals), default=0.0) - 1e-9
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(st.lists(st.text(max_size=60), max_size=30))
 def test_any_text_gives_a_summary(texts: list[str]) -> None:
     summary = compile_summary(_lines(texts))

@@ -232,15 +232,10 @@ def test_run_facts_are_derived_once_per_import(built, project):
     assert again is not first and again.height == first.height + 1
 
 
-def test_saving_over_an_existing_scenario_needs_replace(tmp_path, capsys):
-    import shutil
-    from pathlib import Path
-
+def test_saving_over_an_existing_scenario_needs_replace(sample_dir, capsys):
     from trntui.cli import main
 
-    sample = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-    root = tmp_path / "p"
-    shutil.copytree(sample, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+    root = sample_dir
     path = root / "scenarios" / "as-measured.toml"
     before = path.read_bytes()
     assert main(["scenario", "save", str(root), "as-measured"]) == 2

@@ -82,6 +82,7 @@ def test_trainium3_chip_is_known_but_instance_chip_count_is_not() -> None:
 
 
 def test_every_row_names_its_source() -> None:
+    assert HARDWARE
     for row in HARDWARE.values():
         assert row.source.strip()
         assert row.accelerator.source.strip()

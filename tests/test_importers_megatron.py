@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import loggen
@@ -294,9 +294,7 @@ def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
     assert megatron._fast_split(source, megatron.read_lines(source), str(path)) is None
 
 
-@settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=100)
 @given(data=damaged_logs())
 def test_damaged_logs_read_the_same_by_both_parsers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes
@@ -311,9 +309,7 @@ def test_damaged_logs_read_the_same_by_both_parsers(
         assert fast.timeline.equals(general.timeline)
 
 
-@settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=80)
 @given(data=damaged_logs())
 def test_damaged_logs_import_or_raise_input_file_error(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "fuzz.log"

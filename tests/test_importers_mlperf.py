@@ -1,4 +1,4 @@
-"""MLPerf importer against the real MLCommons result logs in /work/shared/data/mlperf."""
+"""MLPerf importer against the real MLCommons result logs in tests/data/mlperf."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import MLPERF_DATA
@@ -135,9 +135,7 @@ _line = st.one_of(
 )
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=150)
 @given(lines=st.lists(_line, max_size=12), garbage=st.binary(max_size=40))
 def test_any_input_imports_or_raises_input_file_error(
     tmp_path: Path, lines: list[str], garbage: bytes

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import loggen
@@ -75,9 +75,7 @@ def test_mlperf_log_forced_as_nxd(tmp_path: Path) -> None:
     assert "step_loss" in (caught.value.expected or "")
 
 
-@settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=80)
 @given(
     lines=st.lists(
         st.one_of(

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trntui.core.errors import InputFileError
 from trntui.core.run_facts import QualityTarget, run_facts
-from trntui.core.timeline import Kind, TimeSource
+from trntui.core.timeline import TIMELINE_SCHEMA, Kind, TimeSource
 from trntui.importers.mapped import (
     PER_ROW,
     ColumnMapping,
@@ -119,24 +119,36 @@ def test_mapping_is_remembered_per_shape(tmp_path: Path) -> None:
         remember_mapping(project, first.columns, ColumnMapping())
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(position=st.integers(0, 3000), junk=st.text(max_size=6), jsonl=st.booleans())
 def test_damaged_files_import_or_raise_input_error(
     tmp_path: Path, position: int, junk: str, jsonl: bool
 ) -> None:
-    path = lightning_csv(tmp_path / "metrics.csv")
+    path = lightning_csv(tmp_path / "metrics.csv", intervals=20, eval_every=5)
     text = path.read_text()
     if jsonl:
         table = [line.split(",") for line in text.splitlines()]
         text = "\n".join(json.dumps(dict(zip(table[0], row, strict=False))) for row in table[1:])
     position %= len(text)
-    path.write_text(text[:position] + junk + text[position + len(junk) :], encoding="utf-8")
+    damaged = text[:position] + junk + text[position + len(junk) :]
+    path.write_text(damaged, encoding="utf-8")
+    lines = len(damaged.splitlines())
     try:
-        import_mapped(path, MAPPING)
-    except InputFileError:
+        run = import_mapped(path, MAPPING)
+    except InputFileError as error:
+        assert damaged != text, f"the undamaged file was refused: {error}"
+        assert str(path) in str(error)
+        assert error.line is None or 1 <= error.line <= lines
         return
+    timeline = run.timeline
+    assert timeline.schema == TIMELINE_SCHEMA
+    assert set(timeline["kind"].to_list()) <= {Kind.STEP, Kind.EVAL}
+    assert timeline["line"].is_between(1, lines).all()
+    evals = timeline.filter(timeline["kind"] == Kind.EVAL)
+    assert evals["metric"].null_count() == 0, "an eval row is a row with a metric value"
+    if damaged == text:
+        # lightning_csv wrote 20 training rows and an evaluation every 5th: 4 more.
+        assert timeline.height == 24 and evals.height == 4
 
 
 def _map_cli(*argv: str) -> int:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.telemetry_gen import START, MonitorSpec, Phase, monitor_lines, write_monitor
 from trntui.core.errors import InputFileError
-from trntui.core.utilization import Metric, TelemetryTime, utilization_over
+from trntui.core.utilization import TELEMETRY_SCHEMA, Metric, TelemetryTime, utilization_over
 from trntui.importers._base import Cancelled, Steps
 from trntui.importers.neuron_monitor import import_neuron_monitor, sniff
 
@@ -136,9 +135,7 @@ def test_sniff_and_cancel(tmp_path: Path) -> None:
         import_neuron_monitor(path, Steps(str(path), cancel=lambda: True))
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(
     mutation=st.sampled_from(["cut", "replace", "insert", "delete_key"]),
     position=st.integers(min_value=0, max_value=5000),
@@ -148,7 +145,7 @@ def test_damaged_captures_import_or_raise_input_error(
     tmp_path: Path, mutation: str, position: int, junk: str
 ) -> None:
     lines, _ = monitor_lines(MonitorSpec(phases=(Phase(3, 50.0), Phase(2, 0.0, error="e"))))
-    text = "\n".join(lines) + "\n"
+    original = text = "\n".join(lines) + "\n"
     position %= len(text)
     if mutation == "cut":
         text = text[:position]
@@ -160,12 +157,26 @@ def test_damaged_captures_import_or_raise_input_error(
         text = text.replace('"period":1.0', '"period":null')
     path = tmp_path / "damaged.jsonl"
     path.write_text(text, encoding="utf-8")
+    count = len(text.splitlines())
     try:
         telemetry = import_neuron_monitor(path)
-    except InputFileError:
+    except InputFileError as error:
+        assert text != original, f"the undamaged capture was refused: {error}"
+        assert str(path) in str(error)
+        assert error.line is None or 1 <= error.line <= count
         return
-    assert telemetry.samples.height >= 0
-    assert isinstance(telemetry.metadata.start_time, dt.datetime | None)
+    samples, meta = telemetry.samples, telemetry.metadata
+    assert samples.schema == TELEMETRY_SCHEMA
+    assert 1 <= meta.reports <= count
+    assert 0 <= meta.gap_reports <= meta.reports
+    assert samples["line"].is_between(1, count).all()
+    # A gap has no value and says why; a measured sample has a value and no error.
+    assert (samples["value"].is_null() == samples["error"].is_not_null()).all()
+    util = samples.filter(samples["metric"] == Metric.UTILIZATION_PCT)["value"].drop_nulls()
+    assert util.is_between(0.0, 100.0).all()
+    if text == original:
+        # Three measured reports, then two that failed (the spec above).
+        assert (meta.reports, meta.gap_reports) == (5, 2)
 
 
 def test_core_keys_found_whatever_the_key_order(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from tests.test_pricing_support import (
     TRN2_ON_DEMAND,
     VERSION,
     FakePriceList,
-    running_price_list,
 )
 from trntui.commands.price import register
 from trntui.core.errors import UserError
@@ -25,12 +23,10 @@ from trntui.store.project import init_project
 from trntui.store.quotes import load_quote_book
 
 
-@pytest.fixture
-def price_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePriceList]:
+@pytest.fixture(autouse=True)
+def _empty_price_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with its own empty price cache (the server is ``price_server``)."""
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(PRICING_URL_ENV, raising=False)
-    with running_price_list() as state:
-        yield state
 
 
 def run(*argv: str) -> int:

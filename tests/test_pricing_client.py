@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from tests.test_pricing_support import (
     Fault,
     ec2_rows,
     offer_csv,
-    running_price_list,
     transfer_rows,
 )
 from trntui.core.quotes import LookupStatus, SideService
@@ -40,13 +38,6 @@ from trntui.pricing.errors import (
 )
 from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV, PricingSettings
-
-
-@pytest.fixture
-def price_server() -> Iterator[FakePriceList]:
-    with running_price_list() as state:
-        yield state
-
 
 EC2_US_EAST_1 = "/offers/v1.0/aws/AmazonEC2/20261120180211/us-east-1/index.csv"
 
@@ -216,8 +207,15 @@ FAULTS = {
         PricingFormatError,
         "metadata row",
     ),
-    "timeout": (Fault(delay_s=1.5), PricingNetworkError, "within 0.5 s"),
+    "timeout": (Fault(stall=True), PricingNetworkError, "within 0.2 s"),
 }
+TIMEOUT_S = {"timeout": 0.2}
+"""The client's timeout per fault: short where the server never answers, the default (long)
+elsewhere, so that a slow machine never turns a good answer into a timeout."""
+
+
+def timeout_for(fault_name: str) -> dict[str, float]:
+    return {"timeout_s": TIMEOUT_S[fault_name]} if fault_name in TIMEOUT_S else {}
 
 
 @pytest.mark.parametrize("fault_name", sorted(FAULTS))
@@ -230,7 +228,7 @@ def test_fault_without_cache_raises_a_typed_error_and_caches_nothing(
         fetch_instance_quotes(
             "us-east-1",
             ["p5.48xlarge"],
-            settings=settings_for(price_server, tmp_path, timeout_s=0.5),
+            settings=settings_for(price_server, tmp_path, **timeout_for(fault_name)),
         )
     assert isinstance(raised.value, PricingError)
     assert not any("AmazonEC2/us-east-1" in name for name in cache_files(tmp_path))
@@ -240,8 +238,9 @@ def test_fault_without_cache_raises_a_typed_error_and_caches_nothing(
 def test_fault_with_cache_keeps_the_good_copy_and_reports_its_age(
     price_server: FakePriceList, tmp_path: Path, fault_name: str
 ) -> None:
-    settings = settings_for(price_server, tmp_path, timeout_s=0.5)
-    fetch_instance_quotes("us-east-1", ["p5.48xlarge"], settings=settings)
+    fetch_instance_quotes(
+        "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
+    )
     cached = tmp_path / "AmazonEC2" / "us-east-1" / "index.csv"
     good = cached.read_bytes()
     meta = cached.with_name("index.csv.meta.json")
@@ -252,6 +251,7 @@ def test_fault_with_cache_keeps_the_good_copy_and_reports_its_age(
 
     fault, error_type, _words = FAULTS[fault_name]
     price_server.faults[EC2_US_EAST_1] = fault
+    settings = settings_for(price_server, tmp_path, **timeout_for(fault_name))
     result = fetch_instance_quotes("us-east-1", ["p5.48xlarge"], settings=settings)
 
     assert cached.read_bytes() == good

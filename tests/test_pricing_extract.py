@@ -146,7 +146,7 @@ def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
 cell = st.text(alphabet=st.sampled_from('ab,"\n x'), max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     rows=st.lists(st.lists(cell, min_size=3, max_size=3), max_size=40),
     block_bytes=st.integers(min_value=1, max_value=200),

@@ -14,11 +14,8 @@ import http.server
 import io
 import json
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import pytest
 
 EC2_HEADER = [
     "SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription", "EffectiveDate",
@@ -340,7 +337,8 @@ class Fault:
     body: bytes | None = None
     content_type: str | None = None
     truncate_to: int | None = None
-    delay_s: float = 0.0
+    stall: bool = False
+    """Never answer (until the server stops): a client can only give up on its own timeout."""
 
 
 @dataclass
@@ -350,6 +348,7 @@ class FakePriceList:
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     etags: dict[str, str] = field(default_factory=dict)
     base_url: str = ""
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def csv_path(self, offer: str, region: str) -> str:
         return version_path(offer, region).removesuffix(".json") + ".csv"
@@ -372,8 +371,10 @@ def _handler(state: FakePriceList) -> type[http.server.BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             state.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
             fault = state.faults.get(path, Fault())
-            if fault.delay_s:
-                time.sleep(fault.delay_s)
+            if fault.stall:
+                state.stopping.wait()
+                self.close_connection = True
+                return
             if path not in state.site and fault.body is None:
                 self._reply(404, b"<html><body>Not Found</body></html>", "text/html")
                 return
@@ -420,21 +421,17 @@ def running_price_list() -> Iterator[FakePriceList]:
     state = FakePriceList(site=build_site())
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the serving loop to look, 0.5 s by default.
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         yield state
     finally:
+        state.stopping.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-@pytest.fixture
-def price_server() -> Iterator[FakePriceList]:
-    with running_price_list() as state:
-        yield state
 
 
 def test_fixture_header_is_the_real_ec2_header() -> None:

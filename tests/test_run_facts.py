@@ -330,7 +330,7 @@ _event = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     events=st.lists(_event, max_size=25),
     target=st.one_of(

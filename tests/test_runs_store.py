@@ -15,15 +15,10 @@ from tests import MLPERF_DATA, loggen
 from trntui.commands import runs as runs_commands
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
-from trntui.store.project import Project, init_project
+from trntui.store.project import Project
 
 DATA = MLPERF_DATA
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
-
-
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    return init_project(tmp_path / "project")
 
 
 @pytest.fixture()
@@ -34,57 +29,57 @@ def megatron_log(tmp_path: Path) -> Path:
     return path
 
 
-def test_round_trip_and_duplicates(project: Path, megatron_log: Path, tmp_path: Path) -> None:
-    outcomes = store.import_paths(project, [megatron_log], set_name="trial")
+def test_round_trip_and_duplicates(new_project: Path, megatron_log: Path, tmp_path: Path) -> None:
+    outcomes = store.import_paths(new_project, [megatron_log], set_name="trial")
     assert [o.outcome for o in outcomes] == [store.ADDED]
     run_id = outcomes[0].run_id
-    stored = store.load_run(project, run_id)
+    stored = store.load_run(new_project, run_id)
     fresh = import_file(megatron_log)
     assert stored.timeline.equals(fresh.timeline)
     assert stored.metadata == fresh.metadata
     copy = tmp_path / "copy.log"
     shutil.copy(megatron_log, copy)
-    again = store.import_paths(project, [copy, megatron_log])
+    again = store.import_paths(new_project, [copy, megatron_log])
     assert [o.outcome for o in again] == [store.DUPLICATE, store.DUPLICATE]
     assert {o.run_id for o in again} == {run_id}
-    table = store.load_runs(project)
+    table = store.load_runs(new_project)
     assert table.height == 1
     assert table["set_name"].to_list() == ["trial"]
     assert table["restarts"].to_list() == [1]
 
 
-def test_timelines_with_kind_as_text_still_load(project: Path, megatron_log: Path) -> None:
+def test_timelines_with_kind_as_text_still_load(new_project: Path, megatron_log: Path) -> None:
     """Projects written before ``kind`` became an enum keep loading; a stray kind is an error."""
-    run_id = store.import_paths(project, [megatron_log])[0].run_id
-    path = store.timeline_path(project, run_id)
+    run_id = store.import_paths(new_project, [megatron_log])[0].run_id
+    path = store.timeline_path(new_project, run_id)
     enum_timeline = pl.read_parquet(path)
     as_text = enum_timeline.with_columns(pl.col("kind").cast(pl.String))
     as_text.write_parquet(path)
     assert pl.read_parquet_schema(path)["kind"] == pl.String
-    loaded = store.load_run(project, run_id).timeline
+    loaded = store.load_run(new_project, run_id).timeline
     assert loaded.equals(enum_timeline)
     assert isinstance(loaded.schema["kind"], pl.Enum)
     as_text.with_columns(pl.lit("teleport").alias("kind")).write_parquet(path)
     with pytest.raises(store.InputFileError) as caught:
-        store.load_run(project, run_id)
+        store.load_run(new_project, run_id)
     assert str(path) in str(caught.value)
 
 
-def test_bad_file_in_a_batch_fails_alone(project: Path, megatron_log: Path, tmp_path: Path):
+def test_bad_file_in_a_batch_fails_alone(new_project: Path, megatron_log: Path, tmp_path: Path):
     bad = tmp_path / "logs" / "truncated.log"
     lines = megatron_log.read_text().splitlines()
     last = max(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
     bad.write_text("\n".join([*lines[:last], lines[last][:50]]))
-    outcomes = store.import_paths(project, [bad, megatron_log], format="megatron")
+    outcomes = store.import_paths(new_project, [bad, megatron_log], format="megatron")
     assert [o.outcome for o in outcomes] == [store.FAILED, store.ADDED]
     assert f"{bad}:{last + 1}" in outcomes[0].error
-    assert store.load_runs(project).height == 1
-    timelines = list((project / "runs" / "timelines").glob("*.parquet"))
+    assert store.load_runs(new_project).height == 1
+    timelines = list((new_project / "runs" / "timelines").glob("*.parquet"))
     assert len(timelines) == 1
 
 
 def test_failed_table_write_leaves_nothing_behind(
-    project: Path, megatron_log: Path, monkeypatch: pytest.MonkeyPatch
+    new_project: Path, megatron_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_write = store.atomic_write_with
 
@@ -95,14 +90,14 @@ def test_failed_table_write_leaves_nothing_behind(
 
     monkeypatch.setattr(store, "atomic_write_with", failing)
     with pytest.raises(OSError):
-        store.import_paths(project, [megatron_log])
+        store.import_paths(new_project, [megatron_log])
     monkeypatch.undo()
-    assert store.load_runs(project).is_empty()
-    assert not list((project / "runs" / "timelines").glob("*"))
-    assert [o.outcome for o in store.import_paths(project, [megatron_log])] == [store.ADDED]
+    assert store.load_runs(new_project).is_empty()
+    assert not list((new_project / "runs" / "timelines").glob("*"))
+    assert [o.outcome for o in store.import_paths(new_project, [megatron_log])] == [store.ADDED]
 
 
-def test_cancel_keeps_earlier_files(project: Path, tmp_path: Path) -> None:
+def test_cancel_keeps_earlier_files(new_project: Path, tmp_path: Path) -> None:
     paths = []
     for seed in (1, 2):
         path = tmp_path / f"run{seed}.log"
@@ -111,15 +106,15 @@ def test_cancel_keeps_earlier_files(project: Path, tmp_path: Path) -> None:
     imported = []
 
     def cancel() -> bool:
-        return len(store.load_runs(project)) >= 1 and len(imported) > 0
+        return len(store.load_runs(new_project)) >= 1 and len(imported) > 0
 
     def progress(fraction: float) -> None:
-        if store.load_runs(project).height:
+        if store.load_runs(new_project).height:
             imported.append(fraction)
 
     with pytest.raises(Cancelled):
-        store.import_paths(project, paths, progress=progress, cancel=cancel)
-    assert store.load_runs(project).height == 1
+        store.import_paths(new_project, paths, progress=progress, cancel=cancel)
+    assert store.load_runs(new_project).height == 1
 
 
 def _mllog(ms: int, key: str, value: object = None, **metadata: object) -> str:
@@ -144,7 +139,7 @@ def _mlperf_result(benchmark: str, minutes: float, success: bool) -> str:
 
 @pytest.mark.parametrize("benchmark", ["unet3d", "resnet"])
 def test_mlperf_score_drops_four_runs_for_unet3d_only(
-    project: Path, tmp_path: Path, benchmark: str
+    new_project: Path, tmp_path: Path, benchmark: str
 ) -> None:
     """MLCommons' summarizer drops 4 fastest (and, for failures, slowest) unet3d runs, else 1."""
     folder = tmp_path / "results" / "system" / benchmark
@@ -154,8 +149,8 @@ def test_mlperf_score_drops_four_runs_for_unet3d_only(
         (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, value, True))
     for index in range(len(minutes), len(minutes) + 2):
         (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, index, False))
-    store.import_paths(project, [folder], set_name="set")
-    (info,) = store.run_sets(project)
+    store.import_paths(new_project, [folder], set_name="set")
+    (info,) = store.run_sets(new_project)
     assert info.is_mlperf and info.runs == 10
     if benchmark == "unet3d":
         # Two failures take two of the four slowest places: drop 4 fastest and 2 slowest.
@@ -165,16 +160,16 @@ def test_mlperf_score_drops_four_runs_for_unet3d_only(
 
 
 @pytest.mark.skipif(not DELL.is_dir(), reason="MLPerf sample logs not available")
-def test_folder_import_groups_sets_and_scores_mlperf(project: Path) -> None:
-    outcomes = store.import_paths(project, [DELL])
+def test_folder_import_groups_sets_and_scores_mlperf(new_project: Path) -> None:
+    outcomes = store.import_paths(new_project, [DELL])
     kinds = {Path(o.path).name: o.outcome for o in outcomes}
     assert kinds["scaling.json"] == store.SKIPPED
     assert sum(o.outcome == store.ADDED for o in outcomes) == 5
     first = next(o for o in outcomes if o.outcome == store.ADDED)
-    stored = store.load_run(project, first.run_id)
+    stored = store.load_run(new_project, first.run_id)
     assert stored.metadata == import_file(Path(first.path)).metadata
     assert stored.metadata.launch_time.tzinfo is not None
-    (dell_set,) = store.run_sets(project)
+    (dell_set,) = store.run_sets(new_project)
     assert (dell_set.runs, dell_set.succeeded, dell_set.is_mlperf) == (5, 4, True)
     published = pl.read_csv(DATA / "PUBLISHED.csv").filter(
         pl.col("set") == "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
@@ -182,21 +177,21 @@ def test_folder_import_groups_sets_and_scores_mlperf(project: Path) -> None:
     assert round(dell_set.mlperf_score_minutes, 3) == round(published, 3)
 
 
-def test_corrupt_runs_table_is_an_input_error(project: Path) -> None:
-    path = store.runs_path(project)
+def test_corrupt_runs_table_is_an_input_error(new_project: Path) -> None:
+    path = store.runs_path(new_project)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"not parquet")
     with pytest.raises(store.InputFileError):
-        store.load_runs(project)
+        store.load_runs(new_project)
 
 
-def test_remove_run(project: Path, megatron_log: Path) -> None:
-    (outcome,) = store.import_paths(project, [megatron_log])
-    store.remove_run(project, outcome.run_id)
-    assert store.load_runs(project).is_empty()
-    assert not store.timeline_path(project, outcome.run_id).exists()
+def test_remove_run(new_project: Path, megatron_log: Path) -> None:
+    (outcome,) = store.import_paths(new_project, [megatron_log])
+    store.remove_run(new_project, outcome.run_id)
+    assert store.load_runs(new_project).is_empty()
+    assert not store.timeline_path(new_project, outcome.run_id).exists()
     with pytest.raises(store.UserError):
-        store.remove_run(project, outcome.run_id)
+        store.remove_run(new_project, outcome.run_id)
 
 
 def _cli(*argv: str) -> int:
@@ -207,12 +202,12 @@ def _cli(*argv: str) -> int:
 
 
 def test_cli_import_and_list_json(
-    project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _cli("import", str(project), str(megatron_log), "--set", "trn3", "--json") == 0
+    assert _cli("import", str(new_project), str(megatron_log), "--set", "trn3", "--json") == 0
     imported = json.loads(capsys.readouterr().out)
     assert imported["imported"][0]["outcome"] == "added"
-    assert _cli("runs", str(project), "--json") == 0
+    assert _cli("runs", str(new_project), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     (run,) = report["runs"]
     assert set(run) == {
@@ -250,108 +245,108 @@ def test_cli_import_and_list_json(
         "counted": 1,
     }
     # A quality target the run's validation loss never reaches: finished, but it does not count.
-    with Project.open(project) as session:
+    with Project.open(new_project) as session:
         goal = dataclasses.replace(
             session.inventory.goal, quality_threshold=1e-6, quality_direction="lower is better"
         )
         session.save_inventory(dataclasses.replace(session.inventory, goal=goal))
-    assert _cli("runs", str(project), "--json") == 0
+    assert _cli("runs", str(new_project), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     (run,) = report["runs"]
     assert (run["status"], run["counts"], run["outcome"]) == ("succeeded", False, "missed")
     assert [(s["name"], s["runs"], s["succeeded"], s["counted"]) for s in report["sets"]] == [
         ("trn3", 1, 1, 0)
     ]
-    assert _cli("runs", str(project)) == 0
+    assert _cli("runs", str(new_project)) == 0
     text = capsys.readouterr().out
     assert " missed " in text and "1/1 succeeded, 0 count as completed work" in text
 
 
 def test_cli_reports_failures_and_missing_project(
-    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "empty.log"
     empty.write_text("")
-    assert _cli("import", str(project), str(empty)) == 1
+    assert _cli("import", str(new_project), str(empty)) == 1
     assert "empty" in capsys.readouterr().out
     assert _cli("runs", str(tmp_path / "nowhere")) == 2
     assert "error:" in capsys.readouterr().err
 
 
-def test_assign_set(project: Path, megatron_log: Path, tmp_path: Path) -> None:
+def test_assign_set(new_project: Path, megatron_log: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.log"
     loggen.write_megatron(other, loggen.MegatronSpec(seed=99))
-    outcomes = store.import_paths(project, [megatron_log, other], set_name="a")
-    store.assign_set(project, [outcomes[1].run_id], "b")
-    sets = {info.name: info.runs for info in store.run_sets(project)}
+    outcomes = store.import_paths(new_project, [megatron_log, other], set_name="a")
+    store.assign_set(new_project, [outcomes[1].run_id], "b")
+    sets = {info.name: info.runs for info in store.run_sets(new_project)}
     assert sets == {"a": 1, "b": 1}
     with pytest.raises(store.UserError):
-        store.assign_set(project, ["nope"], "b")
+        store.assign_set(new_project, ["nope"], "b")
     with pytest.raises(store.UserError):
-        store.assign_set(project, [outcomes[0].run_id], "  ")
+        store.assign_set(new_project, [outcomes[0].run_id], "  ")
 
 
 def test_a_size_is_stated_for_a_set_whose_logs_print_none(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log = project.parent / "nxd.log"
+    log = new_project.parent / "nxd.log"
     loggen.write_nxd(log, loggen.NxdSpec(crash_at=None, stall_at=None))
-    assert _cli("import", str(project), str(log), "--set", "trn3") == 0
-    assert _cli("size", str(project), "trn3", "1") == 2  # per node and source missing
-    assert _cli("size", str(project), "nope", "1", "16", "--source", "job script") == 2
+    assert _cli("import", str(new_project), str(log), "--set", "trn3") == 0
+    assert _cli("size", str(new_project), "trn3", "1") == 2  # per node and source missing
+    assert _cli("size", str(new_project), "nope", "1", "16", "--source", "job script") == 2
     capsys.readouterr()
     assert (
-        _cli("size", str(project), "trn3", "1", "16", "--accelerator", "Trainium3",
+        _cli("size", str(new_project), "trn3", "1", "16", "--accelerator", "Trainium3",
              "--source", "job script trn3-1.sh", "--who", "alice") == 0
     )  # fmt: skip
     assert "1 x 16 Trainium3 = 16, stated by alice" in capsys.readouterr().out
-    assert _cli("runs", str(project), "--json") == 0
+    assert _cli("runs", str(new_project), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     (run,) = report["runs"]
     assert (run["nodes"], run["accelerators_per_node"], run["size_stated_by"]) == (1, 16, "alice")
     (run_set,) = report["sets"]
     assert (run_set["accelerators"], run_set["mixed_sizes"]) == (16, False)
-    assert _cli("size", str(project), "trn3", "--remove") == 0
-    assert _cli("runs", str(project), "--json") == 0
+    assert _cli("size", str(new_project), "trn3", "--remove") == 0
+    assert _cli("runs", str(new_project), "--json") == 0
     assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["runs"][0]["nodes"] is None
 
 
 def test_a_size_the_logs_state_cannot_be_overruled(
-    project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _cli("import", str(project), str(megatron_log), "--set", "gpu") == 0
+    assert _cli("import", str(new_project), str(megatron_log), "--set", "gpu") == 0
     capsys.readouterr()
     # The log states a world size of 8 but not the nodes: 4 x 8 contradicts it, 1 x 8 completes it.
-    assert _cli("size", str(project), "gpu", "4", "8", "--source", "guess") == 2
+    assert _cli("size", str(new_project), "gpu", "4", "8", "--source", "guess") == 2
     assert "8 in all; the stated 4 x 8 = 32 contradicts them" in capsys.readouterr().err
-    assert _cli("size", str(project), "gpu", "1", "8", "--source", "job script") == 0
+    assert _cli("size", str(new_project), "gpu", "1", "8", "--source", "job script") == 0
     capsys.readouterr()
-    assert _cli("runs", str(project), "--json") == 0
+    assert _cli("runs", str(new_project), "--json") == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert (run["nodes"], run["accelerators_per_node"]) == (1, 8) and run["size_stated_by"]
     oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
-    assert _cli("import", str(project), str(oracle), "--set", "oracle") == 0
+    assert _cli("import", str(new_project), str(oracle), "--set", "oracle") == 0
     capsys.readouterr()
-    assert _cli("size", str(project), "oracle", "2", "8", "--source", "guess") == 2
+    assert _cli("size", str(new_project), "oracle", "2", "8", "--source", "guess") == 2
     assert "state their size" in capsys.readouterr().err
 
 
 def test_a_run_read_by_older_rules_is_read_again_when_imported_again(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora/result_1.txt"
-    (outcome,) = store.import_paths(project, [oracle], set_name="gpu")
-    runs = store.load_runs(project)
+    (outcome,) = store.import_paths(new_project, [oracle], set_name="gpu")
+    runs = store.load_runs(new_project)
     old = json.loads(runs["metadata_json"][0])
     for key in ("system", "job_clock", "protocol", "importer_version"):
         old.pop(key)
     runs = runs.with_columns(pl.lit(json.dumps(old)).alias("metadata_json"))
-    runs.write_parquet(store.runs_path(project))
-    assert _cli("runs", str(project)) == 0
+    runs.write_parquet(store.runs_path(new_project))
+    assert _cli("runs", str(new_project)) == 0
     assert "1 run(s) were read by an older trntui" in capsys.readouterr().out
-    (again,) = store.import_paths(project, [oracle], set_name="elsewhere")
+    (again,) = store.import_paths(new_project, [oracle], set_name="elsewhere")
     assert (again.outcome, again.run_id, again.set_name) == ("refreshed", outcome.run_id, "gpu")
-    meta = store.load_run(project, outcome.run_id).metadata
+    meta = store.load_run(new_project, outcome.run_id).metadata
     assert meta.system is not None and meta.system.accelerators == 8
-    (third,) = store.import_paths(project, [oracle])
+    (third,) = store.import_paths(new_project, [oracle])
     assert third.outcome == "duplicate"

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
+from tests import REPO, SAMPLE
 from tests.strategies import inventories
 from trntui.core.errors import InputFileError
 from trntui.core.inventory import Inventory, ModelInfo, ProjectInfo
@@ -35,17 +36,8 @@ from trntui.store.project import (
 )
 from trntui.store.quality import load_recorded_quality, quality_path, record_quality
 
-REPO = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture
-def project_dir(tmp_path: Path) -> Path:
-    return init_project(tmp_path / "proj", "test project")
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60)
 @given(inventory=inventories())
 def test_every_inventory_field_survives_save_and_load(tmp_path: Path, inventory: Inventory) -> None:
     root = tmp_path / "rt"
@@ -56,18 +48,18 @@ def test_every_inventory_field_survives_save_and_load(tmp_path: Path, inventory:
     assert read_inventory(root).inventory == inventory
 
 
-def test_saved_file_is_plain_toml_with_schema_version_first(project_dir: Path) -> None:
-    with Project.open(project_dir) as project:
+def test_saved_file_is_plain_toml_with_schema_version_first(new_project: Path) -> None:
+    with Project.open(new_project) as project:
         project.save_inventory(Inventory(model=ModelInfo(parameters_billion=70.0)))
-    lines = [ln for ln in (project_dir / PROJECT_FILE).read_text().splitlines() if ln.strip()]
+    lines = [ln for ln in (new_project / PROJECT_FILE).read_text().splitlines() if ln.strip()]
     first_setting = next(ln for ln in lines if not ln.startswith("#"))
     assert first_setting == "schema_version = 1"
     assert "parameters_billion = 70.0" in lines
 
 
-def test_saving_the_same_inventory_twice_gives_identical_bytes(project_dir: Path) -> None:
+def test_saving_the_same_inventory_twice_gives_identical_bytes(new_project: Path) -> None:
     inventory = Inventory(project=ProjectInfo(name="x"), model=ModelInfo(operators=("a", "b")))
-    with Project.open(project_dir) as project:
+    with Project.open(new_project) as project:
         project.save_inventory(inventory)
         first = project.path.read_bytes()
         project.save_inventory(inventory)
@@ -87,38 +79,42 @@ _WRITER = textwrap.dedent(
         Inventory(project=ProjectInfo(name="B"), model=ModelInfo(operators=big[:1500])),
     ]
     with Project.open(root) as project:
-        print("ready", flush=True)
-        i = 0
+        project.save_inventory(versions[0])
+        print("saved once", flush=True)
+        i = 1
         while True:
             project.save_inventory(versions[i % 2])
             i += 1
     """
 )
+SAVE_S = 0.03
+"""About how long one save of the writer above takes here: the kill comes at a random point of
+the next two saves, so its place within a save is random (waiting longer adds no new places)."""
 
 
-def test_writer_killed_mid_save_leaves_a_whole_file(project_dir: Path) -> None:
-    """SIGKILL a process that saves in a loop, many times; the file must always load."""
+def test_writer_killed_mid_save_leaves_a_whole_file(new_project: Path) -> None:
+    """SIGKILL a process that saves in a loop, many times; the file must always load.
+
+    The writer says when its first save is done, so every kill falls among later saves (and
+    the file holds a save by the writer), however slow the machine is."""
     rng = random.Random(7)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    names_seen = set()
     for _ in range(15):
         proc = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(project_dir)],
+            [sys.executable, "-c", _WRITER, str(new_project)],
             stdout=subprocess.PIPE,
             env=env,
         )
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.01, 0.25))
+        assert proc.stdout.readline().strip() == b"saved once"
+        time.sleep(rng.uniform(0.0, 2 * SAVE_S))  # where the kill falls, not a wait
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        loaded = read_inventory(project_dir).inventory
-        assert loaded.project.name in {"A", "B", "test project"}
-        names_seen.add(loaded.project.name)
-    assert names_seen & {"A", "B"}, "the writer never completed a save; the test proved nothing"
-    with Project.open(project_dir):
+        loaded = read_inventory(new_project).inventory
+        assert loaded.project.name in {"A", "B"}
+    with Project.open(new_project):
         pass
-    leftovers = list(project_dir.glob(".trntui-tmp-*"))
+    leftovers = list(new_project.glob(".trntui-tmp-*"))
     assert leftovers == []
 
 
@@ -133,23 +129,23 @@ _HOLDER = textwrap.dedent(
 )
 
 
-def _hold_lock_in_another_process(project_dir: Path) -> subprocess.Popen[bytes]:
+def _hold_lock_in_another_process(new_project: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(project_dir)], stdout=subprocess.PIPE, env=env
+        [sys.executable, "-c", _HOLDER, str(new_project)], stdout=subprocess.PIPE, env=env
     )
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == b"locked"
     return holder
 
 
-def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
-    holder = _hold_lock_in_another_process(project_dir)
+def test_second_writer_is_detected_and_named(new_project: Path) -> None:
+    holder = _hold_lock_in_another_process(new_project)
     try:
         with pytest.raises(ProjectLocked) as caught:
-            Project.open(project_dir)
+            Project.open(new_project)
         assert f"pid {holder.pid}" in str(caught.value)
-        with Project.open(project_dir, allow_read_only=True) as second:
+        with Project.open(new_project, allow_read_only=True) as second:
             assert second.read_only
             assert f"pid {holder.pid}" in second.holder
             before = second.path.read_bytes()
@@ -159,54 +155,60 @@ def test_second_writer_is_detected_and_named(project_dir: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
-    with Project.open(project_dir) as third:
+    with Project.open(new_project) as third:
         assert not third.read_only
 
 
-def test_store_writers_refuse_while_another_session_writes(project_dir: Path) -> None:
+def test_store_writers_refuse_while_another_session_writes(new_project: Path) -> None:
     """A script writing through the store cannot write beside a session that holds the lock."""
     result = RecordedQuality(0.92, "eval job 17")
-    holder = _hold_lock_in_another_process(project_dir)
+    holder = _hold_lock_in_another_process(new_project)
     try:
         with pytest.raises(ProjectLocked) as caught:
-            record_quality(project_dir, "0123456789abcdef", result)
+            record_quality(new_project, "0123456789abcdef", result)
         assert f"pid {holder.pid}" in str(caught.value)
-        assert not quality_path(project_dir).exists()
+        assert not quality_path(new_project).exists()
     finally:
         holder.kill()
         holder.wait()
-    record_quality(project_dir, "0123456789abcdef", result)
-    assert load_recorded_quality(project_dir) == {"0123456789abcdef": result}
-    with Project.open(project_dir) as session:
+    record_quality(new_project, "0123456789abcdef", result)
+    assert load_recorded_quality(new_project) == {"0123456789abcdef": result}
+    with Project.open(new_project) as session:
         # The session's own writes (UI, CLI) go through while it holds the lock.
         record_quality(session.root, "0123456789abcdef", None)
-        assert load_recorded_quality(project_dir) == {}
+        assert load_recorded_quality(new_project) == {}
         assert not session.read_only
-    with Project.open(project_dir) as again:
+    with Project.open(new_project) as again:
         assert not again.read_only, "a write released the lock it took"
 
 
-def test_threads_writing_without_a_session_take_turns_under_the_lock(project_dir: Path) -> None:
+def test_threads_writing_without_a_session_take_turns_under_the_lock(new_project: Path) -> None:
     """A script's threads share no session: each write holds the kernel lock throughout."""
     first_inside = threading.Event()
     order: list[str] = []
     lock_free_inside: list[bool] = []
 
+    second_trying = threading.Event()
+
     def writer(name: str, hold_s: float) -> None:
-        with write_access(project_dir):
+        if name == "b":
+            second_trying.set()
+        with write_access(new_project):
             first_inside.set()
             order.append(f"{name} in")
-            time.sleep(hold_s)
+            if name == "a":
+                assert second_trying.wait(10)
+            time.sleep(hold_s)  # b, started, is meanwhile at the lock
             # Another open file description (as another process would have) cannot get it.
-            other, _ = _acquire_lock(project_dir)
+            other, _ = _acquire_lock(new_project)
             lock_free_inside.append(other is not None)
             if other is not None:
                 other.close()
             order.append(f"{name} out")
 
-    first = threading.Thread(target=writer, args=("a", 0.3))
+    first = threading.Thread(target=writer, args=("a", 0.05))
     first.start()
-    first_inside.wait(5)
+    assert first_inside.wait(10)
     second = threading.Thread(target=writer, args=("b", 0.0))
     second.start()
     first.join(10)
@@ -217,10 +219,10 @@ def test_threads_writing_without_a_session_take_turns_under_the_lock(project_dir
 
 @pytest.mark.parametrize("ending", ["chdir-then-close", "dropped-without-close"])
 def test_a_finished_session_no_longer_lets_writes_through(
-    project_dir: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+    new_project: Path, monkeypatch: pytest.MonkeyPatch, ending: str
 ) -> None:
-    monkeypatch.chdir(project_dir.parent)
-    session: Project | None = Project.open(Path(project_dir.name))
+    monkeypatch.chdir(new_project.parent)
+    session: Project | None = Project.open(Path(new_project.name))
     assert session is not None and not session.read_only
     if ending == "chdir-then-close":
         monkeypatch.chdir("/")
@@ -228,14 +230,14 @@ def test_a_finished_session_no_longer_lets_writes_through(
     else:
         session = None
         gc.collect()
-    holder = _hold_lock_in_another_process(project_dir)
+    holder = _hold_lock_in_another_process(new_project)
     try:
         with pytest.raises(ProjectLocked):
-            record_quality(project_dir, "0123456789abcdef", RecordedQuality(0.9, "eval"))
+            record_quality(new_project, "0123456789abcdef", RecordedQuality(0.9, "eval"))
     finally:
         holder.kill()
         holder.wait()
-    assert not quality_path(project_dir).exists()
+    assert not quality_path(new_project).exists()
 
 
 def test_writing_into_a_folder_that_is_not_a_project_says_so(tmp_path: Path) -> None:
@@ -246,8 +248,8 @@ def test_writing_into_a_folder_that_is_not_a_project_says_so(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_edit_made_on_disk_meanwhile_is_not_overwritten(project_dir: Path) -> None:
-    with Project.open(project_dir) as project:
+def test_edit_made_on_disk_meanwhile_is_not_overwritten(new_project: Path) -> None:
+    with Project.open(new_project) as project:
         path = project.path
         hand_edit = path.read_text().replace('name = "test project"', 'name = "hand edit"')
         path.write_text(hand_edit)
@@ -256,37 +258,37 @@ def test_edit_made_on_disk_meanwhile_is_not_overwritten(project_dir: Path) -> No
         assert path.read_text() == hand_edit
         assert project.reload().project.name == "hand edit"
         project.save_inventory(Inventory(project=ProjectInfo(name="after reload")))
-    assert read_inventory(project_dir).inventory.project.name == "after reload"
+    assert read_inventory(new_project).inventory.project.name == "after reload"
 
 
-def test_newer_schema_is_refused_and_left_untouched(project_dir: Path) -> None:
-    path = project_dir / PROJECT_FILE
+def test_newer_schema_is_refused_and_left_untouched(new_project: Path) -> None:
+    path = new_project / PROJECT_FILE
     path.write_text('schema_version = 2\n[project]\nname = "future"\nsomething_new = 1\n')
     before = path.read_bytes()
     with pytest.raises(NewerSchemaError, match="schema_version 2"):
-        Project.open(project_dir)
+        Project.open(new_project)
     assert path.read_bytes() == before
 
 
-def test_syntax_error_names_file_and_line(project_dir: Path) -> None:
-    path = project_dir / PROJECT_FILE
+def test_syntax_error_names_file_and_line(new_project: Path) -> None:
+    path = new_project / PROJECT_FILE
     path.write_text('schema_version = 1\n\n[model]\nname = "Llama\nversion = "2"\n')
     before = path.read_bytes()
     with pytest.raises(InputFileError) as caught:
-        Project.open(project_dir)
+        Project.open(new_project)
     assert caught.value.line == 4
     assert str(path) in str(caught.value)
     assert path.read_bytes() == before
 
 
-def test_wrong_type_names_line_key_and_expectation(project_dir: Path) -> None:
-    path = project_dir / PROJECT_FILE
+def test_wrong_type_names_line_key_and_expectation(new_project: Path) -> None:
+    path = new_project / PROJECT_FILE
     path.write_text(
         "schema_version = 1\n[project]\nname = 'p'\n\n[model]\n"
         "name = 'x'\nparameters_billion = \"seventy\"\n"
     )
     with pytest.raises(InputFileError) as caught:
-        read_inventory(project_dir)
+        read_inventory(new_project)
     error = caught.value
     assert error.line == 7
     assert error.key == "model.parameters_billion"
@@ -294,8 +296,8 @@ def test_wrong_type_names_line_key_and_expectation(project_dir: Path) -> None:
     assert f"{path}:7" in str(error)
 
 
-def test_problem_in_second_target_points_at_its_own_lines(project_dir: Path) -> None:
-    path = project_dir / PROJECT_FILE
+def test_problem_in_second_target_points_at_its_own_lines(new_project: Path) -> None:
+    path = new_project / PROJECT_FILE
     path.write_text(
         "schema_version = 1\n"
         "[[targets]]\nname = 'a'\ninstance_type = 'p5.48xlarge'\ninstance_count = 1\n"
@@ -309,16 +311,16 @@ def test_problem_in_second_target_points_at_its_own_lines(project_dir: Path) -> 
     assert caught.value.key == "targets[1].instance_count"
 
 
-def test_missing_schema_version_is_an_error_not_a_guess(project_dir: Path) -> None:
-    (project_dir / PROJECT_FILE).write_text("[project]\nname = 'p'\n")
+def test_missing_schema_version_is_an_error_not_a_guess(new_project: Path) -> None:
+    (new_project / PROJECT_FILE).write_text("[project]\nname = 'p'\n")
     with pytest.raises(InputFileError, match="schema_version"):
-        read_inventory(project_dir)
+        read_inventory(new_project)
 
 
-def test_non_utf8_file_reports_the_line(project_dir: Path) -> None:
-    (project_dir / PROJECT_FILE).write_bytes(b"schema_version = 1\n[project]\nname = '\xff'\n")
+def test_non_utf8_file_reports_the_line(new_project: Path) -> None:
+    (new_project / PROJECT_FILE).write_bytes(b"schema_version = 1\n[project]\nname = '\xff'\n")
     with pytest.raises(InputFileError) as caught:
-        read_inventory(project_dir)
+        read_inventory(new_project)
     assert caught.value.line == 3
 
 
@@ -327,26 +329,26 @@ def test_folder_without_project_file_is_not_a_project(tmp_path: Path) -> None:
         Project.open(tmp_path)
 
 
-def test_init_refuses_to_overwrite_an_existing_project(project_dir: Path) -> None:
-    before = (project_dir / PROJECT_FILE).read_bytes()
+def test_init_refuses_to_overwrite_an_existing_project(new_project: Path) -> None:
+    before = (new_project / PROJECT_FILE).read_bytes()
     with pytest.raises(Exception, match="already holds"):
-        init_project(project_dir)
-    assert (project_dir / PROJECT_FILE).read_bytes() == before
+        init_project(new_project)
+    assert (new_project / PROJECT_FILE).read_bytes() == before
 
 
 def test_sample_project_loads_and_is_labelled_as_an_example() -> None:
-    inventory = read_inventory(REPO / "sample_runs" / "llama2-70b-lora").inventory
+    inventory = read_inventory(SAMPLE).inventory
     assert inventory.project.example is True
     families = {t.accelerator_family for t in inventory.targets}
     assert {"Trainium3", "GPU"} <= families
     assert inventory.warnings() == []
 
 
-def test_short_list_items_are_still_written_one_block_each(project_dir: Path) -> None:
+def test_short_list_items_are_still_written_one_block_each(new_project: Path) -> None:
     from trntui.core.inventory import MigrationRisk
 
     inventory = Inventory(risks=(MigrationRisk(title="a"), MigrationRisk(title="b")))
-    with Project.open(project_dir) as project:
+    with Project.open(new_project) as project:
         project.save_inventory(inventory)
         text = project.path.read_text()
     assert text.count("[[risks]]") == 2

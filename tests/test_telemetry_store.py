@@ -14,23 +14,17 @@ from tests.telemetry_gen import MonitorSpec, Phase, nvidia_smi_lines, write_moni
 from trntui.commands import telemetry as telemetry_commands
 from trntui.core.verdict import Limit
 from trntui.store import telemetry as store
-from trntui.store.project import init_project
 from trntui.store.runs import import_paths
 
 NXD = loggen.NxdSpec()
 
 
 @pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    return init_project(tmp_path / "project")
-
-
-@pytest.fixture()
-def run_id(project: Path, tmp_path: Path) -> str:
+def run_id(new_project: Path, tmp_path: Path) -> str:
     path = tmp_path / "logs" / "nxd.log"
     path.parent.mkdir()
     loggen.write_nxd(path, NXD)
-    (outcome,) = import_paths(project, [path])
+    (outcome,) = import_paths(new_project, [path])
     assert outcome.run_id
     return outcome.run_id
 
@@ -43,12 +37,14 @@ def _capture(tmp_path: Path, name: str = "nm.jsonl", **changes) -> Path:
     return path
 
 
-def test_attach_overlapping_capture_and_detail(project: Path, run_id: str, tmp_path: Path) -> None:
-    outcome = store.attach_capture(project, run_id, _capture(tmp_path))
+def test_attach_overlapping_capture_and_detail(
+    new_project: Path, run_id: str, tmp_path: Path
+) -> None:
+    outcome = store.attach_capture(new_project, run_id, _capture(tmp_path))
     assert outcome.outcome == store.ATTACHED, outcome.message
     assert outcome.offset_s == pytest.approx(0.0)
     assert outcome.coverage == pytest.approx(1.0)
-    detail = store.run_detail(project, run_id)
+    detail = store.run_detail(new_project, run_id)
     util = detail.utilization
     assert util is not None
     assert util.steady is not None
@@ -59,72 +55,72 @@ def test_attach_overlapping_capture_and_detail(project: Path, run_id: str, tmp_p
     assert util.whole_run.period_s == pytest.approx(1.0)
     assert detail.verdict.share_of(Limit.ACCELERATOR).share is not None
     assert detail.mfu.value is None and detail.mfu.missing
-    again = store.attach_capture(project, run_id, _capture(tmp_path))
+    again = store.attach_capture(new_project, run_id, _capture(tmp_path))
     assert again.outcome == store.DUPLICATE
 
 
-def test_no_overlap_is_reported_and_not_stored(project: Path, run_id: str, tmp_path: Path):
+def test_no_overlap_is_reported_and_not_stored(new_project: Path, run_id: str, tmp_path: Path):
     later = _capture(tmp_path, start=loggen.LAUNCH + dt.timedelta(days=1))
-    outcome = store.attach_capture(project, run_id, later)
+    outcome = store.attach_capture(new_project, run_id, later)
     assert outcome.outcome == store.MISMATCH
     assert "no time overlap" in outcome.message
-    assert store.load_captures(project).is_empty()
-    assert not (project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER).exists()
+    assert store.load_captures(new_project).is_empty()
+    assert not (new_project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER).exists()
 
 
-def test_capture_without_clock_needs_an_offset(project: Path, run_id: str, tmp_path: Path):
+def test_capture_without_clock_needs_an_offset(new_project: Path, run_id: str, tmp_path: Path):
     path = _capture(tmp_path, wrapper_timestamp=False)
-    refused = store.attach_capture(project, run_id, path)
+    refused = store.attach_capture(new_project, run_id, path)
     assert refused.outcome == store.MISMATCH
     assert "--offset" in refused.message
-    placed = store.attach_capture(project, run_id, path, offset_s=10.0)
+    placed = store.attach_capture(new_project, run_id, path, offset_s=10.0)
     assert placed.outcome == store.ATTACHED
     assert placed.offset_s == pytest.approx(10.0)
 
 
-def test_zoned_and_local_clocks_are_not_compared(project: Path, run_id: str, tmp_path: Path):
+def test_zoned_and_local_clocks_are_not_compared(new_project: Path, run_id: str, tmp_path: Path):
     path = _capture(tmp_path, start=loggen.LAUNCH.replace(tzinfo=dt.UTC))
-    outcome = store.attach_capture(project, run_id, path)
+    outcome = store.attach_capture(new_project, run_id, path)
     assert outcome.outcome == store.MISMATCH
     assert "time zone" in outcome.message
 
 
-def test_another_instance_is_a_mismatch(project: Path, run_id: str, tmp_path: Path) -> None:
+def test_another_instance_is_a_mismatch(new_project: Path, run_id: str, tmp_path: Path) -> None:
     other_type = store.attach_capture(
-        project, run_id, _capture(tmp_path), instance_type="trn2.48xlarge"
+        new_project, run_id, _capture(tmp_path), instance_type="trn2.48xlarge"
     )
     assert other_type.outcome == store.MISMATCH
     assert "another instance type" in other_type.message
-    assert store.attach_capture(project, run_id, _capture(tmp_path)).outcome == store.ATTACHED
+    assert store.attach_capture(new_project, run_id, _capture(tmp_path)).outcome == store.ATTACHED
     other_host = _capture(tmp_path, name="b.jsonl", instance_id="i-ffffffffffffffff0")
-    outcome = store.attach_capture(project, run_id, other_host)
+    outcome = store.attach_capture(new_project, run_id, other_host)
     assert outcome.outcome == store.MISMATCH
     assert "i-ffffffffffffffff0" in outcome.message
 
 
-def test_compile_log_attached_feeds_the_verdict(project: Path, run_id: str, tmp_path: Path):
+def test_compile_log_attached_feeds_the_verdict(new_project: Path, run_id: str, tmp_path: Path):
     log = tmp_path / "logs" / "nxd.log"
-    outcome = store.attach_capture(project, run_id, log)
+    outcome = store.attach_capture(new_project, run_id, log)
     assert outcome.outcome == store.ATTACHED, outcome.message
     assert outcome.kind == store.COMPILE
-    summary = store.run_compile_summary(project, run_id)
+    summary = store.run_compile_summary(new_project, run_id)
     assert summary is not None
     assert (summary.compilations, summary.cache_hits) == (NXD.graphs, NXD.graphs)
-    verdict = store.run_detail(project, run_id).verdict
+    verdict = store.run_detail(new_project, run_id).verdict
     compile = verdict.share_of(Limit.COMPILATION)
     assert compile.seconds >= NXD.graphs * NXD.compile_s_per_graph
 
 
-def test_bad_file_fails_alone(project: Path, run_id: str, tmp_path: Path) -> None:
+def test_bad_file_fails_alone(new_project: Path, run_id: str, tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("nothing to see\n")
-    outcome = store.attach_capture(project, run_id, path)
+    outcome = store.attach_capture(new_project, run_id, path)
     assert outcome.outcome == store.FAILED
     assert "notes.txt" in outcome.message
 
 
 def test_failed_table_write_leaves_no_samples(
-    project: Path, run_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_project: Path, run_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = store.atomic_write_with
 
@@ -135,18 +131,18 @@ def test_failed_table_write_leaves_no_samples(
 
     monkeypatch.setattr(store, "atomic_write_with", failing)
     with pytest.raises(OSError):
-        store.attach_capture(project, run_id, _capture(tmp_path))
-    samples = project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER
+        store.attach_capture(new_project, run_id, _capture(tmp_path))
+    samples = new_project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER
     assert not list(samples.glob("*.parquet"))
-    assert store.load_captures(project).is_empty()
+    assert store.load_captures(new_project).is_empty()
 
 
-def test_nvidia_smi_capture_attaches(project: Path, run_id: str, tmp_path: Path) -> None:
+def test_nvidia_smi_capture_attaches(new_project: Path, run_id: str, tmp_path: Path) -> None:
     path = tmp_path / "smi.csv"
     path.write_text("\n".join(nvidia_smi_lines([(600, [70, 70])], start=loggen.LAUNCH)) + "\n")
-    outcome = store.attach_capture(project, run_id, path)
+    outcome = store.attach_capture(new_project, run_id, path)
     assert outcome.outcome == store.ATTACHED, outcome.message
-    detail = store.run_detail(project, run_id)
+    detail = store.run_detail(new_project, run_id)
     assert "nvidia-smi" in detail.utilization.whole_run.method
 
 
@@ -158,26 +154,26 @@ def _cli(*argv: str) -> int:
 
 
 def test_cli_attach_and_verdict_json(
-    project: Path, run_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    new_project: Path, run_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     far = _capture(tmp_path, name="far.jsonl", start=loggen.LAUNCH + dt.timedelta(days=2))
-    code = _cli("telemetry", str(project), str(_capture(tmp_path)), str(far), "--run", run_id)
+    code = _cli("telemetry", str(new_project), str(_capture(tmp_path)), str(far), "--run", run_id)
     assert code == 1
     out = capsys.readouterr().out
     assert "attached" in out and "mismatch" in out
-    assert _cli("verdict", str(project), "--json") == 0
+    assert _cli("verdict", str(new_project), "--json") == 0
     (report,) = json.loads(capsys.readouterr().out)
     assert report["run_id"] == run_id
     assert report["utilization"]["steady"]["mean_pct"] == pytest.approx(85.0)
     assert report["verdict"]["limit"] in {str(limit) for limit in Limit}
     assert report["mfu"]["label"] == "derived"
-    assert _cli("verdict", str(project)) == 0
+    assert _cli("verdict", str(new_project)) == 0
     text = capsys.readouterr().out
     assert "steady window 85%" in text
-    assert _cli("verdict", str(project), "--run", "nope") == 2
+    assert _cli("verdict", str(new_project), "--run", "nope") == 2
 
 
-def test_compile_recurrence_over_repeated_runs(project: Path, tmp_path: Path) -> None:
+def test_compile_recurrence_over_repeated_runs(new_project: Path, tmp_path: Path) -> None:
     from tests.telemetry_gen import compiler_log
 
     run_ids = []
@@ -192,13 +188,13 @@ def test_compile_recurrence_over_repeated_runs(project: Path, tmp_path: Path) ->
         for fmt in ("%a %b %d", "%Y-%m-%d"):
             text = text.replace(loggen.LAUNCH.strftime(fmt), launch.strftime(fmt))
         path.write_text(text)
-        (outcome,) = import_paths(project, [path])
+        (outcome,) = import_paths(new_project, [path])
         run_ids.append(outcome.run_id)
         log = tmp_path / f"run{index}" / "compile.log"
         log.write_text("\n".join(compiler_log(5, cached, launch, seconds_each=60)) + "\n")
-        attached = store.attach_capture(project, outcome.run_id, log)
+        attached = store.attach_capture(new_project, outcome.run_id, log)
         assert attached.outcome == store.ATTACHED, attached.message
-    recurrence = store.compile_recurrence_of(project, list(reversed(run_ids)))
+    recurrence = store.compile_recurrence_of(new_project, list(reversed(run_ids)))
     assert recurrence.runs == 2
     assert recurrence.first_compile_s == pytest.approx(300.0)
     assert recurrence.recurring_s == pytest.approx(0.0)

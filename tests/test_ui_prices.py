@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, ProgressBar
 
-from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList, running_price_list
+from tests import SIZE, copy_sample
+from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList
+from tests.ui_support import settle
 from trntui.core.quotes import LookupStatus, find_quote
+from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
 from trntui.ui.app import TrnTuiApp
@@ -17,25 +19,21 @@ from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.prices import PricesScreen
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-SIZE = (80, 24)
-
 
 @pytest.fixture
-def price_list(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    with running_price_list() as state:
-        monkeypatch.setenv("TRNTUI_PRICING_URL", state.base_url)
-        monkeypatch.setenv("TRNTUI_CACHE_DIR", str(tmp_path / "cache"))
-        yield state
+def price_list(
+    price_server: FakePriceList, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> FakePriceList:
+    """The fake price list, where the app looks for prices, with an empty cache."""
+    monkeypatch.setenv(PRICING_URL_ENV, price_server.base_url)
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    return price_server
 
 
 @pytest.fixture
 def project(tmp_path: Path):
-    root = tmp_path / "proj"
-    shutil.copytree(
-        SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock", "prices", "runs", "logs")
-    )
-    with Project.open(root) as opened:
+    """The sample project without its prices, runs and logs."""
+    with Project.open(copy_sample(tmp_path / "proj", "prices", "runs", "logs")) as opened:
         yield opened
 
 
@@ -45,21 +43,20 @@ async def test_fetch_preselects_the_target_quote_and_keeps_it(
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
         await pilot.press("f")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, FetchPricesScreen)
         app.screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         results = app.screen.query_one("#results", DataTable)
         assert results.row_count >= 2
         message = str(app.screen.query_one("#message").content)
         assert "trn3.48xlarge" in message and "not in the price list yet" in message
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
     book = load_quote_book(project.root)
     lookup = find_quote(book.quotes, "p5.48xlarge", "us-east-1", "on-demand")
@@ -75,21 +72,20 @@ async def test_unreachable_price_list_says_what_to_do(
     project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Nothing listens on this port: the dialog stops, and points to the way forward."""
-    monkeypatch.setenv("TRNTUI_PRICING_URL", "http://127.0.0.1:9")
-    monkeypatch.setenv("TRNTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(PRICING_URL_ENV, "http://127.0.0.1:9")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("f")
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, FetchPricesScreen)
         bar = screen.query_one("#progress", ProgressBar)
         assert bar.total is not None, "no busy animation before anything started"
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         message = str(screen.query_one("#message").content)
         assert "could not reach" in message
         assert "TRNTUI_PRICING_URL" in message and "by hand" in message
@@ -100,25 +96,25 @@ async def test_manual_trainium3_quote_requires_a_source(project: Project) -> Non
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         form = app.screen
         assert isinstance(form, ItemFormScreen)
         price = form.query_one("#field-usd_per_hour", Input)
         price.value = "61.5"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ItemFormScreen), "no source: the quote is not kept"
         assert "Source is required" in str(app.screen.query_one(".modal-error").content)
         form.query_one("#field-source_note", Input).value = "account team offer (example)"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, PricesScreen)
         targets_text = str(app.screen.query_one("#targets").content)
         assert "$61.50/h" in targets_text
         await pilot.press("ctrl+z")
-        await pilot.pause()
+        await settle(pilot)
     book = load_quote_book(project.root)
     lookup = find_quote(book.quotes, "trn3.48xlarge", "us-east-1", "on-demand")
     assert lookup.status == LookupStatus.NOT_LISTED_YET, "ctrl+z removed the manual quote"
@@ -128,7 +124,7 @@ async def test_unknown_prices_are_shown_as_unknown_not_zero(project: Project) ->
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
         text = str(app.screen.query_one("#targets").content)
         assert "not in the price list yet" in text
         assert "price unknown" in text
@@ -140,6 +136,6 @@ async def test_unknown_prices_are_shown_as_unknown_not_zero(project: Project) ->
 def test_prices_screen_snapshot(project: Project, snap_compare) -> None:
     async def to_prices(pilot) -> None:
         await pilot.press("3")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=to_prices)

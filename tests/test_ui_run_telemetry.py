@@ -3,52 +3,35 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import DataTable, Input
 
-from tests.loggen import LAUNCH, NxdSpec, write_nxd
+from tests import SIZE
+from tests.loggen import LAUNCH
 from tests.telemetry_gen import MonitorSpec, Phase, write_monitor
+from tests.ui_support import settle
 from trntui.store.project import Project
-from trntui.store.runs import import_paths
 from trntui.store.telemetry import load_captures
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-SIZE = (80, 24)
-SPEC = NxdSpec(total_steps=384, batch=8, stall_at=None, crash_at=None)
-
-
-def make_project(tmp_path: Path) -> tuple[Path, str]:
-    root = tmp_path / "proj"
-    ignore = shutil.ignore_patterns(".trntui.lock", "runs", "logs", "telemetry")
-    shutil.copytree(SAMPLE, root, ignore=ignore)
-    log = tmp_path / "trn.log"
-    write_nxd(log, SPEC)
-    (outcome,) = import_paths(root, [log], set_name="trn")
-    assert outcome.run_id is not None
-    return root, outcome.run_id
-
 
 async def open_detail(pilot, app: TrnTuiApp) -> RunDetailScreen:
     await pilot.press("2")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
     await pilot.press("enter")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(app.screen, RunDetailScreen)
     return app.screen
 
 
 async def test_without_capture_the_detail_says_utilization_is_not_measured(
-    tmp_path: Path,
+    trn_project: tuple[Path, str],
 ) -> None:
-    root, _ = make_project(tmp_path)
+    root, _ = trn_project
     with Project.open(root) as project:
         app = TrnTuiApp(project)
         async with app.run_test(size=SIZE) as pilot:
@@ -58,8 +41,10 @@ async def test_without_capture_the_detail_says_utilization_is_not_measured(
             assert "accelerator-bound" in text and "not measured" in text
 
 
-async def test_attached_busy_capture_makes_the_run_accelerator_bound(tmp_path: Path) -> None:
-    root, run_id = make_project(tmp_path)
+async def test_attached_busy_capture_makes_the_run_accelerator_bound(
+    trn_project: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, run_id = trn_project
     capture = tmp_path / "monitor.jsonl"
     # Idle while compiling, then 90 % busy until well past the end of the run.
     # The nxd log's clock is the host's local time without a zone: so is the capture's.
@@ -76,13 +61,12 @@ async def test_attached_busy_capture_makes_the_run_accelerator_bound(tmp_path: P
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             attach = app.screen
             assert isinstance(attach, AttachCaptureScreen)
             attach.query_one("#capture", Input).value = str(capture)
             await pilot.press("enter")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen), "attaching closes the detail"
             assert "attached" in app.status[0] or "placed" in app.status[0]
             assert not load_captures(root, run_id).is_empty()
@@ -91,8 +75,10 @@ async def test_attached_busy_capture_makes_the_run_accelerator_bound(tmp_path: P
             assert "accelerator-bound" in headline
 
 
-async def test_capture_from_another_day_is_refused(tmp_path: Path) -> None:
-    root, run_id = make_project(tmp_path)
+async def test_capture_from_another_day_is_refused(
+    trn_project: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, run_id = trn_project
     capture = tmp_path / "monitor.jsonl"
     write_monitor(
         capture,
@@ -107,18 +93,19 @@ async def test_capture_from_another_day_is_refused(tmp_path: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             app.screen.query_one("#capture", Input).value = str(capture)
             await pilot.press("enter")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, AttachCaptureScreen)
             assert "Not attached" in str(app.screen.query_one("#message").content)
     assert load_captures(root, run_id).is_empty()
 
 
-async def test_a_capture_without_clock_is_placed_by_the_offset_field(tmp_path: Path) -> None:
-    root, run_id = make_project(tmp_path)
+async def test_a_capture_without_clock_is_placed_by_the_offset_field(
+    trn_project: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, run_id = trn_project
     capture = tmp_path / "no-clock.jsonl"
     write_monitor(
         capture,
@@ -131,44 +118,42 @@ async def test_a_capture_without_clock_is_placed_by_the_offset_field(tmp_path: P
         async with app.run_test(size=SIZE) as pilot:
             await open_detail(pilot, app)
             await pilot.press("t")
-            await pilot.pause()
+            await settle(pilot)
             dialog = app.screen
             assert isinstance(dialog, AttachCaptureScreen)
             dialog.query_one("#capture", Input).value = str(capture)
             await pilot.press("enter")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             message = str(dialog.query_one("#message").content)
             assert "Not attached" in message and "Offset" in message
             dialog.query_one("#offset", Input).value = "soon"
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
             assert "give seconds" in str(dialog.query_one("#message").content)
             dialog.query_one("#offset", Input).value = "30"
             await pilot.press("enter")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(pilot)
             assert not isinstance(app.screen, AttachCaptureScreen), "attached and closed"
     (offset,) = load_captures(root, run_id)["offset_s"].to_list()
     assert offset == 30.0
 
 
-def test_run_detail_snapshot_with_utilization_and_verdict(tmp_path: Path, snap_compare) -> None:
-    root = tmp_path / "llama2-70b-lora"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
-
+def test_run_detail_snapshot_with_utilization_and_verdict(
+    sample_project: Project, snap_compare
+) -> None:
     async def open_last_trainium_run(pilot) -> None:
         app = pilot.app
         await pilot.press("2")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press(*["down"] * 12, "enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.3)
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.row_count > 12
+        table.move_cursor(row=12)  # where twelve down keys lead, without twelve plot loads
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
         assert isinstance(app.screen, RunDetailScreen)
         assert "accelerator-bound" in str(app.screen.query_one("#headline").content)
 
-    with Project.open(root) as project:
-        assert snap_compare(
-            TrnTuiApp(project), terminal_size=SIZE, run_before=open_last_trainium_run
-        )
+    assert snap_compare(
+        TrnTuiApp(sample_project), terminal_size=SIZE, run_before=open_last_trainium_run
+    )

@@ -2,39 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests import MLPERF_DATA, loggen
-from trntui.store.project import Project, init_project
+from tests import HANG_GUARD_S, MLPERF_DATA, SIZE, loggen
+from tests.ui_support import settle, wait_until
+from trntui.importers import Cancelled, import_file
+from trntui.store.project import Project
+from trntui.store.quality import load_recorded_quality
 from trntui.store.runs import load_runs
 from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens import import_runs
 from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
 
-SHARED = MLPERF_DATA
-LORA = SHARED / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
-SIZE = (80, 24)
-
-
-@pytest.fixture
-def project(tmp_path: Path):
-    root = init_project(tmp_path / "proj")
-    with Project.open(root) as opened:
-        yield opened
+LORA = MLPERF_DATA / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
 
 
 async def open_import(pilot, app: TrnTuiApp, paths: str) -> ImportRunsScreen:
     await pilot.press("2")
-    await pilot.pause()
+    await settle(pilot)
     assert isinstance(app.screen, RunsScreen)
     await pilot.press("i")
-    await pilot.pause()
+    await settle(pilot)
     screen = app.screen
     assert isinstance(screen, ImportRunsScreen)
     screen.query_one("#paths", Input).value = paths
@@ -42,40 +41,38 @@ async def open_import(pilot, app: TrnTuiApp, paths: str) -> ImportRunsScreen:
     return screen
 
 
-async def wait_for_workers(app: TrnTuiApp) -> None:
-    await app.workers.wait_for_complete()
+def message_of(screen: ImportRunsScreen) -> str:
+    return str(screen.query_one("#message").content)
 
 
-async def test_preview_then_confirm_stores_the_runs(project: Project, tmp_path: Path) -> None:
+async def test_preview_then_confirm_stores_the_runs(new_session: Project, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     shutil.copytree(LORA, logs)
-    app = TrnTuiApp(project)
+    app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(logs))
-        await wait_for_workers(app)
-        await pilot.pause()
+        await settle(pilot)
         preview = screen.query_one("#preview", DataTable)
         expected = len(list(logs.glob("result_*.txt")))
+        assert expected > 1
         assert preview.row_count == expected
-        assert load_runs(project.root).is_empty(), "the preview must not store anything"
+        assert load_runs(new_session.root).is_empty(), "the preview must not store anything"
         await pilot.press("ctrl+s")
-        await wait_for_workers(app)
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-        stored = load_runs(project.root)
+        stored = load_runs(new_session.root)
         assert stored.height == expected
         table = app.screen.query_one("#runs", DataTable)
         assert table.row_count == expected
-        await wait_for_workers(app)
-        await pilot.pause()
         plot = app.screen.query_one(ThroughputPlot)
         assert plot._series is not None
 
 
 async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
-    project: Project, tmp_path: Path
+    new_session: Project, tmp_path: Path
 ) -> None:
     """neuronx-distributed logs do not say their planned steps: the goal does (600 here)."""
+    project = new_session
     goal = dataclasses.replace(project.inventory.goal, work_amount=600 * 32.0, work_unit="samples")
     distribution = dataclasses.replace(project.inventory.distribution, global_batch_size=32)
     project.save_inventory(
@@ -86,127 +83,163 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(log))
-        await wait_for_workers(app)
-        await pilot.pause()
+        await settle(pilot)
         preview = screen.query_one("#preview", DataTable)
         assert preview.row_count == 1
         status, run_min = preview.get_row_at(0)[2:4]
         assert status == "succeeded"
         assert run_min != "?", "with the goal's planned steps the run time is known"
         await pilot.press("ctrl+s")
-        await wait_for_workers(app)
-        await pilot.pause()
+        await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)
         assert table.get_row_at(0)[2:4] == [status, run_min]  # after Set and Size
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
-    project: Project, tmp_path: Path
+    new_session: Project, tmp_path: Path
 ) -> None:
     bad = tmp_path / "broken.log"
     bad.write_bytes(b"\x00\x01 this is not a training log\n" * 5)
-    app = TrnTuiApp(project)
+    app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(bad))
-        await wait_for_workers(app)
-        await pilot.pause()
-        message = str(screen.query_one("#message").content)
-        assert "broken.log" in message
+        await settle(pilot)
+        assert "broken.log" in message_of(screen)
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ImportRunsScreen)
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-    assert load_runs(project.root).is_empty()
+    assert load_runs(new_session.root).is_empty()
 
 
-async def test_missing_path_is_refused_before_any_work(project: Project, tmp_path: Path) -> None:
-    app = TrnTuiApp(project)
+async def test_missing_path_is_refused_before_any_work(
+    new_session: Project, tmp_path: Path
+) -> None:
+    app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_import(pilot, app, str(tmp_path / "nope.log"))
-        await pilot.pause()
-        assert "Not found" in str(screen.query_one("#message").content)
+        await settle(pilot)
+        assert "Not found" in message_of(screen)
+        assert not screen.busy, "no worker was started"
 
 
-async def test_escape_cancels_without_storing(project: Project, tmp_path: Path) -> None:
+async def test_escape_cancels_without_storing(
+    new_session: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Escape while the import worker reads the first log: the worker is told to stop, the
+    dialog says nothing was imported, and nothing is. The first read waits for the test, so
+    escape always comes while the worker runs, however fast or slow the machine is."""
     logs = tmp_path / "logs"
     shutil.copytree(LORA, logs)
-    app = TrnTuiApp(project)
+    reading, go_on = threading.Event(), threading.Event()
+    outcomes: list[str] = []
+
+    def held_import(path, **options):
+        reading.set()
+        assert go_on.wait(HANG_GUARD_S), "the test never let the import go on"
+        try:
+            run = import_file(path, **options)
+        except Cancelled:
+            outcomes.append("cancelled")
+            raise
+        outcomes.append("read")
+        return run
+
+    monkeypatch.setattr(import_runs, "import_file", held_import)
+    app = TrnTuiApp(new_session)
     async with app.run_test(size=SIZE) as pilot:
-        await open_import(pilot, app, str(logs))
-        await pilot.press("escape")
-        await wait_for_workers(app)
-        await pilot.pause()
-        if isinstance(app.screen, ImportRunsScreen):
+        screen = await open_import(pilot, app, str(logs))
+        try:
+            assert await asyncio.to_thread(reading.wait, HANG_GUARD_S), "no import started"
+            assert screen.busy
             await pilot.press("escape")
-            await pilot.pause()
+            assert app.screen is screen, "the first escape cancels, it does not close"
+            await wait_until(
+                pilot, lambda: "Cancelled" in message_of(screen), "the cancel reported"
+            )
+        finally:
+            go_on.set()  # a failed check must not leave the worker's thread held
+        await wait_until(pilot, lambda: outcomes, "the held read went on")
+        assert outcomes == ["cancelled"], "the read in progress stopped on the cancel"
+        assert screen.query_one("#preview", DataTable).row_count == 0
+        await pilot.press("escape")
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-    assert load_runs(project.root).is_empty()
+        assert app.screen.query_one("#runs", DataTable).row_count == 0
+    assert load_runs(new_session.root).is_empty()
 
 
-async def test_read_only_session_cannot_import(project: Project) -> None:
-    second = Project.open(project.root, allow_read_only=True)
+async def test_read_only_session_cannot_import(new_session: Project) -> None:
+    """The keys that open the import dialog in the writable session do nothing in a second,
+    read-only session of the same project but say why."""
+    app = TrnTuiApp(new_session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "i")
+        await settle(pilot)
+        assert isinstance(app.screen, ImportRunsScreen), "writable: the same keys open it"
+
+    second = Project.open(new_session.root, allow_read_only=True)
     try:
+        assert second.read_only
         app = TrnTuiApp(second)
+        notices: list[str] = []
+        notify = app.notify
+
+        def recorded(message: str, *args, **kwargs) -> None:
+            notices.append(message)
+            notify(message, *args, **kwargs)
+
+        app.notify = recorded  # type: ignore[method-assign]
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("2", "i")
-            await pilot.pause()
+            assert "Read-only" in app.status[0] and new_session.holder in app.status[0]
+            await pilot.press("2")
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
+            assert notices == []
+            await pilot.press("i")
+            await settle(pilot)
+            assert isinstance(app.screen, RunsScreen), "read-only: no import dialog"
+            assert len(notices) == 1
+            assert "Read-only" in notices[0] and new_session.holder in notices[0]
     finally:
         second.close()
+    assert load_runs(new_session.root).is_empty()
 
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-
-
-def test_runs_screen_snapshot_with_plot(tmp_path: Path, snap_compare) -> None:
-    root = tmp_path / "llama2-70b-lora"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock"))
-
+def test_runs_screen_snapshot_with_plot(sample_project: Project, snap_compare) -> None:
     async def show_runs(pilot) -> None:
         await pilot.press("2")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("down", "up")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause(0.3)
+        await settle(pilot)
+        assert pilot.app.screen.query_one(ThroughputPlot)._series is not None
 
-    with Project.open(root) as project:
-        assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_runs)
+    assert snap_compare(TrnTuiApp(sample_project), terminal_size=SIZE, run_before=show_runs)
 
 
-async def test_run_detail_records_a_quality_result(tmp_path: Path) -> None:
-    from tests.loggen import NxdSpec, write_nxd
-    from trntui.store.quality import load_recorded_quality
-    from trntui.store.runs import import_paths
-    from trntui.ui.screens.inventory import ItemFormScreen
-    from trntui.ui.screens.run_detail import RunDetailScreen
-
-    root = tmp_path / "proj"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".trntui.lock", "runs", "logs"))
-    log = tmp_path / "trn.log"
-    write_nxd(log, NxdSpec(total_steps=384, batch=8, stall_at=None, crash_at=None))
-    (outcome,) = import_paths(root, [log], set_name="trn")
+async def test_run_detail_records_a_quality_result(trn_project: tuple[Path, str]) -> None:
+    root, run_id = trn_project
     with Project.open(root) as project:
         app = TrnTuiApp(project)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("2")
-            await wait_for_workers(app)
-            await pilot.pause()
+            await settle(pilot)
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunDetailScreen)
             assert "not verified" in str(app.screen.query_one("#facts").content)
             await pilot.press("q")
-            await pilot.pause()
-            assert isinstance(app.screen, ItemFormScreen)
-            await pilot.press(*"0.92", "tab", *"eval job 7")
+            await settle(pilot)
+            form = app.screen
+            assert isinstance(form, ItemFormScreen)
+            form.query_one("#field-value", Input).value = "0.92"
+            form.query_one("#field-source", Input).value = "eval job 7"
             await pilot.press("ctrl+s")
-            await wait_for_workers(app)
-            await pilot.pause()
+            await settle(pilot)
             assert isinstance(app.screen, RunsScreen)
     recorded = load_recorded_quality(root)
-    assert outcome.run_id in recorded
-    assert recorded[outcome.run_id].value == 0.92
-    assert recorded[outcome.run_id].source == "eval job 7"
+    assert run_id in recorded
+    assert recorded[run_id].value == 0.92
+    assert recorded[run_id].source == "eval job 7"

@@ -9,41 +9,33 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+from textual.widgets import DataTable, Input, Static, TabbedContent
 
+from tests import SIZE
+from tests.ui_support import open_section, settle, wait_until
 from trntui.core.estimate import Override
+from trntui.core.inventory import TrainingTarget
 from trntui.core.quotes import SideService
+from trntui.core.report import analyze
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
-from trntui.store.scenarios import list_scenarios, load_scenario
-from trntui.ui.app import SAVE_DELAY_S, TrnTuiApp
+from trntui.store.scenarios import list_scenarios, load_context, load_scenario
+from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar, estimate_line
 from trntui.ui.widgets.tornado import TornadoChart
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"
-SIZE = (80, 24)
 MONEY = re.compile(r"\$([0-9,]+\.[0-9]{2})")
 
-
-@pytest.fixture
-def project_dir(tmp_path: Path) -> Path:
-    target = tmp_path / "llama2-70b-lora"
-    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns(".trntui.lock"))
-    return target
+pytestmark = pytest.mark.usefixtures("instant_saves")
 
 
-@pytest.fixture
-def project(project_dir: Path) -> Iterator[Project]:
-    with Project.open(project_dir) as opened:
-        yield opened
+def trainium_target(project: Project) -> TrainingTarget:
+    return next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
 
 
 def plain(renderable: object) -> str:
@@ -71,48 +63,46 @@ def totals_in(text: str, names: list[str]) -> dict[str, float]:
     return found
 
 
-async def settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def open_tab(pilot, tab: str) -> None:
-    """Reach a tab of the Scenarios screen with the ] key only."""
+async def open_tab(pilot, tab: str, *, by_key: bool = False) -> None:
+    """Show a tab of the Scenarios screen: with the ] key only (``by_key``), or directly (each
+    tab on the way costs about 0.5 s, and only the tornado snapshot is about the ] key)."""
     await pilot.press("4")
-    await pilot.pause()
+    await settle(pilot)
     tabs = pilot.app.screen.query_one(TabbedContent)
+    if not by_key:
+        tabs.active = tab
+        await settle(pilot)
+        assert tabs.active == tab
+        return
     for _ in range(5):
         if tabs.active == tab:
             return
         await pilot.press("right_square_bracket")
-        await pilot.pause()
+        await settle(pilot)
     raise AssertionError(f"tab {tab!r} not reached with ]")
 
 
 async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     await pilot.press("1")
-    await pilot.pause()
-    nav = app.screen.query_one("#nav", OptionList)
-    nav.focus()
-    ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
-    await pilot.press("home", *["down"] * ids.index("side_costs"), "enter")
-    await pilot.pause()
-    field = app.screen.query_one("#section-side_costs #field-data_moved_gb", Input)
-    while app.focused is not field:
-        await pilot.press("tab")
-    await pilot.press("home", "ctrl+k", *f"{value:g}", "enter")
     await settle(pilot)
+    await open_section(pilot, "side_costs")
+    field = app.screen.query_one("#section-side_costs #field-data_moved_gb", Input)
+    field.focus()
+    await pilot.press("home", "ctrl+k", *f"{value:g}", "enter")
+    await wait_until(
+        pilot, lambda: app.inventory.side_costs.data_moved_gb == value, "the edit applied"
+    )
 
 
 async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    inventory = project.inventory
+    inventory = sample_project.inventory
     names = [t.name for t in inventory.targets]
-    book = load_quote_book(project.root)
+    book = load_quote_book(sample_project.root)
     before_gb = inventory.side_costs.data_moved_gb or 0.0
     added_gb = 250.0
-    app = TrnTuiApp(project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         before = totals_in(bar_text(app), names)
@@ -126,7 +116,7 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
             expected = added_gb * 2 * rate.first_tier_usd_per_unit
             assert after[target.name] - before[target.name] == pytest.approx(expected, abs=0.011)
         await pilot.press("escape", "4")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ScenariosScreen)
         table = plain(app.screen.query_one("#estimate-table", Static).content)
         total_row = next(line for line in table.splitlines() if line.strip().startswith("Total"))
@@ -136,10 +126,10 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
 
 
 async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_tab(pilot, "inputs-tab")
@@ -150,7 +140,7 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         before_bar = bar_text(app)
         before = app.analysis
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         form = app.screen
         assert isinstance(form, OverrideScreen)
         form.query_one("#value", Input).value = "-5"
@@ -184,20 +174,27 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
 
 
-async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -> None:
-    names = [t.name for t in project.inventory.targets]
-    already = {info.name for info in list_scenarios(project.root)}
-    app = TrnTuiApp(project)
+async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Project) -> None:
+    names = [t.name for t in sample_project.inventory.targets]
+    already = {info.name for info in list_scenarios(sample_project.root)}
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         saved_totals = totals_in(bar_text(app), names)
         await open_tab(pilot, "snapshots-tab")
         await pilot.press("s")
-        await pilot.pause()
-        await pilot.press(*"base-line", "tab", *"as measured", "enter")
         await settle(pilot)
-        assert {info.name for info in list_scenarios(project.root)} == already | {"base-line"}
-        stored = load_scenario(project.root, "base-line")
+        form = app.screen
+        form.query_one("#name", Input).value = "base-line"
+        form.query_one("#note", Input).value = "as measured"
+        form.query_one("#note", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is not form, "enter in the form saves and closes it"
+        assert {info.name for info in list_scenarios(sample_project.root)} == already | {
+            "base-line"
+        }
+        stored = load_scenario(sample_project.root, "base-line")
         assert stored.note == "as measured"
         assert {n: round(t, 2) for n, t in stored.saved_totals.items()} == saved_totals
 
@@ -205,7 +202,7 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -
         assert table.row_count == len(already) + 1
         table.move_cursor(row=table.get_row_index("base-line"))
         await pilot.press("o")
-        await pilot.pause()
+        await settle(pilot)
         body = str(app.screen.query_one("#snapshot-body", Static).content)
         assert "base-line" in body and "as measured" in body
         assert "STALE" not in body
@@ -217,33 +214,35 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(project: Project) -
         app.apply_inventory(dataclasses.replace(inventory, side_costs=side), label="test")
         await settle(pilot)
         await pilot.press("o")
-        await pilot.pause()
+        await settle(pilot)
         body = str(app.screen.query_one("#snapshot-body", Static).content)
         assert "STALE" in body
         assert "Data moved" in body
 
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
         diff = app.screen.query_one(DataTable)
         items = {str(diff.get_row_at(i)[1]) for i in range(diff.row_count)}
         assert {"Data moved between zones", "Data transfer", "Total"} <= items
 
 
-def test_scenarios_screen_snapshot_with_the_tornado_chart(project: Project, snap_compare) -> None:
+def test_scenarios_screen_snapshot_with_the_tornado_chart(
+    sample_project: Project, snap_compare
+) -> None:
     async def show_tornado(pilot) -> None:
         await settle(pilot)
-        await open_tab(pilot, "sensitivity")
+        await open_tab(pilot, "sensitivity", by_key=True)
         assert pilot.app.screen.query_one(TornadoChart)._sensitivity.bars
 
-    assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=show_tornado)
+    assert snap_compare(TrnTuiApp(sample_project), terminal_size=SIZE, run_before=show_tornado)
 
 
 async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
-    project: Project,
+    sample_project: Project,
 ) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         before = bar_text(app)
@@ -264,9 +263,12 @@ async def test_deleting_a_quote_makes_that_target_incomplete_until_undone(
         assert bar_text(app) == before
 
 
-async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: Project) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
+    sample_project: Project,
+) -> None:
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
+    app.save_delay_s = 3600.0  # the status must show the failure before the save replaces it
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
@@ -285,10 +287,12 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: 
         assert app.analysis is shown, "the last valid estimate stays on screen"
         message, level = app.status
         assert level == "error" and trainium.name in message
-        await pilot.pause(SAVE_DELAY_S + 0.3)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.status[0].startswith("Saved"), app.status
         assert bar_text(app).startswith("not updated"), "the bar keeps saying so after saving"
         await pilot.press("4")
-        await pilot.pause()
+        await settle(pilot)
         notice = str(app.screen.query_one("#estimate-problem", Static).content)
         assert trainium.name in notice
         last_total = shown.estimate.target(trainium.name).total_usd
@@ -296,10 +300,10 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(project: 
         assert f"${last_total:,.2f}" in table
 
 
-async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> None:
+async def test_quitting_with_overrides_in_force_asks_first(sample_project: Project) -> None:
     """Overrides live in the session until a snapshot keeps them: quitting says so."""
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         work = app.analysis.estimate.target(trainium.name).input("work_amount").value
@@ -308,24 +312,26 @@ async def test_quitting_with_overrides_in_force_asks_first(project: Project) -> 
         )
         await settle(pilot)
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         assert "1 scenario override(s)" in app.screen.question
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert len([s for s in app.screen_stack if isinstance(s, ConfirmScreen)]) == 1
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
         app.kept_overrides = app.overrides  # as saving a snapshot does
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await settle(pilot)
         assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
 
 
-async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Project) -> None:
-    trainium = next(t for t in project.inventory.targets if t.accelerator_family == "Trainium3")
-    app = TrnTuiApp(project)
+async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
+    sample_project: Project,
+) -> None:
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
@@ -344,12 +350,11 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(project: Pr
         assert shown in bar_text(app)
 
 
-async def test_the_bar_fits_with_a_recompute_problem_and_no_prices(project: Project) -> None:
-    app = TrnTuiApp(project)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        fitted = estimate_line(app.analysis, problem="a recompute failed", width=78)
-        assert fitted.cell_len <= 78
-        ratio = app.analysis.comparison.cost_ratio
-        assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in fitted.plain
-        assert fitted.plain.startswith("not updated")
+def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Project) -> None:
+    """The bar's text alone (the app computes its estimate the same way): no screen needed."""
+    analysis = analyze(load_context(sample_project.root, sample_project.inventory))
+    fitted = estimate_line(analysis, problem="a recompute failed", width=78)
+    assert fitted.cell_len <= 78
+    ratio = analysis.comparison.cost_ratio
+    assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in fitted.plain
+    assert fitted.plain.startswith("not updated")

@@ -53,6 +53,8 @@ class TrnTuiApp(App[None]):
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar = app_bindings()
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider}
+    save_delay_s: float = SAVE_DELAY_S
+    """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's own palette entries, less its Quit: ours (ctrl+q) asks about unsaved
@@ -136,7 +138,7 @@ class TrnTuiApp(App[None]):
         self.status = ("Saving...", "")
         if self._save_timer is not None:
             self._save_timer.stop()
-        self._save_timer = self.set_timer(SAVE_DELAY_S, self.save_now)
+        self._save_timer = self.set_timer(self.save_delay_s, self.save_now)
         self._refresh_inventory_screen(inventory, reload_forms=False)
         self.estimate_inputs_changed()
 

@@ -133,6 +133,9 @@ class FieldForm(VerticalScroll, can_focus=False):
     FieldForm .form-help { color: $text-muted; margin-bottom: 1; }
     """
 
+    idle_commit_s: float = IDLE_COMMIT_S
+    """Seconds without a keystroke before a valid entry is committed (tests may change it)."""
+
     class Edited(Message):
         """A field now holds a new valid value."""
 
@@ -216,7 +219,7 @@ class FieldForm(VerticalScroll, can_focus=False):
         if row.error:
             self.post_message(self.Corrected(self, row.key))
         row.show_error(None)
-        self._idle_timer = self.set_timer(IDLE_COMMIT_S, lambda: self._commit(row))
+        self._idle_timer = self.set_timer(self.idle_commit_s, lambda: self._commit(row))
 
     @on(Input.Submitted)
     @on(Input.Blurred)
