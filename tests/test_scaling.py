@@ -146,6 +146,11 @@ def test_scale_json_recommends_the_cheapest_count_that_meets_the_limit(
     assert points[1]["meets_deadline"] is False  # one node needs more than half a day
     assert [round(f["efficiency"], 2) for f in plan["family"]["efficiency"]] == [1.0, 0.84, 0.74]
     assert plan["points"][0]["within_budget"] is None
+    # The family's sensitivity: each priced count's total over the runs' observed spread.
+    for point in points.values():
+        if point["total_usd"] is not None:
+            low, high = point["total_range_usd"]
+            assert low <= point["total_usd"] <= high
 
 
 def test_a_named_family_replaces_the_automatic_grouping(hpe: Path, tmp_path: Path) -> None:

@@ -109,6 +109,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                     "speedup": p.speedup,
                     "efficiency": p.efficiency,
                     "steady_throughput": p.throughput,
+                    "steady_throughput_range": [p.throughput_low, p.throughput_high],
                     "throughput_unit": p.throughput_unit,
                 }
                 for p in family.points
@@ -124,6 +125,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                 "time_to_result_s": p.time_to_result_s,
                 "wall_clock_days": p.wall_clock_days,
                 "total_usd": p.total_usd,
+                "total_range_usd": list(p.total_range_usd) if p.total_range_usd else None,
                 "meets_deadline": p.meets_deadline,
                 "within_budget": p.within_budget,
             }

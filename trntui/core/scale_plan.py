@@ -10,6 +10,8 @@ today plus that wall clock falls on or before ``goal.deadline`` and it is within
 
 The recommended count is the cheapest total among the counts whose total is known and that
 meet the deadline (on a tie, fewer instances); "none" says what the deadline needs instead.
+Each total also gets the range the observed spread of the runs gives (the lowest and the
+highest run's throughput at the measured size it rests on), not a made-up band.
 No budget is checked here: the inventory has no budget yet, so ``within_budget`` is unknown.
 """
 
@@ -26,7 +28,9 @@ from trntui.core.estimate import (
     MEASURED,
     EstimateContext,
     TargetEstimate,
+    cost_frame,
     estimate_from_inputs,
+    input_frame,
     target_inputs,
 )
 from trntui.core.scaling import ASSUMED, INTERPOLATED, Family, family_of
@@ -45,6 +49,9 @@ class ScalePoint:
     total_usd: float | None
     meets_deadline: bool | None
     within_budget: bool | None = None
+    total_range_usd: tuple[float, float] | None = None
+    """The total over the observed spread of the steady throughput at the measured size the
+    count's throughput comes from (the family's sensitivity), when the total is known."""
 
     @property
     def wall_clock_days(self) -> float | None:
@@ -107,6 +114,7 @@ def scale_plan(
         throughput = item.input("steady_throughput")
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
         wall = _wall_s(item)
+        spread = _spread(family, count, item) if family is not None else None
         points.append(
             ScalePoint(
                 instance_count=count,
@@ -115,6 +123,7 @@ def scale_plan(
                 time_to_result_s=wall,
                 total_usd=item.total_usd,
                 meets_deadline=_meets(None if wall is None else wall / 86_400, context),
+                total_range_usd=spread,
             )
         )
     recommended, reason = _recommend(points, context)
@@ -127,6 +136,27 @@ def scale_plan(
         goal.deadline,
         goal.max_wall_clock_days,
     )
+
+
+def _spread(family: Family, count: int, item: TargetEstimate) -> tuple[float, float] | None:
+    """The total with the throughput scaled by the lowest and highest run of the measured size
+    it comes from (the nearest measured size at or below the count, else the smallest)."""
+    value = item.input("steady_throughput").value
+    if item.total_usd is None or value is None:
+        return None
+    below = [p for p in family.points if p.nodes <= count and p.throughput]
+    point = below[-1] if below else next((p for p in family.points if p.throughput), None)
+    if point is None or not point.throughput_low or not point.throughput_high:
+        return None
+    values = item.values()
+    variants = [
+        {**values, "steady_throughput": value * point.throughput_low / point.throughput},
+        {**values, "steady_throughput": value * point.throughput_high / point.throughput},
+    ]
+    totals = cost_frame(input_frame(variants))["total_usd"].to_list()
+    if None in totals:
+        return None
+    return min(totals), max(totals)
 
 
 def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[ScalePoint | None, str]:

@@ -51,6 +51,9 @@ class MeasuredSize:
     throughput_unit: str | None
     speedup: float = 1.0
     efficiency: float = 1.0
+    throughput_low: float | None = None
+    throughput_high: float | None = None
+    """The range of the counted runs' steady throughput (the observed spread at this size)."""
 
     @property
     def nodes(self) -> int:
@@ -114,6 +117,8 @@ def measured_size(
         time_high_s=max(times),
         throughput=float(throughput.median()) if throughput.len() else None,
         throughput_unit=units[0] if len(units) == 1 else None,
+        throughput_low=float(throughput.min()) if throughput.len() else None,
+        throughput_high=float(throughput.max()) if throughput.len() else None,
     )
 
 
