@@ -580,3 +580,30 @@ def test_launch_time_the_logs_cannot_show_is_stated_never_zero():
         .target(TRN)
         .total_usd
     )
+
+
+def test_a_side_cost_of_zero_quantity_costs_zero_without_a_rate():
+    """No stored data, no transfer, no logs and no data preparation need no rates: the total
+    is the instance time alone, by hand."""
+    inv = inventory(
+        side_costs=SideCosts(
+            dataset_gb=0.0,
+            checkpoint_gb=0.0,
+            checkpoints_kept=0,
+            months_stored=0.0,
+            ebs_gb_per_instance=0.0,
+            data_moved_gb=0.0,
+            log_gb=0.0,
+        ),
+        data_prep=DataPreparation(runs_on="on-prem cluster", hours=0.0),
+    )
+    no_rates = QuoteBook(quotes=book().quotes, rates=())
+    result = estimate(context(inv=inv, quotes=no_rates)).target(TRN)
+    for key in ("s3_usd_per_gb_month", "transfer_usd_per_gb", "data_prep_usd_per_hour"):
+        assert result.input(key).value is None  # the rates stay unknown ...
+    assert result.incomplete_inputs == ()  # ... but nothing needs them
+    assert result.total_usd == pytest.approx(INSTANCE_USD + RETRIES_USD)
+    some_data = dataclasses.replace(inv, side_costs=dataclasses.replace(inv.side_costs, log_gb=1.0))
+    incomplete = estimate(context(inv=some_data, quotes=no_rates)).target(TRN)
+    assert incomplete.total_usd is None
+    assert "CloudWatch Logs ingestion rate" in incomplete.incomplete_inputs

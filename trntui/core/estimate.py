@@ -217,12 +217,22 @@ STAGES = (
 )
 
 
+def _times(*factors: pl.Expr) -> pl.Expr:
+    """The product of ``factors``; 0 when any of them is a known 0, even if another is unknown
+    (nothing times zero costs nothing: no stored data needs no storage rate)."""
+    product = factors[0]
+    for factor in factors[1:]:
+        product = product * factor
+    return pl.when(pl.any_horizontal([f == 0 for f in factors])).then(0.0).otherwise(product)
+
+
 def _formula() -> tuple[list[pl.Expr], ...]:
     """The formula as Polars expressions over the input columns (one row = one variant).
 
     Built once, in layers of shallow expressions (intermediate hours first, then the terms,
     then the total): on one-row frames Polars' cost is per expression node, and this runs on
-    every keystroke. Null inputs give null terms and a null total: unknown stays unknown.
+    every keystroke. Null inputs give null terms and a null total: unknown stays unknown,
+    except that a side cost whose quantity is 0 costs 0 whatever its rate.
     """
     c = pl.col
     hours = [
@@ -252,20 +262,22 @@ def _formula() -> tuple[list[pl.Expr], ...]:
         (c("billed_h") * c("instance_count") * c("usd_per_hour")).alias("instance_usd"),
         (c("retry_h") * c("instance_count") * c("usd_per_hour")).alias("retries_usd"),
         (
-            c("s3_gb") * c("months_stored") * c("s3_usd_per_gb_month")
-            + c("ebs_gb_per_instance")
-            * c("instance_count")
-            * (c("wall_h") / HOURS_PER_MONTH)
-            * c("ebs_usd_per_gb_month")
+            _times(c("s3_gb"), c("months_stored"), c("s3_usd_per_gb_month"))
+            + _times(
+                c("ebs_gb_per_instance"),
+                c("instance_count"),
+                c("wall_h") / HOURS_PER_MONTH,
+                c("ebs_usd_per_gb_month"),
+            )
         ).alias("storage_usd"),
-        (c("data_moved_gb") * 2.0 * c("transfer_usd_per_gb")).alias("transfer_usd"),
+        _times(c("data_moved_gb"), c("transfer_usd_per_gb") * 2.0).alias("transfer_usd"),
         (
-            c("log_gb") * c("logs_ingest_usd_per_gb")
-            + c("log_gb") * c("months_stored") * c("logs_store_usd_per_gb_month")
+            _times(c("log_gb"), c("logs_ingest_usd_per_gb"))
+            + _times(c("log_gb"), c("months_stored"), c("logs_store_usd_per_gb_month"))
         ).alias("logs_usd"),
-        (c("data_prep_hours") * c("data_prep_instance_count") * c("data_prep_usd_per_hour")).alias(
-            "data_prep_usd"
-        ),
+        _times(
+            c("data_prep_hours"), c("data_prep_instance_count"), c("data_prep_usd_per_hour")
+        ).alias("data_prep_usd"),
     ]
     total = [pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd")]
     return hours, stages, billed, wall, terms, total
@@ -1214,8 +1226,10 @@ class TargetEstimate:
 
     @property
     def incomplete_inputs(self) -> tuple[str, ...]:
-        """Labels of the unknown inputs; empty when the total is a number."""
-        return tuple(i.label for i in self.inputs if i.is_unknown)
+        """Labels of the unknown inputs that keep a cost term unknown; empty when the total
+        is a number (an unknown rate for a quantity of 0 is not missing)."""
+        missing = dict.fromkeys(label for term in TERMS for label in self.term_unknowns(term))
+        return tuple(missing)
 
     @property
     def complete(self) -> bool:
@@ -1231,7 +1245,9 @@ class TargetEstimate:
         return getattr(self, key)
 
     def term_unknowns(self, key: str) -> tuple[str, ...]:
-        """Unknown inputs that keep one cost term from being a number."""
+        """Unknown inputs that keep one cost term from being a number (none when it is one)."""
+        if self.term(key) is not None:
+            return ()
         needed = TERM_INPUTS[key]
         return tuple(i.label for i in self.inputs if i.key in needed and i.is_unknown)
 
