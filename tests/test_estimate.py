@@ -52,6 +52,7 @@ def quote(instance_type: str, usd_per_hour: float, region: str = "us-east-1") ->
         retrieved_at=RETRIEVED,
         manual=True,
         source_note=f"test price for {instance_type}",
+        pinned=True,
     )
 
 

@@ -222,3 +222,52 @@ def test_main_cli_offers_the_price_command(
     code = main(["price", "fetch", "--pricing-url", "http://10.1.2.3", "--json"])
     assert code == 2
     assert "refusing pricing URL" in capsys.readouterr().err
+
+
+def test_a_fetched_official_price_is_used_over_an_older_manual_one_unless_pinned(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's case: an EXAMPLE manual quote for p5.48xlarge, then `price fetch --save`
+    over real HTTP on loopback: the estimate uses the price list's and says why; a quote a
+    person pins (a negotiated price) is used over it."""
+    import dataclasses
+
+    from trntui.commands import estimate as estimate_commands
+    from trntui.core.inventory import TrainingTarget
+    from trntui.store.project import Project
+
+    project = init_project(tmp_path / "proj")
+    with Project.open(project) as session:
+        target = TrainingTarget("GPU", "p5.48xlarge", 1, "us-east-1", "on-demand")
+        session.save_inventory(dataclasses.replace(session.inventory, targets=(target,)))
+    assert run(
+        "price", "add", str(project), "--instance-type", "p5.48xlarge", "--region", "us-east-1",
+        "--usd-per-hour", "98.32", "--source", "EXAMPLE figure from an old estimate",
+        "--date", "2026-10-01",
+    ) == 0  # fmt: skip
+    assert run(
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "p5.48xlarge", "--save", str(project),
+    ) == 0  # fmt: skip
+    capsys.readouterr()
+
+    def gpu_price() -> dict:
+        parser = argparse.ArgumentParser()
+        estimate_commands.register(parser.add_subparsers())
+        args = parser.parse_args(["estimate", str(project), "--json"])
+        assert args.func(args) == 0
+        (gpu,) = json.loads(capsys.readouterr().out)["targets"]
+        return gpu
+
+    gpu = gpu_price()
+    assert gpu["inputs"]["usd_per_hour"]["value"] == P5_ON_DEMAND
+    assert "AWS Price List" in gpu["quote_reason"] and "manual" in gpu["quote_reason"]
+    assert run(
+        "price", "add", str(project), "--instance-type", "p5.48xlarge", "--region", "us-east-1",
+        "--usd-per-hour", "41.0", "--source", "private pricing agreement 2026-11",
+        "--date", "2026-11-20", "--pin",
+    ) == 0  # fmt: skip
+    capsys.readouterr()
+    gpu = gpu_price()
+    assert gpu["inputs"]["usd_per_hour"]["value"] == 41.0
+    assert "pinned" in gpu["quote_reason"]

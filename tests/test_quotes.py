@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -148,20 +149,35 @@ def test_quote_for_another_purchase_option_is_flagged_when_a_target_option_is_gi
     assert [flag.kind for flag in flags] == [FlagKind.OTHER_PURCHASE_OPTION]
 
 
-def test_manual_quote_is_flagged_with_its_source() -> None:
+def test_manual_quote_is_flagged_with_its_source_and_unverified_until_pinned() -> None:
     quote = make_quote(manual=True, source_note="AWS account team, email 2026-11-01")
     flags = quote_flags(quote, target_region="us-east-1", today=date(2026, 11, 2))
-    assert [flag.kind for flag in flags] == [FlagKind.MANUAL]
+    assert [flag.kind for flag in flags] == [FlagKind.MANUAL, FlagKind.UNVERIFIED]
     assert "AWS account team" in flags[0].message
+    pinned = dataclasses.replace(quote, pinned=True)
+    kinds = [
+        f.kind for f in quote_flags(pinned, target_region="us-east-1", today=date(2026, 11, 2))
+    ]
+    assert kinds == [FlagKind.MANUAL]
+    example = make_quote(manual=True, pinned=True, source_note="EXAMPLE figure, not a price")
+    flags = quote_flags(example, target_region="us-east-1", today=date(2026, 11, 2))
+    assert FlagKind.UNVERIFIED in [f.kind for f in flags]  # pinning never verifies an example
+    assert "EXAMPLE" in flags[-1].message
 
 
-def test_manual_quote_wins_over_the_price_list_then_newest() -> None:
+def test_the_price_list_beats_a_manual_quote_unless_it_is_pinned() -> None:
     listed_old = make_quote(usd_per_hour=60.0)
     listed_new = make_quote(usd_per_hour=55.0, retrieved_at=datetime(2026, 11, 20, tzinfo=UTC))
-    negotiated = make_quote(usd_per_hour=40.0, manual=True, source_note="private pricing")
+    manual = make_quote(usd_per_hour=40.0, manual=True, source_note="EXAMPLE old figure")
     assert find_quote([listed_old, listed_new], "p5.48xlarge", "us-east-1").usd_per_hour == 55.0
+    lookup = find_quote([listed_old, manual, listed_new], "p5.48xlarge", "us-east-1")
+    assert lookup.usd_per_hour == 55.0
+    assert "AWS Price List" in lookup.reason and "manual" in lookup.reason
+    negotiated = dataclasses.replace(manual, pinned=True, source_note="private pricing, 2026")
     lookup = find_quote([listed_old, negotiated, listed_new], "p5.48xlarge", "us-east-1")
-    assert lookup.usd_per_hour == 40.0
+    assert lookup.usd_per_hour == 40.0 and "pinned" in lookup.reason
+    alone = find_quote([manual], "p5.48xlarge", "us-east-1")
+    assert alone.usd_per_hour == 40.0 and "no price-list quote" in alone.reason
 
 
 def test_purchase_option_names() -> None:

@@ -80,6 +80,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add.add_argument("--upfront-usd", type=_non_negative_float, default=0.0, metavar="X")
     add.add_argument("--date", type=_date, help="date of the quote, YYYY-MM-DD (default today)")
+    add.add_argument(
+        "--pin",
+        action="store_true",
+        help="vouch for this price (a signed or negotiated offer): it is used over the price "
+        "list's and counts as verified",
+    )
     add.set_defaults(func=cmd_add)
 
     rate = sub.add_parser(
@@ -365,6 +371,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         retrieved_at=when,
         manual=True,
         source_note=args.source.strip(),
+        pinned=args.pin,
     )
     with Project.open(Path(args.dir)) as project:
         project.require_writable()

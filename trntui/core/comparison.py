@@ -50,6 +50,7 @@ _UNVERIFIED = {
     FlagKind.OTHER_REGION,
     FlagKind.OTHER_PURCHASE_OPTION,
     FlagKind.UNKNOWN_PRICE,
+    FlagKind.UNVERIFIED,
 }
 
 

@@ -621,15 +621,17 @@ def quote_source(quote: PriceQuote | ServiceRate) -> str:
 
 def _price_input(
     key: str, lookup_type: str, region: str, option: str, book: QuoteBook, target: str
-) -> tuple[Input, PriceQuote | None]:
+) -> tuple[Input, PriceQuote | None, str]:
+    """The price input, the quote it comes from and why that quote (``find_quote``)."""
     found = find_quote(book.quotes, lookup_type, region, option)
     if found.status is not LookupStatus.FOUND or found.quote is None:
-        return _unknown(key, found.message, target), None
+        return _unknown(key, found.message, target), None, found.message
     if found.quote.usd_per_hour is None:
-        return _unknown(key, f"the quote {quote_id(found.quote)} has no hourly price", target), None
+        why = f"the quote {quote_id(found.quote)} has no hourly price"
+        return _unknown(key, why, target), None, why
     quote = found.quote
     provenance = Provenance(QUOTED, quote_id(quote), quote_source(quote))
-    return Input(key, quote.usd_per_hour, provenance, target), quote
+    return Input(key, quote.usd_per_hour, provenance, target), quote, found.reason
 
 
 _RATES = {
@@ -965,6 +967,8 @@ class TargetInputs:
     set_size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
     family: Family | None = None
     scaling: tuple[float | None, str] = (None, "")
+    quote_reason: str = ""
+    """Why the target's quote is the one used (or why there is none)."""
     """The stated efficiency per doubling of nodes (``None``: none) and who states it."""
 
 
@@ -979,7 +983,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         Provenance(ASSUMPTION, inventory.project.owner or "the project owner", "target"),
         name,
     )
-    price, quote = _price_input(
+    price, quote, quote_reason = _price_input(
         "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
     )
     inputs["usd_per_hour"] = price
@@ -1013,7 +1017,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         )
         inputs["data_prep_usd_per_hour"] = _unknown("data_prep_usd_per_hour", why, name)
     else:
-        prep_price, _ = _price_input(
+        prep_price, _, _ = _price_input(
             "data_prep_usd_per_hour", prep_type, target.region, ON_DEMAND, book, name
         )
         inputs["data_prep_usd_per_hour"] = prep_price
@@ -1027,7 +1031,16 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             target_purchase_option=target.purchase_option,
         )
     return TargetInputs(
-        target, inputs, quote, flags, samples, measured_throughput, size, family, scaling
+        target,
+        inputs,
+        quote,
+        flags,
+        samples,
+        measured_throughput,
+        size,
+        family,
+        scaling,
+        quote_reason,
     )
 
 
@@ -1219,6 +1232,7 @@ class TargetEstimate:
     quote: PriceQuote | None
     quote_flags: tuple[QuoteFlag, ...]
     samples: pl.DataFrame = dataclasses.field(compare=False, repr=False)
+    quote_reason: str = ""
 
     @property
     def name(self) -> str:
@@ -1336,6 +1350,7 @@ def estimate_from_inputs(
                 work_unit=work_unit,
                 quote=item.quote,
                 quote_flags=item.flags,
+                quote_reason=item.quote_reason,
                 samples=item.samples,
             )
         )

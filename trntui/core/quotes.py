@@ -35,6 +35,7 @@ _SAVINGS_PLAN_PATTERN = re.compile(
     r"^savings-plan-(?:compute|ec2-instance)-[13]yr-(?:no|partial|all)-upfront$"
 )
 _TRAINIUM3_PATTERN = re.compile(r"^trn3", re.IGNORECASE)
+_EXAMPLE = re.compile(r"\bEXAMPLE\b")
 
 
 class InvalidQuoteError(UserError):
@@ -107,6 +108,9 @@ class PriceQuote:
     effective_date: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    pinned: bool = False
+    """A person vouches for this manual quote (a negotiated or private price, a signed offer):
+    it is used over the price list's and counts as verified."""
 
     def __post_init__(self) -> None:
         if not self.instance_type.strip():
@@ -137,6 +141,19 @@ class PriceQuote:
                 f"manual quote for {self.instance_type} in {self.region}: say where the price "
                 "comes from (a source note is required)"
             )
+
+    @property
+    def is_example(self) -> bool:
+        """Marked as illustration (``EXAMPLE`` in its source note): never a real price."""
+        return _EXAMPLE.search(self.source_note) is not None
+
+    @property
+    def verified(self) -> bool:
+        """From the price list, or a manual quote a person vouches for (pinned, or a
+        negotiated price); an EXAMPLE quote never is."""
+        if self.is_example:
+            return False
+        return not self.manual or self.pinned or self.purchase_option == NEGOTIATED
 
     @property
     def key(self) -> tuple[str, str, str, bool]:
@@ -256,6 +273,7 @@ class FlagKind(enum.StrEnum):
     OTHER_PURCHASE_OPTION = "other-purchase-option"
     UNKNOWN_PRICE = "unknown-price"
     MANUAL = "manual"
+    UNVERIFIED = "unverified"
 
 
 @dataclass(frozen=True)
@@ -307,6 +325,14 @@ def quote_flags(
     if quote.manual:
         note = quote.source_note.strip()
         flags.append(QuoteFlag(FlagKind.MANUAL, f"manual quote: {note}"))
+    if not quote.verified:
+        why = (
+            "an EXAMPLE figure, not a price"
+            if quote.is_example
+            else "a manual quote nobody vouched for (pin it when it is a signed or negotiated "
+            "price, or fetch the official one)"
+        )
+        flags.append(QuoteFlag(FlagKind.UNVERIFIED, why))
     return tuple(flags)
 
 
@@ -326,6 +352,8 @@ class QuoteLookup:
     status: LookupStatus
     quote: PriceQuote | None = None
     message: str = ""
+    reason: str = ""
+    """Why this quote was chosen over the others that match (``find_quote``)."""
 
     @property
     def usd_per_hour(self) -> float | None:
@@ -367,8 +395,10 @@ def find_quote(
     """Pick the quote for exactly this type, region and option, or say why there is none.
 
     Only exact matches count: a price from another region or option is never borrowed. When
-    several match, a manual quote wins (it records a deliberate choice such as a negotiated
-    rate); among equals the most recently retrieved wins.
+    several match: a manual quote a person pinned (a negotiated or private price) wins; else
+    the official price list's beats a manual one (an old manual figure must not outlive the
+    published price); else the manual one. Among equals the most recently retrieved wins. The
+    lookup says why (``reason``).
     """
     matches = [
         quote
@@ -379,8 +409,22 @@ def find_quote(
     ]
     if not matches:
         return missing_quote(instance_type, region, purchase_option)
-    best = max(matches, key=lambda quote: (quote.manual, quote.retrieved_at))
-    return QuoteLookup(instance_type, region, purchase_option, LookupStatus.FOUND, quote=best)
+    best = max(matches, key=lambda q: (q.manual and q.pinned, not q.manual, q.retrieved_at))
+    others = len(matches) - 1
+    when = best.retrieved_at.date().isoformat()
+    if best.manual and best.pinned:
+        reason = f"manual quote pinned by the user (dated {when})"
+    elif not best.manual:
+        reason = f"the AWS Price List's, retrieved {when}"
+        if any(q.manual for q in matches):
+            reason += ", used over the manual quote(s) that nobody pinned"
+    else:
+        reason = f"manual quote dated {when}: the project has no price-list quote for it"
+    if others and not (not best.manual and any(q.manual for q in matches)):
+        reason += f" (newest of {others + 1})"
+    return QuoteLookup(
+        instance_type, region, purchase_option, LookupStatus.FOUND, quote=best, reason=reason
+    )
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,7 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
             }
             for i in item.inputs
         },
+        "quote_reason": item.quote_reason,
         "quote": None
         if quote is None
         else {
@@ -556,6 +557,8 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     out = [f"## {t['name']}: {usd(t['total_usd'])}", ""]
     if t["total_usd"] is None:
         out += [f"**{t['headline']}**", ""]
+    if t.get("quote_reason"):
+        out += [f"Instance price: {t['quote_reason']}.", ""]
     out += [f"Billed time per stage ({t['instance_count']} x {t['instance_type']}):", ""]
     out += _table(
         ["Stage", "Hours per instance", "Instance-hours", "Cost"],

@@ -52,11 +52,11 @@ _QUOTE_ORDER = (
     "instance_type", "region", "purchase_option", "usd_per_hour", "upfront_usd",
     "recurring_usd_per_hour", "accelerator_count", "manual", "source_note", "retrieved_at",
     "offer_code", "source_url", "publication_date", "version", "sku", "rate_code",
-    "effective_date", "etag", "last_modified",
+    "effective_date", "etag", "last_modified", "pinned",
 )  # fmt: skip
 _FLOAT_KEYS = {"usd_per_hour", "upfront_usd", "recurring_usd_per_hour"}
 _INT_KEYS = {"accelerator_count"}
-_BOOL_KEYS = {"manual"}
+_BOOL_KEYS = {"manual", "pinned"}
 
 
 def quotes_path(root: Path) -> Path:
@@ -182,7 +182,11 @@ def _tables(path: Path, text: str, document: dict[str, Any], name: str) -> list[
 
 def _quote_to_table(quote: PriceQuote) -> dict[str, Any]:
     values = dataclasses.asdict(quote)
-    return {key: values[key] for key in _QUOTE_ORDER if values[key] is not None}
+    return {
+        key: values[key]
+        for key in _QUOTE_ORDER
+        if values[key] is not None and not (key == "pinned" and not values[key])
+    }
 
 
 def _table_checks(

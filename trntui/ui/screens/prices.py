@@ -61,6 +61,16 @@ def money(value: float | None, digits: int = 2) -> str:
     return "unknown" if value is None else f"${value:,.{digits}f}"
 
 
+def chosen(reason: str) -> str:
+    """Which quote a target uses, in a few words (``find_quote``'s reason in full is in the
+    estimate and the report)."""
+    if "pinned" in reason:
+        return "pinned manual"
+    if "Price List" in reason:
+        return "price list, over manual" if "manual" in reason else "price list"
+    return "manual, none listed"
+
+
 def quote_origin(quote: PriceQuote) -> str:
     if quote.manual:
         return "manual"
@@ -146,7 +156,7 @@ class PricesScreen(Screen[None]):
                 quote = lookup.quote
                 per_chip = usd_per_accelerator_hour(quote)
                 lines.append(f"{money(quote.usd_per_hour)}/h", style="bold")
-                lines.append(f" ({money(per_chip)}/accelerator-h), {quote_origin(quote)}")
+                lines.append(f" ({money(per_chip)}/accelerator-h), {chosen(lookup.reason)}")
                 flags = quote_flags(
                     quote,
                     target_region=target.region,
@@ -156,6 +166,7 @@ class PricesScreen(Screen[None]):
                 warnings = [f.message for f in flags if f.kind != "manual"]
                 if warnings:
                     lines.append(" - " + "; ".join(warnings), style="yellow")
+
             lines.append("\n")
         self.query_one("#targets", Static).update(lines)
 
