@@ -151,6 +151,9 @@ def main() -> None:
         )
         project.save_inventory(dataclasses.replace(inventory, targets=targets))
 
+    # The sample is kept in the current format only (no backup of an older file in it).
+    (PROJECT / "trntui.toml.v1.bak").unlink(missing_ok=True)
+
     # The example captures attach to the runs just imported (they open the project themselves).
     make_sample_telemetry.main()
 

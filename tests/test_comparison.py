@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from datetime import date, timedelta
 
 import pytest
 
@@ -256,3 +258,69 @@ def test_metric_names_of_two_formats_are_not_confirmed_rather_than_different():
     (check,) = result.fact_checks
     assert check.status == "not confirmed" and "name it differently" in check.text()
     assert result.comparable
+
+
+def _with_goal(**changes):
+    inv = inventory(risks=())
+    return dataclasses.replace(inv, goal=dataclasses.replace(inv.goal, **changes))
+
+
+def test_a_plan_past_its_deadline_wall_clock_or_budget_cannot_continue():
+    """The Trainium3 target's wall clock is known by hand (STARTUP + TRAINING + OVERHEAD +
+    RETRY hours); with a dear GPU it would continue, and each limit it breaks turns the
+    decision away from continue, with numbers."""
+    from tests.test_estimate import OVERHEAD_H, RETRY_H, STARTUP_H, TODAY, TOTAL_USD, TRAINING_H
+
+    wall_days = (STARTUP_H + TRAINING_H + OVERHEAD_H + RETRY_H) / 24
+    fine = compared(context(quotes=book(gpu_price=400.0), inv=_with_goal()))
+    assert fine.decision.action == "continue the trial"
+    (trn_plan, _) = fine.plans
+    assert trn_plan.wall_clock_days == pytest.approx(wall_days)
+    assert (trn_plan.late, trn_plan.over_wall_clock, trn_plan.over_budget) == (None, None, None)
+
+    past = compared(
+        context(quotes=book(gpu_price=400.0), inv=_with_goal(deadline=date(2026, 11, 1)))
+    )
+    assert past.decision.action == "pause"
+    assert any("late" in f and "2026-11-01" in f for f in past.decision.facts)
+
+    short = compared(
+        context(quotes=book(gpu_price=400.0), inv=_with_goal(max_wall_clock_days=wall_days / 2))
+    )
+    assert short.decision.action == "pause"
+    assert any(f"{wall_days:.2f} days of wall clock" in f for f in short.decision.facts)
+
+    poor = compared(context(quotes=book(gpu_price=400.0), inv=_with_goal(budget_usd=TOTAL_USD - 1)))
+    assert poor.decision.action == "pause"
+    assert any(f"${TOTAL_USD:,.2f}, over the budget" in f for f in poor.decision.facts)
+
+    # Ten days to get capacity, starting today, against a deadline nine days out: late.
+    lead = compared(
+        context(
+            quotes=book(gpu_price=400.0),
+            inv=_with_goal(
+                capacity_lead_days=10.0, start_date=TODAY, deadline=TODAY + timedelta(days=9)
+            ),
+        )
+    )
+    assert lead.plans[0].late and lead.decision.action == "pause"
+
+
+def test_the_port_pays_off_after_a_number_of_trainings():
+    from trntui.core.inventory import ProjectInfo
+
+    # Make Trainium3 the cheaper side (GPU price up), 10 open porting days at $500/day.
+    ctx = context(
+        inv=inventory(project=ProjectInfo(name="t", owner="alice", engineer_day_usd=500.0)),
+        quotes=book(gpu_price=400.0),
+    )
+    result = compared(ctx)
+    saving = result.gpu.total_usd - result.trainium.total_usd
+    assert saving > 0
+    back = result.payback
+    assert back.porting_cost_usd == pytest.approx(10 * 500.0)
+    assert back.saving_per_training_usd == pytest.approx(saving)
+    assert back.payback_trainings == math.ceil(5000.0 / saving)
+    unknown = compared(context()).payback  # no day rate
+    assert unknown.porting_cost_usd is None and unknown.payback_trainings is None
+    assert "engineer day rate" in unknown.reason

@@ -53,7 +53,7 @@ def test_saved_file_is_plain_toml_with_schema_version_first(new_project: Path) -
         project.save_inventory(Inventory(model=ModelInfo(parameters_billion=70.0)))
     lines = [ln for ln in (new_project / PROJECT_FILE).read_text().splitlines() if ln.strip()]
     first_setting = next(ln for ln in lines if not ln.startswith("#"))
-    assert first_setting == "schema_version = 1"
+    assert first_setting == "schema_version = 2"
     assert "parameters_billion = 70.0" in lines
 
 
@@ -263,9 +263,9 @@ def test_edit_made_on_disk_meanwhile_is_not_overwritten(new_project: Path) -> No
 
 def test_newer_schema_is_refused_and_left_untouched(new_project: Path) -> None:
     path = new_project / PROJECT_FILE
-    path.write_text('schema_version = 2\n[project]\nname = "future"\nsomething_new = 1\n')
+    path.write_text('schema_version = 3\n[project]\nname = "future"\nsomething_new = 1\n')
     before = path.read_bytes()
-    with pytest.raises(NewerSchemaError, match="schema_version 2"):
+    with pytest.raises(NewerSchemaError, match="schema_version 3"):
         Project.open(new_project)
     assert path.read_bytes() == before
 
@@ -353,3 +353,24 @@ def test_short_list_items_are_still_written_one_block_each(new_project: Path) ->
         text = project.path.read_text()
     assert text.count("[[risks]]") == 2
     assert 'title = "a"' in text.splitlines()
+
+
+def test_a_v1_file_opens_and_its_first_save_keeps_it_as_a_backup(new_project: Path) -> None:
+    path = new_project / PROJECT_FILE
+    v1 = (
+        "# trntui project file (format v1): the workload inventory.\n"
+        'schema_version = 1\n\n[project]\nname = "old"\n\n[goal]\nwork_amount = 3072.0\n'
+        'work_unit = "samples"\n'
+    )
+    path.write_text(v1)
+    with Project.open(new_project) as project:
+        assert project.inventory.goal.work_amount == 3072.0
+        assert path.read_text() == v1  # opening changes nothing
+        project.save_inventory(project.inventory)
+        project.save_inventory(project.inventory)  # the backup is taken once
+    backup = new_project / f"{PROJECT_FILE}.v1.bak"
+    assert backup.read_text() == v1
+    saved = path.read_text()
+    assert "schema_version = 2" in saved and 'name = "old"' in saved
+    with Project.open(new_project) as project:
+        assert project.inventory.goal.work_amount == 3072.0

@@ -37,6 +37,7 @@ from trntui.core.estimate import (
     Override,
     estimate,
 )
+from trntui.core.plan_check import PlanCheck
 from trntui.core.report import (
     TERM_LABELS,
     analyze,
@@ -151,6 +152,18 @@ def _user_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
     return run
 
 
+def plan_json(plan: PlanCheck) -> dict[str, Any]:
+    return {
+        "target": plan.target,
+        "wall_clock_days": plan.wall_clock_days,
+        "capacity_lead_days": plan.lead_days,
+        "finish": plan.finish.isoformat() if plan.finish else None,
+        "late": plan.late,
+        "over_wall_clock": plan.over_wall_clock,
+        "over_budget": plan.over_budget,
+    }
+
+
 def _project_context(root: Path) -> EstimateContext:
     from trntui.store.project import Project
 
@@ -182,12 +195,18 @@ def estimate_command(args: argparse.Namespace) -> int:
         document = estimate_document(result)
         document["scenario"] = scenario.name if scenario else None
         document["stale"] = list(stale)
+        back = comparison.payback
         document["comparison"] = {
             "comparable": comparison.comparable,
             "reasons": list(comparison.reasons),
             "cost_ratio": comparison.cost_ratio,
             "decision": comparison.decision.action,
             "decision_facts": list(comparison.decision.facts),
+            "porting_cost_usd": back.porting_cost_usd if back else None,
+            "saving_per_training_usd": back.saving_per_training_usd if back else None,
+            "payback_trainings": back.payback_trainings if back else None,
+            "payback_reason": back.reason if back else None,
+            "plans": [plan_json(plan) for plan in comparison.plans],
         }
         print(json.dumps(document, indent=2))
         return 0
@@ -203,6 +222,10 @@ def estimate_command(args: argparse.Namespace) -> int:
         )
     else:
         print("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
+    back = comparison.payback
+    if back is not None:
+        cost = "unknown" if back.porting_cost_usd is None else f"${back.porting_cost_usd:,.2f}"
+        print(f"Porting cost: {cost} ({back.reason})")
     print(f"Decision: {comparison.decision.action}")
     for fact in comparison.decision.facts:
         print(f"  - {fact}")

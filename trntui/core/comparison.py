@@ -38,6 +38,7 @@ from trntui.core.estimate import (
     input_frame,
 )
 from trntui.core.inventory import Inventory, effort_text
+from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback, plan_facts
 from trntui.core.quotes import FlagKind
 from trntui.core.timeline import PROTOCOL_FACTS
 
@@ -158,6 +159,10 @@ class Comparison:
     decision: Decision
     fact_checks: tuple[FactCheck, ...] = ()
     """The protocol facts either side's logs state, compared."""
+    plans: tuple[PlanCheck, ...] = ()
+    """Deadline, wall clock and budget of each side (``core.plan_check``)."""
+    payback: Payback | None = None
+    """The porting cost and after how many trainings it pays off."""
 
     @property
     def protocol_confirmed(self) -> bool:
@@ -328,9 +333,21 @@ def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
         ratio = trainium.total_usd / gpu.total_usd
         saving = gpu.total_usd - trainium.total_usd
         even = break_even(trainium, gpu.total_usd)
-    decision = decide(context, trainium, gpu, comparable, reasons, even, checks)
+    plans = tuple(check_plan(context, item) for item in (trainium, gpu) if item is not None)
+    decision = decide(context, trainium, gpu, comparable, reasons, even, checks, plans)
     return Comparison(
-        trainium, gpu, protocols, comparable, tuple(reasons), ratio, saving, even, decision, checks
+        trainium,
+        gpu,
+        protocols,
+        comparable,
+        tuple(reasons),
+        ratio,
+        saving,
+        even,
+        decision,
+        checks,
+        plans,
+        payback(context, saving),
     )
 
 
@@ -342,6 +359,7 @@ def decide(
     reasons: list[str],
     even: BreakEven | None,
     checks: tuple[FactCheck, ...] = (),
+    plans: tuple[PlanCheck, ...] = (),
 ) -> Decision:
     """The SPEC §5 decision note with the facts that triggered it.
 
@@ -375,6 +393,10 @@ def decide(
             for flag in item.quote_flags
             if flag.kind in _UNVERIFIED
         ]
+    # Late, too long or over budget cannot be "continue": the numbers say by how much.
+    own_plan = next((p for p in plans if p.target == trainium.name), None)
+    if own_plan is not None and own_plan.fails:
+        pause += plan_facts(context, own_plan, trainium.total_usd)
     for term in ("storage_usd", "transfer_usd", "logs_usd", "data_prep_usd"):
         missing = trainium.term_unknowns(term)
         if missing:

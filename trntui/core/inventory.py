@@ -78,6 +78,14 @@ class ProjectInfo:
     example: bool = spec_field(
         "bool", "Example data", default=False, help="yes marks every value as an illustration"
     )
+    engineer_day_usd: float | None = spec_field(
+        "float",
+        "Engineer day rate",
+        unit="USD/day",
+        greater_than=0,
+        maximum=100_000,
+        help="prices the porting effort (an assumption)",
+    )
 
 
 @dataclass(frozen=True)
@@ -189,6 +197,13 @@ class TrainingGoal:
     deadline: dt.date | None = spec_field("date", "Deadline", help="YYYY-MM-DD")
     max_wall_clock_days: float | None = spec_field(
         "float", "Max wall clock", unit="days", greater_than=0
+    )
+    start_date: dt.date | None = spec_field("date", "Start date", help="YYYY-MM-DD; blank: today")
+    capacity_lead_days: float | None = spec_field(
+        "float", "Capacity lead time", unit="days", minimum=0, help="to get the instances"
+    )
+    budget_usd: float | None = spec_field(
+        "float", "Budget", unit="USD", greater_than=0, help="for this training"
     )
 
     def quality_target(self) -> QualityTarget | None:

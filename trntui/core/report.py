@@ -212,6 +212,25 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
         "gpu_target": comparison.gpu.name if comparison.gpu else None,
         "comparable": comparison.comparable,
         "protocol_confirmed": comparison.protocol_confirmed,
+        "porting_cost_usd": _number(comparison.payback.porting_cost_usd)
+        if comparison.payback
+        else None,
+        "saving_per_training_usd": _number(comparison.payback.saving_per_training_usd)
+        if comparison.payback
+        else None,
+        "payback_trainings": comparison.payback.payback_trainings if comparison.payback else None,
+        "payback_reason": comparison.payback.reason if comparison.payback else None,
+        "plans": [
+            {
+                "target": plan.target,
+                "wall_clock_days": _number(plan.wall_clock_days),
+                "finish": plan.finish.isoformat() if plan.finish else None,
+                "late": plan.late,
+                "over_wall_clock": plan.over_wall_clock,
+                "over_budget": plan.over_budget,
+            }
+            for plan in comparison.plans
+        ],
         "fact_checks": [
             {"fact": c.fact, "trainium": c.trainium, "gpu": c.gpu, "status": c.status}
             for c in comparison.fact_checks
@@ -636,6 +655,32 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
 
 def _comparison_markdown(c: dict[str, Any]) -> list[str]:
     out = ["## Trainium3 vs GPU: cost to the same quality result", ""]
+    plans = c.get("plans", [])
+    if plans:
+        yes_no = {True: "NO", False: "yes", None: "not checked"}
+        out += _table(
+            ["Target", "Wall clock (days)", "Finishes", "In time", "In wall clock", "In budget"],
+            [
+                [
+                    p["target"],
+                    _num(p["wall_clock_days"]),
+                    p["finish"] or "unknown",
+                    yes_no[p["late"]],
+                    yes_no[p["over_wall_clock"]],
+                    yes_no[p["over_budget"]],
+                ]
+                for p in plans
+            ],
+        )
+    if c.get("payback_reason"):
+        trainings = c.get("payback_trainings")
+        out += [
+            "Porting cost: "
+            + (usd(c["porting_cost_usd"]) if c.get("porting_cost_usd") is not None else "unknown")
+            + (f"; pays off after {trainings} training(s)" if trainings else "")
+            + f" ({c['payback_reason']}).",
+            "",
+        ]
     checks = c.get("fact_checks", [])
     if checks:
         out += ["| Protocol fact | Trainium3 logs | GPU logs | |", "|---|---|---|---|"]

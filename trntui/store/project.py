@@ -46,7 +46,11 @@ from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
 from trntui.store.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temp_files
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""v2 adds the plan's limits and prices (goal budget, start date and capacity lead time, the
+engineer day rate), the time outside the logs, the accelerators per instance and the scaling
+assumption. A v1 file opens as it is; the first save writes v2 and keeps the v1 file beside it
+as ``trntui.toml.v1.bak``."""
 PROJECT_FILE = "trntui.toml"
 LOCK_FILE = ".trntui.lock"
 _GITIGNORE = f"{LOCK_FILE}\n.trntui-tmp-*\n"
@@ -82,6 +86,7 @@ class ChangedOnDisk(UserError):
 class LoadedInventory:
     inventory: Inventory
     digest: str
+    version: int = SCHEMA_VERSION
 
 
 def project_file(root: Path) -> Path:
@@ -92,7 +97,7 @@ def render_project_toml(inventory: Inventory) -> str:
     """The file's text: ``schema_version`` first, then the sections in their fixed order."""
     document = {"schema_version": SCHEMA_VERSION, **inventory.to_dict()}
     header = (
-        "# trntui project file (format v1): the workload inventory.\n"
+        f"# trntui project file (format v{SCHEMA_VERSION}): the workload inventory.\n"
         "# Edit here or in the app (`trntui <this folder>`); keys are documented in the README.\n"
     )
     return header + dump_toml(document)
@@ -113,7 +118,9 @@ def read_inventory(root: Path) -> LoadedInventory:
     data = path.read_bytes()
     text = decode_utf8(path, data)
     document = parse_toml(path, text)
-    return LoadedInventory(_inventory_from_document(path, text, document), _digest(data))
+    version = document.get("schema_version")
+    inventory = _inventory_from_document(path, text, document)
+    return LoadedInventory(inventory, _digest(data), version)
 
 
 def _inventory_from_document(path: Path, text: str, document: dict[str, Any]) -> Inventory:
@@ -209,6 +216,7 @@ class Project:
         self.root = Path(root)
         self.inventory = loaded.inventory
         self._digest = loaded.digest
+        self._version = loaded.version
         self._lock = lock
         self.holder = holder
         """Who holds the write lock: this session's text when writable, the other one's if not."""
@@ -273,15 +281,20 @@ class Project:
             )
         text = render_project_toml(inventory)
         data = text.encode("utf-8")
+        if self._version < SCHEMA_VERSION and current:
+            # The first save in the new format keeps the old file, for an older trntui.
+            atomic_write_bytes(self.path.with_name(f"{PROJECT_FILE}.v{self._version}.bak"), current)
         atomic_write_bytes(self.path, data)
         self.inventory = inventory
         self._digest = _digest(data)
+        self._version = SCHEMA_VERSION
 
     def reload(self) -> Inventory:
         """Read the file again (after a hand edit); raises like ``open`` on a bad file."""
         loaded = read_inventory(self.root)
         self.inventory = loaded.inventory
         self._digest = loaded.digest
+        self._version = loaded.version
         return self.inventory
 
     def close(self) -> None:

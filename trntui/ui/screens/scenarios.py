@@ -261,6 +261,26 @@ def comparison_text(analysis: Analysis) -> Text:
         if even.observed_low is not None and even.observed_high is not None:
             text.append(f" (runs {number(even.observed_low)} - {number(even.observed_high)})")
         text.append(f"\n  {even.note}\n", style="dim")
+    for plan in comparison.plans:
+        state = []
+        for failed, label in (
+            (plan.late, "late"),
+            (plan.over_wall_clock, "over the wall-clock limit"),
+            (plan.over_budget, "over budget"),
+        ):
+            if failed:
+                state.append(label)
+        checked = any(x is not None for x in (plan.late, plan.over_wall_clock, plan.over_budget))
+        verdict = (
+            ", ".join(state) if state else ("within the limits" if checked else "no limits set")
+        )
+        days = "unknown" if plan.wall_clock_days is None else f"{plan.wall_clock_days:.2f} days"
+        text.append(f"\n{plan.target}: {days}, {verdict}", style="red" if state else "dim")
+    if comparison.payback is not None:
+        back = comparison.payback
+        text.append("\nPorting: ", style="bold")
+        cost = "unknown" if back.porting_cost_usd is None else usd(back.porting_cost_usd)
+        text.append(f"{cost}; {back.reason}\n")
     decision = comparison.decision
     text.append("\nDecision: ", style="bold")
     text.append(decision.action, style="bold reverse")

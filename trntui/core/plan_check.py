@@ -1,0 +1,126 @@
+"""Does the plan hold? Deadline, wall clock and budget per target, and the porting payback.
+
+SPEC §5: a plan has limits. Per target:
+
+* **calendar time to the result** = the stated lead time to get capacity
+  (``goal.capacity_lead_days``) + the job's wall clock (billed time per instance: launch,
+  startup, training, overheads and the expected retries), from ``goal.start_date`` (else
+  today). It must fall on or before ``goal.deadline``, and the wall clock must not exceed
+  ``goal.max_wall_clock_days``;
+* **the total** must not exceed ``goal.budget_usd``.
+
+A limit that is not set is not checked (and says so); a figure that is unknown leaves the
+check unknown, never passed.
+
+**Porting cost** = open porting risks' effort (days) x ``project.engineer_day_usd``; unknown
+when the rate or any open risk's effort is unknown. With the Trainium3 saving per training
+(GPU total - Trainium3 total, on comparable results), the port pays off after
+``ceil(porting cost / saving)`` trainings; never when Trainium3 saves nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+from trntui.core.estimate import EstimateContext, TargetEstimate
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    target: str
+    wall_clock_days: float | None
+    lead_days: float | None
+    finish: dt.date | None
+    """Start + lead time + wall clock, when all are known."""
+    late: bool | None
+    """After the deadline (``None``: no deadline, or the finish is unknown)."""
+    over_wall_clock: bool | None
+    over_budget: bool | None
+
+    @property
+    def fails(self) -> bool:
+        return bool(self.late or self.over_wall_clock or self.over_budget)
+
+
+def check_plan(context: EstimateContext, item: TargetEstimate) -> PlanCheck:
+    goal = context.inventory.goal
+    hours = [stage.hours for stage in item.stages]
+    wall = None if any(h is None for h in hours) else sum(hours) / 24.0  # type: ignore[arg-type]
+    lead = goal.capacity_lead_days
+    start = goal.start_date or context.today
+    finish = (
+        None if wall is None else start + dt.timedelta(days=math.ceil((lead or 0.0) + wall - 1e-9))
+    )
+    late = None if goal.deadline is None or finish is None else finish > goal.deadline
+    over_wall = (
+        None
+        if goal.max_wall_clock_days is None or wall is None
+        else wall > goal.max_wall_clock_days
+    )
+    over_budget = (
+        None
+        if goal.budget_usd is None or item.total_usd is None
+        else item.total_usd > goal.budget_usd
+    )
+    return PlanCheck(item.name, wall, lead, finish, late, over_wall, over_budget)
+
+
+def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | None) -> list[str]:
+    """The numbers behind a failed limit, as decision facts."""
+    goal = context.inventory.goal
+    facts = []
+    start = goal.start_date or context.today
+    if check.late:
+        lead = f" + {check.lead_days:g} days to get capacity" if check.lead_days else ""
+        facts.append(
+            f"{check.target} is late: from {start}{lead} + {check.wall_clock_days:.2f} days of "
+            f"wall clock it finishes {check.finish}, after the deadline {goal.deadline}"
+        )
+    if check.over_wall_clock:
+        facts.append(
+            f"{check.target} needs {check.wall_clock_days:.2f} days of wall clock, more than "
+            f"the {goal.max_wall_clock_days:g} allowed"
+        )
+    if check.over_budget and total_usd is not None:
+        facts.append(
+            f"{check.target} costs ${total_usd:,.2f}, over the budget of ${goal.budget_usd:,.2f}"
+        )
+    return facts
+
+
+@dataclass(frozen=True)
+class Payback:
+    porting_cost_usd: float | None
+    saving_per_training_usd: float | None
+    payback_trainings: int | None
+    reason: str
+    """How the figures were reached, or why one is unknown."""
+
+
+def payback(context: EstimateContext, saving_per_training_usd: float | None) -> Payback:
+    inventory = context.inventory
+    days, unestimated = inventory.open_risk_effort()
+    rate = inventory.project.engineer_day_usd
+    cost = None
+    if unestimated:
+        why = f"{unestimated} open porting risk(s) have no effort estimate"
+    elif rate is None:
+        why = "no engineer day rate in the inventory (project.engineer_day_usd)"
+    else:
+        cost = days * rate
+        why = f"{days:g} open porting days x ${rate:,.2f}/day"
+    trainings = None
+    if cost is not None:
+        if saving_per_training_usd is None:
+            why += "; no saving per training (the results are not comparable)"
+        elif saving_per_training_usd <= 0:
+            why += "; Trainium3 saves nothing per training, so the port never pays off"
+        else:
+            trainings = max(1, math.ceil(cost / saving_per_training_usd))
+            why += (
+                f"; ${saving_per_training_usd:,.2f} saved per training pays it after "
+                f"{trainings} training(s)"
+            )
+    return Payback(cost, saving_per_training_usd, trainings, why)
