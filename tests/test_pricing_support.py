@@ -188,6 +188,24 @@ def ec2_rows(region: str = "us-east-1", prefix: str = "") -> list[dict[str, str]
             "p5.48xlarge", "0.00", sku="P5ALLOC", capacity="AllocatedCapacityReservation", **kw
         ),
         _instance_row("p5.48xlarge", "31.46", sku="P5CB", market="CapacityBlock", gpu="8", **kw),
+        # A Local Zone listed in the region's file, and a bring-your-own-license row: another
+        # price for the same type, which must not make the region's price ambiguous.
+        _instance_row(
+            "p5.48xlarge",
+            "66.05",
+            sku="P5LZ",
+            gpu="8",
+            **kw,
+            **{"Location Type": "AWS Local Zone", "Location": "US East (Dallas)"},
+        ),
+        _instance_row(
+            "p5.48xlarge",
+            "49.99",
+            sku="P5BYOL",
+            gpu="8",
+            **kw,
+            **{"License Model": "Bring your own license"},
+        ),
         _instance_row("trn2.48xlarge", f"{TRN2_ON_DEMAND}", sku="TRN2SHARED", **kw),
         _instance_row("trn1.32xlarge", f"{TRN1_ON_DEMAND}", sku="TRN1SHARED", **kw),
         _instance_row("p4de.24xlarge", "0.0000000000", sku="P4DEZERO", gpu="8", **kw),
@@ -325,7 +343,9 @@ def build_site() -> dict[str, bytes]:
         ).encode()
         for region, prefix in REGION_PREFIX.items():
             csv_path = version_path(offer, region).removesuffix(".json") + ".csv"
-            site[csv_path] = offer_csv(offer, header, rows(prefix=prefix))
+            # A region's file states its own Region Code (the EC2 rows carry it).
+            kw = {"region": region} if rows is ec2_rows else {}
+            site[csv_path] = offer_csv(offer, header, rows(prefix=prefix, **kw))
     return site
 
 

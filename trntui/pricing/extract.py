@@ -289,7 +289,20 @@ def _is_blank_or_na(column: str) -> pl.Expr:
     return pl.col(column).is_null() | pl.col(column).is_in(["", "NA"])
 
 
-def _instance_filter(instance_types: Sequence[str] | None) -> pl.Expr:
+_REGION_ONLY = (
+    ("Location Type", "AWS Region"),
+    ("License Model", "No License required"),
+)
+"""Where the file has these columns: a region's file also lists its Local Zones and Wavelength
+Zones (another price for the same type would make the region's price ambiguous, so unknown),
+and rows for bring-your-own-license software."""
+
+
+def _instance_filter(
+    instance_types: Sequence[str] | None,
+    present: set[str] | frozenset[str] = frozenset(),
+    region: str | None = None,
+) -> pl.Expr:
     expr = (
         pl.col("TermType").is_in(["OnDemand", "Reserved"])
         & (pl.col("Tenancy") == "Shared")
@@ -300,15 +313,26 @@ def _instance_filter(instance_types: Sequence[str] | None) -> pl.Expr:
         & (pl.col("Currency") == "USD")
         & pl.col("Instance Type").is_not_null()
     )
+    for column, value in _REGION_ONLY:
+        if column in present:
+            expr = expr & (pl.col(column).is_null() | (pl.col(column) == value))
+    if region is not None and "Region Code" in present:
+        expr = expr & (pl.col("Region Code").is_null() | (pl.col("Region Code") == region))
     if instance_types is not None:
         expr = expr & pl.col("Instance Type").is_in(list(instance_types))
     return expr
 
 
 def instance_price_rows(
-    path: Path, instance_types: Sequence[str] | None = None, *, columns: Sequence[str] = ()
+    path: Path,
+    instance_types: Sequence[str] | None = None,
+    *,
+    columns: Sequence[str] = (),
+    present: set[str] | frozenset[str] = frozenset(),
+    region: str | None = None,
 ) -> pl.DataFrame:
-    """The on-demand and reserved Linux rows (all text), read with the streaming engine."""
+    """The on-demand and reserved Linux rows (all text), read with the streaming engine;
+    ``present``: the file's columns, to filter out Local Zone and licensed rows of ``region``."""
     wanted = [
         "SKU",
         "OfferTermCode",
@@ -323,7 +347,7 @@ def instance_price_rows(
         "Instance Type",
         *columns,
     ]
-    return filter_offer(path, _instance_filter(instance_types), wanted)
+    return filter_offer(path, _instance_filter(instance_types, present, region), wanted)
 
 
 def instance_quotes(
@@ -342,9 +366,9 @@ def instance_quotes(
     """
     present = set(columns) if columns is not None else set(read_preamble(path).columns)
     extra = [name for name in ("GPU",) if name in present]
-    rows = instance_price_rows(path, instance_types, columns=extra).with_columns(
-        pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd")
-    )
+    rows = instance_price_rows(
+        path, instance_types, columns=extra, present=present, region=region
+    ).with_columns(pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"))
     gpu = "GPU" if extra else None
     on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
     quotes = [
