@@ -271,3 +271,21 @@ def test_a_fetched_official_price_is_used_over_an_older_manual_one_unless_pinned
     gpu = gpu_price()
     assert gpu["inputs"]["usd_per_hour"]["value"] == 41.0
     assert "pinned" in gpu["quote_reason"]
+
+
+def test_a_fetch_keeps_its_misses_so_only_those_are_called_not_offered(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trntui.core.quotes import LookupStatus, find_quote
+
+    project = init_project(tmp_path / "proj")
+    assert run(
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "p5.48xlarge", "--instance-type", "g9.fictional", "--save", str(project),
+    ) == 0  # fmt: skip
+    book = load_quote_book(project)
+    assert [(m.instance_type, m.region) for m in book.misses] == [("g9.fictional", "us-east-1")]
+    missing = find_quote(book.quotes, "g9.fictional", "us-east-1", misses=book.misses)
+    assert missing.status is LookupStatus.NOT_OFFERED
+    never = find_quote(book.quotes, "p4d.24xlarge", "us-east-1", misses=book.misses)
+    assert never.status is LookupStatus.NO_QUOTE  # never looked up: no claim either way

@@ -11,6 +11,7 @@ from trntui.core.quotes import (
     FlagKind,
     InvalidQuoteError,
     LookupStatus,
+    PriceLookup,
     PriceQuote,
     QuoteBook,
     RateTier,
@@ -39,12 +40,22 @@ def make_quote(**changes: object) -> PriceQuote:
     return PriceQuote(**values)  # type: ignore[arg-type]
 
 
-def test_type_without_a_row_is_not_offered_and_has_no_price() -> None:
+def test_not_offered_only_when_a_price_list_lookup_said_so() -> None:
+    # No quote and no lookup: the project simply has no quote yet (nothing was looked up).
     lookup = find_quote([make_quote()], "p4d.24xlarge", "us-east-1")
+    assert lookup.status is LookupStatus.NO_QUOTE
+    assert lookup.quote is None and lookup.usd_per_hour is None
+    assert "not offered" not in lookup.message and "no quote in the project" in lookup.message
+    # A lookup of the price list that found no row: not offered, with its date.
+    miss = PriceLookup("p4d.24xlarge", "us-east-1", RETRIEVED, "2026-11-12T22:53:08Z")
+    lookup = find_quote([make_quote()], "p4d.24xlarge", "us-east-1", misses=[miss])
     assert lookup.status is LookupStatus.NOT_OFFERED
-    assert lookup.quote is None
-    assert lookup.usd_per_hour is None
-    assert "not offered in us-east-1" in lookup.message
+    assert "not offered in us-east-1" in lookup.message and "published 2026-11-12" in lookup.message
+    # A lookup in another region says nothing about this one.
+    elsewhere = dataclasses.replace(miss, region="eu-west-1")
+    assert find_quote([], "p4d.24xlarge", "us-east-1", misses=[elsewhere]).status is (
+        LookupStatus.NO_QUOTE
+    )
 
 
 def test_missing_trainium3_asks_for_a_manual_quote() -> None:

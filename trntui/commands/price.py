@@ -245,11 +245,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def _save_into_project(root: Path, result: FetchResult, side: SideRatesResult | None) -> None:
     from trntui.store.project import Project
-    from trntui.store.quotes import add_quotes, add_rates
+    from trntui.store.quotes import add_rates, record_lookups
 
     with Project.open(root) as project:
         project.require_writable()
-        add_quotes(project.root, result.quotes)
+        record_lookups(project.root, result.quotes, result.misses)
         if side is not None:
             add_rates(project.root, side.rates)
 

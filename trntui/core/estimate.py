@@ -623,7 +623,7 @@ def _price_input(
     key: str, lookup_type: str, region: str, option: str, book: QuoteBook, target: str
 ) -> tuple[Input, PriceQuote | None, str]:
     """The price input, the quote it comes from and why that quote (``find_quote``)."""
-    found = find_quote(book.quotes, lookup_type, region, option)
+    found = find_quote(book.quotes, lookup_type, region, option, book.misses)
     if found.status is not LookupStatus.FOUND or found.quote is None:
         return _unknown(key, found.message, target), None, found.message
     if found.quote.usd_per_hour is None:

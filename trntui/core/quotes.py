@@ -5,6 +5,8 @@ estimate can be redone later and audited. Three honesty rules live here, because
 command must apply them the same way:
 
 - an instance type with no row for the region is **not offered** there; it never becomes $0;
+  and it is called not offered only when a price-list lookup said so (``PriceLookup``, kept
+  with its date): a project that simply has no quote yet says that instead;
 - a Trainium3 (``trn3*``) type missing from the price list is **not in the price list yet**: the
   user adds a manual quote, nothing is filled in from another region or instance;
 - a quote older than a maximum age, from another region or for another purchase option than the
@@ -340,6 +342,23 @@ class LookupStatus(enum.StrEnum):
     FOUND = "found"
     NOT_OFFERED = "not-offered"
     NOT_LISTED_YET = "not-listed-yet"
+    NO_QUOTE = "no-quote"
+
+
+@dataclass(frozen=True)
+class PriceLookup:
+    """A price-list lookup that found no row for an instance type in a region: the evidence
+    behind "not offered", with when it was looked up and which list said so."""
+
+    instance_type: str
+    region: str
+    looked_up_at: datetime
+    publication_date: str | None = None
+    offer_code: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.instance_type, self.region)
 
 
 @dataclass(frozen=True)
@@ -360,11 +379,17 @@ class QuoteLookup:
         return None if self.quote is None else self.quote.usd_per_hour
 
 
-def missing_quote(instance_type: str, region: str, purchase_option: str) -> QuoteLookup:
+def missing_quote(
+    instance_type: str,
+    region: str,
+    purchase_option: str,
+    misses: Iterable[PriceLookup] = (),
+) -> QuoteLookup:
     """Explain a missing price without inventing one.
 
     Trainium3 types are expected to be missing from the price list for a while after launch, so
-    the message asks for a manual quote; any other type simply is not offered there.
+    the message asks for a manual quote. Any other type is **not offered** only when a price
+    list lookup found no row for it there (``misses``); otherwise the project has no quote yet.
     """
     if is_trainium3(instance_type):
         return QuoteLookup(
@@ -377,12 +402,28 @@ def missing_quote(instance_type: str, region: str, purchase_option: str) -> Quot
                 "add a manual quote"
             ),
         )
+    miss = next((m for m in misses if m.key == (instance_type, region)), None)
+    if miss is None:
+        return QuoteLookup(
+            instance_type,
+            region,
+            purchase_option,
+            LookupStatus.NO_QUOTE,
+            message=(
+                f"no quote in the project for {instance_type} ({purchase_option}, {region}): "
+                "fetch it from the price list or add a manual quote"
+            ),
+        )
+    listed = f"published {miss.publication_date[:10]}, " if miss.publication_date else ""
     return QuoteLookup(
         instance_type,
         region,
         purchase_option,
         LookupStatus.NOT_OFFERED,
-        message=f"{instance_type} is not offered in {region} as {purchase_option}",
+        message=(
+            f"{instance_type} is not offered in {region} as {purchase_option}: the price list "
+            f"({listed}looked up {miss.looked_up_at.date().isoformat()}) has no row for it"
+        ),
     )
 
 
@@ -391,6 +432,7 @@ def find_quote(
     instance_type: str,
     region: str,
     purchase_option: str = ON_DEMAND,
+    misses: Iterable[PriceLookup] = (),
 ) -> QuoteLookup:
     """Pick the quote for exactly this type, region and option, or say why there is none.
 
@@ -408,7 +450,7 @@ def find_quote(
         and quote.purchase_option == purchase_option
     ]
     if not matches:
-        return missing_quote(instance_type, region, purchase_option)
+        return missing_quote(instance_type, region, purchase_option, misses)
     best = max(matches, key=lambda q: (q.manual and q.pinned, not q.manual, q.retrieved_at))
     others = len(matches) - 1
     when = best.retrieved_at.date().isoformat()
@@ -433,6 +475,8 @@ class QuoteBook:
 
     quotes: tuple[PriceQuote, ...] = ()
     rates: tuple[ServiceRate, ...] = field(default_factory=tuple)
+    misses: tuple[PriceLookup, ...] = ()
+    """Price-list lookups that found no row (the only ground for "not offered")."""
 
     def rate(self, service: SideService, region: str) -> ServiceRate | None:
         """The side rate for this region, manual entries first, else the newest; None if absent."""

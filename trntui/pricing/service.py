@@ -16,7 +16,7 @@ import httpx
 
 from trntui.core.quotes import (
     ON_DEMAND,
-    LookupStatus,
+    PriceLookup,
     PriceQuote,
     QuoteLookup,
     ServiceRate,
@@ -85,6 +85,8 @@ class FetchResult:
     quotes: tuple[PriceQuote, ...]
     missing: tuple[QuoteLookup, ...]
     status: OfferStatus
+    misses: tuple[PriceLookup, ...] = ()
+    """The asked-for types the price list has no row for (kept in the project on save)."""
 
     @property
     def error(self) -> PricingError | None:
@@ -202,18 +204,26 @@ def fetch_instance_quotes(
             client, EC2_OFFER, region, progress=progress, cancel=cancel, offline=offline
         )
     wanted = None if instance_types is None else list(dict.fromkeys(instance_types))
+    source = offer_source(offer)
     quotes = tuple(
-        instance_quotes(
-            offer.cached.path, offer_source(offer), region, wanted, columns=offer.preamble.columns
+        instance_quotes(offer.cached.path, source, region, wanted, columns=offer.preamble.columns)
+    )
+    looked_up = tuple(
+        PriceLookup(
+            instance_type,
+            region,
+            source.retrieved_at,
+            source.publication_date,
+            source.offer_code,
         )
+        for instance_type in wanted or ()
+        if not any(q.instance_type == instance_type for q in quotes)
     )
     missing = tuple(
-        lookup
-        for instance_type in wanted or ()
-        if (lookup := find_quote(quotes, instance_type, region, ON_DEMAND)).status
-        != LookupStatus.FOUND
+        find_quote(quotes, lookup.instance_type, region, ON_DEMAND, looked_up)
+        for lookup in looked_up
     )
-    return FetchResult(region, quotes, missing, status)
+    return FetchResult(region, quotes, missing, status, looked_up)
 
 
 _SIDE_NAMES = {

@@ -17,6 +17,11 @@ Layout::
     service = "s3-standard-storage"
     tiers = [{ start = 0.0, end = 51200.0, usd_per_unit = 0.023 }, ...]
 
+    [[miss]]             # a price-list lookup that found no row (v2): "not offered" evidence
+    instance_type = "p5.48xlarge"
+    region = "ap-south-2"
+    looked_up_at = 2026-11-30T10:00:00Z
+
 Every function takes the project root and assumes the caller holds the project write lock.
 """
 
@@ -33,6 +38,7 @@ import tomli_w
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.quotes import (
     InvalidQuoteError,
+    PriceLookup,
     PriceQuote,
     QuoteBook,
     RateTier,
@@ -43,7 +49,8 @@ from trntui.store.atomic import atomic_write_text
 from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, locate, parse_toml
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""v2 adds ``[[miss]]`` and a quote's ``pinned``; a v1 file reads as it is."""
 QUOTES_FILE = Path("prices") / "quotes.toml"
 
 _QUOTE_FIELDS = {f.name: f for f in dataclasses.fields(PriceQuote)}
@@ -71,7 +78,7 @@ def load_quote_book(root: Path) -> QuoteBook:
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in (1, SCHEMA_VERSION):
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise UserError(
                 f"{path} was written by a newer trntui (schema_version {version}); upgrade trntui"
@@ -83,12 +90,12 @@ def load_quote_book(root: Path) -> QuoteBook:
             key="schema_version",
             expected=str(SCHEMA_VERSION),
         )
-    unknown = set(document) - {"schema_version", "quote", "rate"}
+    unknown = set(document) - {"schema_version", "quote", "rate", "miss"}
     if unknown:
         name = sorted(unknown)[0]
         raise InputFileError(
             str(path), f"unknown key {name!r}", line=locate(text, "", name), key=name,
-            expected="schema_version, [[quote]] or [[rate]]",
+            expected="schema_version, [[quote]], [[rate]] or [[miss]]",
         )  # fmt: skip
     quotes = tuple(
         _quote_from_table(path, text, index, table)
@@ -98,7 +105,29 @@ def load_quote_book(root: Path) -> QuoteBook:
         _rate_from_table(path, text, index, table)
         for index, table in enumerate(_tables(path, text, document, "rate"))
     )
-    return QuoteBook(quotes=quotes, rates=rates)
+    misses = tuple(
+        _miss_from_table(path, text, index, table)
+        for index, table in enumerate(_tables(path, text, document, "miss"))
+    )
+    return QuoteBook(quotes=quotes, rates=rates, misses=misses)
+
+
+def _miss_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceLookup:
+    known = ("instance_type", "region", "looked_up_at", "publication_date", "offer_code")
+    fail = _table_checks(path, text, "miss", index, table, known, known[:3])
+    for key in ("instance_type", "region", "publication_date", "offer_code"):
+        if key in table and (not isinstance(table[key], str) or not table[key].strip()):
+            raise fail(key, f"{table[key]!r} is not a text", "a quoted string")
+    when = _as_datetime(table["looked_up_at"])
+    if when is None:
+        raise fail("looked_up_at", "not a date or date-time", "a date such as 2026-11-29")
+    return PriceLookup(
+        table["instance_type"],
+        table["region"],
+        when,
+        table.get("publication_date"),
+        table.get("offer_code"),
+    )
 
 
 def sorted_book(book: QuoteBook) -> QuoteBook:
@@ -110,9 +139,14 @@ def sorted_book(book: QuoteBook) -> QuoteBook:
     rates = (
         dataclasses.replace(rate, retrieved_at=_to_second(rate.retrieved_at)) for rate in book.rates
     )
+    misses = (
+        dataclasses.replace(miss, looked_up_at=_to_second(miss.looked_up_at))
+        for miss in book.misses
+    )
     return QuoteBook(
         quotes=tuple(sorted(quotes, key=lambda quote: quote.key)),
         rates=tuple(sorted(rates, key=lambda rate: (rate.service.value, rate.region, rate.manual))),
+        misses=tuple(sorted(misses, key=lambda miss: miss.key)),
     )
 
 
@@ -133,6 +167,11 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
         document["quote"] = [_quote_to_table(quote) for quote in book.quotes]
     if book.rates:
         document["rate"] = [_rate_to_table(rate) for rate in book.rates]
+    if book.misses:
+        document["miss"] = [
+            {key: value for key, value in dataclasses.asdict(miss).items() if value is not None}
+            for miss in book.misses
+        ]
     header = (
         "# Price quotes this project's estimates use (written by trntui; see `trntui price`).\n"
         "# Fetched quotes keep their AWS Price List provenance; manual ones a source note.\n"
@@ -147,7 +186,28 @@ def add_quotes(root: Path, quotes: list[PriceQuote] | tuple[PriceQuote, ...]) ->
     book = load_quote_book(root)
     replaced = {quote.key for quote in quotes}
     kept = [quote for quote in book.quotes if quote.key not in replaced]
-    return save_quote_book(root, QuoteBook(quotes=(*kept, *quotes), rates=book.rates))
+    return save_quote_book(root, dataclasses.replace(book, quotes=(*kept, *quotes)))
+
+
+@writes_project
+def record_lookups(
+    root: Path, quotes: tuple[PriceQuote, ...], misses: tuple[PriceLookup, ...]
+) -> QuoteBook:
+    """Keep what a price-list lookup said: the quotes it found, and the types it found no
+    row for (replacing older misses of those types; a type found again drops its miss)."""
+    book = load_quote_book(root)
+    replaced = {quote.key for quote in quotes}
+    found = {(quote.instance_type, quote.region) for quote in quotes}
+    renewed = {miss.key for miss in misses}
+    kept_misses = [m for m in book.misses if m.key not in found and m.key not in renewed]
+    return save_quote_book(
+        root,
+        dataclasses.replace(
+            book,
+            quotes=(*[q for q in book.quotes if q.key not in replaced], *quotes),
+            misses=(*kept_misses, *misses),
+        ),
+    )
 
 
 @writes_project
@@ -156,7 +216,7 @@ def add_rates(root: Path, rates: list[ServiceRate] | tuple[ServiceRate, ...]) ->
     book = load_quote_book(root)
     replaced = {(rate.service, rate.region, rate.manual) for rate in rates}
     kept = [rate for rate in book.rates if (rate.service, rate.region, rate.manual) not in replaced]
-    return save_quote_book(root, QuoteBook(quotes=book.quotes, rates=(*kept, *rates)))
+    return save_quote_book(root, dataclasses.replace(book, rates=(*kept, *rates)))
 
 
 @writes_project
@@ -166,7 +226,7 @@ def remove_quote(root: Path, key: tuple[str, str, str, bool]) -> bool:
     kept = tuple(quote for quote in book.quotes if quote.key != key)
     if len(kept) == len(book.quotes):
         return False
-    save_quote_book(root, QuoteBook(quotes=kept, rates=book.rates))
+    save_quote_book(root, dataclasses.replace(book, quotes=kept))
     return True
 
 

@@ -16,7 +16,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
-from trntui.core.quotes import PriceQuote, ServiceRate
+from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate
 from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
 from trntui.pricing.settings import PRICING_URL_ENV
 from trntui.ui.screens.worker_modal import WorkerModal
@@ -65,6 +65,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         self.wanted = wanted
         self.quotes: list[PriceQuote] = []
         self.rates: list[ServiceRate] = []
+        self.misses: tuple[PriceLookup, ...] = ()
+        """Types the price list has no row for: kept as evidence that they are not offered."""
         self.picked: set[int] = set()
 
     def compose(self) -> ComposeResult:
@@ -120,6 +122,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
 
         result = fetch_instance_quotes(region, types, progress=progress, cancel=cancel)
         side = fetch_side_rates(region, progress=progress, cancel=cancel)
+        self.misses = result.misses
         self.app.call_from_thread(self._show, result.quotes, side.rates)
         notes = [lookup.message for lookup in result.missing]
         notes += list(side.missing.values())
@@ -183,7 +186,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         if self.busy:
             self._message("Still fetching: wait, or esc to cancel.")
             return
-        if not self.picked and not self.rates:
+        if not self.picked and not self.rates and not self.misses:
             self._message("Nothing to keep: fetch first (enter).", error=True)
             return
-        self.dismiss(([self.quotes[i] for i in sorted(self.picked)], self.rates))
+        self.dismiss(([self.quotes[i] for i in sorted(self.picked)], self.rates, self.misses))

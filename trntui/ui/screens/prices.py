@@ -36,6 +36,7 @@ from trntui.store.quotes import (
     add_quotes,
     add_rates,
     load_quote_book,
+    record_lookups,
     remove_quote,
     save_quote_book,
 )
@@ -139,18 +140,25 @@ class PricesScreen(Screen[None]):
             lines.append("No training targets yet: add them on the Inventory screen (1).")
         for target in targets:
             lookup = find_quote(
-                self.book.quotes, target.instance_type, target.region, target.purchase_option
+                self.book.quotes,
+                target.instance_type,
+                target.region,
+                target.purchase_option,
+                self.book.misses,
             )
             head = f"{fit(target.name, 15):<15} {target.instance_type} {target.purchase_option}: "
             lines.append(head)
             if lookup.status != LookupStatus.FOUND or lookup.quote is None:
                 # Absent from this project's book is not the same as absent from the price
-                # list: only Trainium3 is known to be missing there.
-                hint = (
-                    "not in the price list yet: add a manual quote (a)"
-                    if lookup.status == LookupStatus.NOT_LISTED_YET
-                    else "price unknown: no quote yet; fetch (f) or add a manual quote (a)"
-                )
+                # list: only a lookup that found no row (or Trainium3, known to be missing)
+                # says so.
+                hints = {
+                    LookupStatus.NOT_LISTED_YET: "not in the price list yet: a manual quote (a)",
+                    LookupStatus.NOT_OFFERED: "not offered here, per the price list: another "
+                    "region, or a manual quote (a)",
+                }
+                default = "price unknown: no quote yet; fetch (f) or add a manual quote (a)"
+                hint = hints.get(lookup.status, default)
                 lines.append(hint, style="bold yellow")
             else:
                 quote = lookup.quote
@@ -228,13 +236,13 @@ class PricesScreen(Screen[None]):
         wanted = [(t.instance_type, t.purchase_option) for t in targets]
         self.app.push_screen(FetchPricesScreen(region, wanted), self._fetched)
 
-    def _fetched(self, result: tuple[list[PriceQuote], list] | None) -> None:
+    def _fetched(self, result: tuple[list[PriceQuote], list, tuple] | None) -> None:
         if not result:
             return
-        quotes, rates = result
+        quotes, rates, misses = result
 
         def keep(root: Path) -> None:
-            add_quotes(root, quotes)
+            record_lookups(root, tuple(quotes), tuple(misses))
             if rates:
                 add_rates(root, rates)
 
