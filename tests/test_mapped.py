@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trntui.core.errors import InputFileError
@@ -121,6 +121,7 @@ def test_mapping_is_remembered_per_shape(tmp_path: Path) -> None:
 
 @settings(max_examples=60)
 @given(position=st.integers(0, 3000), junk=st.text(max_size=6), jsonl=st.booleans())
+@example(position=330, junk="INF", jsonl=False)  # an infinite step once crashed the import
 def test_damaged_files_import_or_raise_input_error(
     tmp_path: Path, position: int, junk: str, jsonl: bool
 ) -> None:

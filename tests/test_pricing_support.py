@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tests import HANG_GUARD_S
+
 EC2_HEADER = [
     "SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription", "EffectiveDate",
     "StartingRange", "EndingRange", "Unit", "PricePerUnit", "Currency", "RelatedTo",
@@ -465,6 +467,6 @@ def test_fixture_server_serves_the_site(price_server: FakePriceList) -> None:
     import urllib.request
 
     url = price_server.base_url + "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
-    with urllib.request.urlopen(url, timeout=5) as response:
+    with urllib.request.urlopen(url, timeout=HANG_GUARD_S) as response:
         index = json.load(response)
     assert index["regions"]["us-west-2"]["currentVersionUrl"].endswith("/index.json")

@@ -246,7 +246,9 @@ def _number(table: RawTable, column: str, dtype: pl.DataType) -> pl.Series:
             expected="a number or an empty cell",
         )
     if dtype == pl.Int64:
-        fractional = table.frame.filter(values.is_not_null() & (values != values.round(0)))
+        fractional = table.frame.filter(
+            values.is_not_null() & (values.is_infinite() | (values != values.round(0)))
+        )
         if fractional.height:
             raise InputFileError(
                 table.source.name,
