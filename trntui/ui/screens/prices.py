@@ -153,7 +153,8 @@ class PricesScreen(Screen[None]):
                 # list: only a lookup that found no row (or Trainium3, known to be missing)
                 # says so.
                 hints = {
-                    LookupStatus.NOT_LISTED_YET: "not in the price list yet: a manual quote (a)",
+                    LookupStatus.NOT_LISTED_YET: "not in the price list yet: "
+                    "add a manual quote (a)",
                     LookupStatus.NOT_OFFERED: "not offered here, per the price list: another "
                     "region, or a manual quote (a)",
                 }
