@@ -277,5 +277,5 @@ def test_manual_upfront_fee_without_a_term_is_refused():
         source_note="x",
         quoted_on=dt.date(2026, 11, 1),
     )
-    with pytest.raises(InvalidQuoteError, match="reserved term"):
+    with pytest.raises(InvalidQuoteError, match="needs a term"):
         entry.to_quote()

@@ -46,6 +46,7 @@ from trntui.core.report import (
     render_json,
     render_markdown,
     report_document,
+    shown_terms,
     usd,
 )
 from trntui.core.sensitivity import DEFAULT_DRAWS
@@ -248,8 +249,10 @@ def _estimate_text(result: Estimate) -> str:
         for stage in item.stages:
             hours = "unknown" if stage.instance_hours is None else f"{stage.instance_hours:,.4g}"
             lines.append(f"  {stage.label:{_LABEL_WIDTH}} {hours} instance-hours")
-        for term, label in TERM_LABELS.items():
-            lines.append(f"  {label:{_LABEL_WIDTH}} {usd(item.term(term))}")
+        if item.block_billed:
+            lines.append(f"  {'Capacity Block':{_LABEL_WIDTH}} {item.block_text()}")
+        for term in shown_terms(item.block_billed):
+            lines.append(f"  {TERM_LABELS[term]:{_LABEL_WIDTH}} {usd(item.term(term))}")
         kinds: dict[str, int] = {}
         for i in item.inputs:
             kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1

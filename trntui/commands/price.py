@@ -15,9 +15,11 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.quotes import (
+    CAPACITY_BLOCK,
     DEFAULT_MAX_AGE_DAYS,
     ON_DEMAND,
     PriceQuote,
@@ -73,12 +75,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("dir", metavar="DIR", help="project folder")
     add.add_argument("--instance-type", required=True)
     add.add_argument("--region", required=True)
-    add.add_argument("--usd-per-hour", required=True, type=_positive_float, metavar="X")
+    add.add_argument(
+        "--usd-per-hour",
+        type=_positive_float,
+        metavar="X",
+        help="the hourly price (recurring part of a term; a Capacity Block's hourly equivalent "
+        "per instance)",
+    )
     add.add_argument("--source", required=True, help="where the price comes from (who, what)")
+    add.add_argument("--url", help="where the offer can be read again")
     add.add_argument(
         "--purchase-option", default=ON_DEMAND, help=f"one of: {purchase_option_help()}"
     )
-    add.add_argument("--upfront-usd", type=_non_negative_float, default=0.0, metavar="X")
+    add.add_argument(
+        "--upfront-usd",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="X",
+        help="upfront fee of a reserved term or Savings Plan; a Capacity Block's whole price",
+    )
+    block = add.add_argument_group("Capacity Block (--purchase-option capacity-block)")
+    block.add_argument("--block-days", type=_block_days, metavar="D", help=block_days_help())
+    block.add_argument(
+        "--block-instances", type=_block_instances, metavar="N", help="instances in the block"
+    )
+    block.add_argument("--availability-zone", metavar="AZ", help="the block's zone")
+    block.add_argument("--start-date", type=_date, help="the block's start, YYYY-MM-DD")
     add.add_argument("--date", type=_date, help="date of the quote, YYYY-MM-DD (default today)")
     add.add_argument(
         "--pin",
@@ -147,6 +169,28 @@ def _float(text: str) -> float:
     return value
 
 
+def _block_days(text: str) -> int:
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
+    if not is_block_days(days):
+        raise argparse.ArgumentTypeError(f"a Capacity Block lasts {block_days_help()}; got {days}")
+    return days
+
+
+def _block_instances(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= count <= MAX_BLOCK_INSTANCES:
+        raise argparse.ArgumentTypeError(
+            f"a Capacity Block holds 1 to {MAX_BLOCK_INSTANCES} instances; got {count}"
+        )
+    return count
+
+
 def _date(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -168,6 +212,10 @@ def quote_to_json(quote: PriceQuote) -> dict[str, Any]:
         "manual": quote.manual,
         "source_note": quote.source_note,
         "source_url": quote.source_url,
+        "block_days": quote.block_days,
+        "block_instances": quote.block_instances,
+        "availability_zone": quote.availability_zone,
+        "start_date": quote.start_date,
         "offer_code": quote.offer_code,
         "publication_date": quote.publication_date,
         "version": quote.version,
@@ -351,7 +399,7 @@ def _stated_date(args: argparse.Namespace) -> datetime:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from trntui.core.manual_quote import effective_hourly
+    from trntui.core.manual_quote import manual_quote
     from trntui.store.project import Project
     from trntui.store.quotes import add_quotes
 
@@ -360,25 +408,41 @@ def cmd_add(args: argparse.Namespace) -> int:
             f"unknown purchase option {args.purchase_option!r}; expected one of "
             f"{purchase_option_help()}"
         )
+    block_options = ("block_days", "block_instances", "availability_zone", "start_date")
+    given = [name for name in block_options if getattr(args, name) is not None]
+    if given and args.purchase_option != CAPACITY_BLOCK:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"{flag} is for --purchase-option {CAPACITY_BLOCK}")
     when = _stated_date(args)
-    quote = PriceQuote(
+    quote = manual_quote(
         instance_type=args.instance_type.strip(),
         region=args.region.strip(),
         purchase_option=args.purchase_option,
-        usd_per_hour=effective_hourly(args.purchase_option, args.usd_per_hour, args.upfront_usd),
-        recurring_usd_per_hour=args.usd_per_hour,
+        usd_per_hour=args.usd_per_hour,
         upfront_usd=args.upfront_usd,
         retrieved_at=when,
-        manual=True,
         source_note=args.source.strip(),
         pinned=args.pin,
+        block_days=args.block_days,
+        block_instances=args.block_instances,
+        availability_zone=args.availability_zone,
+        start_date=args.start_date.isoformat() if args.start_date else None,
+        source_url=args.url.strip() if args.url else None,
     )
     with Project.open(Path(args.dir)) as project:
         project.require_writable()
         add_quotes(project.root, [quote])
+    block = ""
+    if quote.block_days is not None:
+        count = quote.block_instances or 1
+        block = (
+            f", a {quote.block_days}-day block of {count} instance(s) for "
+            f"{_money(quote.upfront_usd, 2)} up front"
+        )
     print(
         f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
-        f"at {_money(quote.usd_per_hour)}/hour ({quote.source_note}, {when:%Y-%m-%d})"
+        f"at {_money(quote.usd_per_hour)}/instance-hour{block} ({quote.source_note}, "
+        f"{when:%Y-%m-%d})"
     )
     return 0
 
@@ -442,7 +506,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         (
             quote.instance_type,
             quote.region,
-            quote.purchase_option,
+            quote.purchase_option
+            + (f" {quote.block_days}d x{quote.block_instances or 1}" if quote.block_days else ""),
             _money(quote.usd_per_hour),
             "manual" if quote.manual else "price list",
             f"{quote.retrieved_at:%Y-%m-%d}",

@@ -31,6 +31,11 @@ per instance for the wall-clock time of the training (730 hours a month, AWS's c
 inter-AZ transfer is charged on both sides of a crossing (the rate is per direction); logs pay
 ingestion once and storage per month; data preparation is its own instance time.
 
+A target bought as a Capacity Block (``capacity_block`` = 1) pays whole blocks up front: the
+wall clock (all four stages) is rounded up to the block lengths AWS sells (1-14 days, then
+7-day steps to 182; ``core.capacity_block``), and the hours paid but not used are their own
+term, ``idle_usd``, so "pays 24 h, uses 5.2 h" is visible rather than folded into the rate.
+
 An input nobody knows stays ``None`` and every term that needs it stays ``None``: the estimate
 then reads "incomplete: <inputs>" instead of a number that looks final. The arithmetic is one
 set of Polars expressions (``cost_frame``) applied to a frame whose rows are variants of the
@@ -50,10 +55,12 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.capacity_block import billed_days_expr, blocks_text
 from trntui.core.errors import UserError
 from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
 from trntui.core.quotes import (
+    CAPACITY_BLOCK,
     ON_DEMAND,
     LookupStatus,
     PriceQuote,
@@ -119,7 +126,8 @@ class InputSpec:
     unit: str
     per_target: bool
     rule: str
-    """``positive``, ``non-negative``, ``fraction`` (0 <= x < 1) or ``count`` (whole, >= 1)."""
+    """``positive``, ``non-negative``, ``fraction`` (0 <= x < 1), ``count`` (whole, >= 1) or
+    ``flag`` (1 yes, 0 no)."""
     observed: bool = False
     """Measured per run, so it has a range over the repeated runs (SPEC §5)."""
 
@@ -128,6 +136,9 @@ _SPECS = (
     InputSpec("work_amount", "Work to finish", "work units", False, "positive"),
     InputSpec("instance_count", "Instances", "instances", True, "count"),
     InputSpec("usd_per_hour", "Instance price", "USD/instance-hour", True, "positive"),
+    InputSpec(
+        "capacity_block", "Billed as whole Capacity Block days", "1 = yes, 0 = no", True, "flag"
+    ),
     InputSpec("steady_throughput", "Useful throughput", "work units/s", True, "positive", True),
     InputSpec("startup_s", "Startup and compile", "s", True, "non-negative", True),
     InputSpec("launch_s", "Launch + teardown outside logs", "s", True, "non-negative", True),
@@ -205,10 +216,21 @@ TERM_INPUTS: dict[str, tuple[str, ...]] = {
     "logs_usd": ("log_gb", "months_stored", "logs_ingest_usd_per_gb",
                  "logs_store_usd_per_gb_month"),
     "data_prep_usd": ("data_prep_hours", "data_prep_instance_count", "data_prep_usd_per_hour"),
+    "idle_usd": ("capacity_block", "work_amount", "steady_throughput", "startup_s", "launch_s",
+                 "overhead_ratio", "checkpoint_s", "retry_ratio", "failed_fraction",
+                 "failed_run_s", "instance_count", "usd_per_hour"),
 }  # fmt: skip
 """Which inputs each cost term needs (an unknown one leaves the term unknown)."""
 
-TERMS = ("instance_usd", "storage_usd", "transfer_usd", "logs_usd", "data_prep_usd", "retries_usd")
+TERMS = (
+    "instance_usd",
+    "storage_usd",
+    "transfer_usd",
+    "logs_usd",
+    "data_prep_usd",
+    "retries_usd",
+    "idle_usd",
+)
 STAGES = (
     ("startup_h", "Launch, startup and compile"),
     ("training_h", "Training (steady useful work)"),
@@ -257,8 +279,18 @@ def _formula() -> tuple[list[pl.Expr], ...]:
         (c("startup_h") + c("training_h") + c("overhead_h")).alias("billed_h"),
     ]
     wall = [(c("billed_h") + c("retry_h")).alias("wall_h")]
+    paid = [
+        pl.when(c("capacity_block") > 0)
+        .then(billed_days_expr(c("wall_h") / 24.0) * 24.0)
+        .otherwise(c("wall_h"))
+        .alias("paid_h")
+    ]
     terms = [
         (c("wall_h") * c("instance_count")).alias("instance_hours"),
+        pl.when(c("capacity_block") == 0)
+        .then(pl.lit(0.0))
+        .otherwise((c("paid_h") - c("wall_h")) * c("instance_count") * c("usd_per_hour"))
+        .alias("idle_usd"),
         (c("billed_h") * c("instance_count") * c("usd_per_hour")).alias("instance_usd"),
         (c("retry_h") * c("instance_count") * c("usd_per_hour")).alias("retries_usd"),
         (
@@ -280,7 +312,7 @@ def _formula() -> tuple[list[pl.Expr], ...]:
         ).alias("data_prep_usd"),
     ]
     total = [pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd")]
-    return hours, stages, billed, wall, terms, total
+    return hours, stages, billed, wall, paid, terms, total
 
 
 _FORMULA = _formula()
@@ -379,6 +411,8 @@ def check_value(key: str, value: Any, *, where: str = "", unit: str | None = Non
         raise InvalidInputError(
             f"{prefix}{spec.label} must be at least 0 and below 1 (got {value})"
         )
+    if spec.rule == "flag" and number not in (0, 1):
+        raise InvalidInputError(f"{prefix}{spec.label} is 1 (yes) or 0 (no) (got {value})")
     if spec.rule == "count" and (number < 1 or number != int(number)):
         raise InvalidInputError(f"{prefix}{spec.label} must be a whole number >= 1 (got {value})")
     return number
@@ -987,6 +1021,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
     )
     inputs["usd_per_hour"] = price
+    inputs["capacity_block"] = _block_input(target, quote, inventory)
     inputs.update(measured)
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
     measured_throughput = inputs["steady_throughput"]
@@ -1042,6 +1077,28 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         scaling,
         quote_reason,
     )
+
+
+def _block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inventory) -> Input:
+    """Whether instance time is paid in whole Capacity Block days: it is for a target bought as
+    a block (the purchase option says so, whatever the quote's own option is)."""
+    name = target.name
+    if target.purchase_option != CAPACITY_BLOCK:
+        return Input(
+            "capacity_block",
+            0.0,
+            Provenance(DERIVED, "target", f"{target.purchase_option}: billed for the time used"),
+            name,
+        )
+    detail = "paid up front in whole blocks: 1-14 days, then 7-day steps to 182"
+    if quote is not None and quote.block_days is not None:
+        count = quote.block_instances or 1
+        detail += (
+            f"; the quote is a {quote.block_days}-day block of {count} instance(s) at "
+            f"${quote.usd_per_instance_day:,.2f} per instance-day, applied to the length the "
+            "work needs"
+        )
+    return Input("capacity_block", 1.0, Provenance(DERIVED, "target", detail), name)
 
 
 def apply_overrides(
@@ -1233,6 +1290,28 @@ class TargetEstimate:
     quote_flags: tuple[QuoteFlag, ...]
     samples: pl.DataFrame = dataclasses.field(compare=False, repr=False)
     quote_reason: str = ""
+    idle_usd: float | None = 0.0
+    """Capacity Block time paid and not used (0 when billed for the time used)."""
+    wall_hours: float | None = None
+    """Wall clock per instance the work needs (retries included)."""
+    paid_hours: float | None = None
+    """Hours paid per instance: the wall clock, or the whole block days that cover it."""
+
+    @property
+    def block_billed(self) -> bool:
+        return bool(self.input("capacity_block").value)
+
+    def block_text(self) -> str:
+        """ "pays 24 h, uses 5.2 h (1 block of 1 day)" for a block; empty otherwise."""
+        if not self.block_billed:
+            return ""
+        if self.paid_hours is None or self.wall_hours is None:
+            return "block length unknown: the wall clock the work needs is unknown"
+        days = round(self.paid_hours / 24)
+        return (
+            f"pays {self.paid_hours:,.0f} h, uses {self.wall_hours:,.3g} h per instance "
+            f"({blocks_text(days)})"
+        )
 
     @property
     def name(self) -> str:
@@ -1345,6 +1424,9 @@ def estimate_from_inputs(
                 logs_usd=row["logs_usd"],
                 data_prep_usd=row["data_prep_usd"],
                 retries_usd=row["retries_usd"],
+                idle_usd=row["idle_usd"],
+                wall_hours=row["wall_h"],
+                paid_hours=row["paid_h"],
                 total_usd=total,
                 usd_per_unit=None if total is None or not work else total / work,
                 work_unit=work_unit,

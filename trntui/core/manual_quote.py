@@ -11,10 +11,11 @@ from typing import ClassVar
 from trntui.core.fields import spec_field
 from trntui.core.inventory import PURCHASE_OPTIONS, check_instance_type, check_region
 from trntui.core.quotes import (
+    CAPACITY_BLOCK,
     HOURS_PER_YEAR,
     InvalidQuoteError,
     PriceQuote,
-    reserved_term_years,
+    term_years,
 )
 
 
@@ -37,9 +38,17 @@ class ManualQuoteEntry:
         minimum=0,
         maximum=100_000,
         required=True,
-        help="the recurring hourly part; 0 for an all-upfront reservation",
+        help="the recurring hourly part; 0 for an all-upfront reservation or a block",
     )
-    upfront_usd: float | None = spec_field("float", "Upfront fee", unit="USD", minimum=0)
+    upfront_usd: float | None = spec_field(
+        "float", "Upfront fee", unit="USD", minimum=0, help="a Capacity Block's whole price"
+    )
+    block_days: int | None = spec_field(
+        "int", "Block length", unit="days", minimum=1, maximum=182, help="Capacity Block only"
+    )
+    block_instances: int | None = spec_field(
+        "int", "Block instances", minimum=1, maximum=64, help="Capacity Block only"
+    )
     source_note: str = spec_field(
         "text",
         "Source",
@@ -58,30 +67,106 @@ class ManualQuoteEntry:
         """
         assert self.quoted_on is not None and self.usd_per_hour is not None
         when = dt.datetime.combine(self.quoted_on, dt.time(), tzinfo=dt.UTC)
-        upfront = self.upfront_usd or 0.0
-        return PriceQuote(
+        return manual_quote(
             instance_type=self.instance_type,
             region=self.region,
             purchase_option=self.purchase_option,
-            usd_per_hour=effective_hourly(self.purchase_option, self.usd_per_hour, upfront),
+            usd_per_hour=self.usd_per_hour or None,
+            upfront_usd=self.upfront_usd or 0.0,
             retrieved_at=when,
-            manual=True,
-            upfront_usd=upfront,
-            recurring_usd_per_hour=self.usd_per_hour,
             source_note=self.source_note,
+            block_days=self.block_days,
+            block_instances=self.block_instances,
         )
+
+
+def manual_quote(
+    *,
+    instance_type: str,
+    region: str,
+    purchase_option: str,
+    usd_per_hour: float | None,
+    upfront_usd: float,
+    retrieved_at: dt.datetime,
+    source_note: str,
+    pinned: bool = False,
+    block_days: int | None = None,
+    block_instances: int | None = None,
+    availability_zone: str | None = None,
+    start_date: str | None = None,
+    source_url: str | None = None,
+) -> PriceQuote:
+    """A quote a person typed in, with its effective hourly rate worked out.
+
+    ``usd_per_hour`` is the recurring hourly part (None or 0 when there is none). A reserved
+    term or Savings Plan spreads its upfront fee over the term's hours; a Capacity Block's
+    upfront total pays the whole block, so its rate is that total per instance-hour of the
+    block (and a block quoted by its hourly equivalent gets the total it implies).
+    """
+    if purchase_option == CAPACITY_BLOCK:
+        hourly, upfront = _block_price(usd_per_hour, upfront_usd, block_days, block_instances)
+        recurring = None
+    else:
+        if not usd_per_hour and not upfront_usd:
+            raise InvalidQuoteError(
+                f"quote for {instance_type}: give the hourly price (or an upfront fee for a "
+                "reserved term)"
+            )
+        hourly = effective_hourly(purchase_option, usd_per_hour or 0.0, upfront_usd)
+        upfront, recurring = upfront_usd, usd_per_hour or 0.0
+    return PriceQuote(
+        instance_type=instance_type,
+        region=region,
+        purchase_option=purchase_option,
+        usd_per_hour=hourly,
+        recurring_usd_per_hour=recurring,
+        upfront_usd=upfront,
+        retrieved_at=retrieved_at,
+        manual=True,
+        source_note=source_note,
+        pinned=pinned,
+        block_days=block_days,
+        block_instances=block_instances,
+        availability_zone=availability_zone,
+        start_date=start_date,
+        source_url=source_url,
+    )
+
+
+def _block_price(
+    usd_per_hour: float | None, upfront_usd: float, days: int | None, instances: int | None
+) -> tuple[float, float]:
+    """(USD per instance-hour, upfront total) of a Capacity Block quote."""
+    if upfront_usd and usd_per_hour:
+        raise InvalidQuoteError(
+            "a Capacity Block is quoted by its upfront total or by its hourly equivalent, not both"
+        )
+    if upfront_usd:
+        if days is None:
+            raise InvalidQuoteError(
+                "a Capacity Block's upfront total needs the block's length (--block-days)"
+            )
+        return upfront_usd / (days * 24 * (instances or 1)), upfront_usd
+    if not usd_per_hour:
+        raise InvalidQuoteError(
+            "a Capacity Block needs its upfront total (with the block's length) or its hourly "
+            "equivalent per instance"
+        )
+    total = usd_per_hour * days * 24 * (instances or 1) if days is not None else 0.0
+    return usd_per_hour, total
 
 
 def effective_hourly(
     purchase_option: str, recurring_usd_per_hour: float, upfront_usd: float
 ) -> float:
-    """The recurring hourly price plus an upfront fee spread over the reserved term's hours."""
+    """The recurring hourly price plus an upfront fee spread over the term's hours (a reserved
+    instance or a Savings Plan)."""
     if not upfront_usd:
         return recurring_usd_per_hour
-    years = reserved_term_years(purchase_option)
+    years = term_years(purchase_option)
     if years is None:
         raise InvalidQuoteError(
-            f"an upfront fee needs a reserved term to spread over; {purchase_option} has none "
+            f"an upfront fee needs a term to spread over; {purchase_option} has none "
             "(put it into the hourly price)"
         )
     return recurring_usd_per_hour + upfront_usd / (years * HOURS_PER_YEAR)

@@ -34,7 +34,7 @@ _RESERVED_PATTERN = re.compile(
     r"^reserved-(?P<years>[13])yr-(?P<klass>standard|convertible)-(?P<payment>no|partial|all)-upfront$"
 )
 _SAVINGS_PLAN_PATTERN = re.compile(
-    r"^savings-plan-(?:compute|ec2-instance)-[13]yr-(?:no|partial|all)-upfront$"
+    r"^savings-plan-(?:compute|ec2-instance)-(?P<years>[13])yr-(?:no|partial|all)-upfront$"
 )
 _TRAINIUM3_PATTERN = re.compile(r"^trn3", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\bEXAMPLE\b")
@@ -55,6 +55,12 @@ def reserved_option(years: int, offering_class: str, payment: str) -> str:
 def reserved_term_years(purchase_option: str) -> int | None:
     """Years in a reserved term (1 or 3), or None for options that are not reserved instances."""
     match = _RESERVED_PATTERN.match(purchase_option)
+    return int(match["years"]) if match else None
+
+
+def term_years(purchase_option: str) -> int | None:
+    """Years in a reserved term or a Savings Plan (1 or 3); None for options without a term."""
+    match = _RESERVED_PATTERN.match(purchase_option) or _SAVINGS_PLAN_PATTERN.match(purchase_option)
     return int(match["years"]) if match else None
 
 
@@ -113,6 +119,14 @@ class PriceQuote:
     pinned: bool = False
     """A person vouches for this manual quote (a negotiated or private price, a signed offer):
     it is used over the price list's and counts as verified."""
+    block_days: int | None = None
+    """A Capacity Block offer's duration (``BLOCK_DAYS``); its ``upfront_usd`` pays the whole
+    block and ``usd_per_hour`` is that total per instance-hour of the block."""
+    block_instances: int | None = None
+    """Instances in the quoted block (1 to 64)."""
+    availability_zone: str | None = None
+    start_date: str | None = None
+    """When the quoted block starts (YYYY-MM-DD), if the offer says."""
 
     def __post_init__(self) -> None:
         if not self.instance_type.strip():
@@ -138,11 +152,52 @@ class PriceQuote:
                 f"quote for {self.instance_type}: retrieval time needs a time zone"
             )
         _refuse_future(self.retrieved_at, f"quote for {self.instance_type}")
+        self._check_block()
         if self.manual and not self.source_note.strip():
             raise InvalidQuoteError(
                 f"manual quote for {self.instance_type} in {self.region}: say where the price "
                 "comes from (a source note is required)"
             )
+
+    def _check_block(self) -> None:
+        from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
+
+        what = f"quote for {self.instance_type} in {self.region}"
+        block = (self.block_days, self.block_instances, self.availability_zone, self.start_date)
+        if self.purchase_option != CAPACITY_BLOCK:
+            if any(value is not None for value in block):
+                raise InvalidQuoteError(
+                    f"{what}: block days, instances, zone and start date are for a "
+                    f"{CAPACITY_BLOCK} quote, not {self.purchase_option}"
+                )
+            return
+        if self.block_days is not None and not is_block_days(self.block_days):
+            raise InvalidQuoteError(
+                f"{what}: a Capacity Block lasts {block_days_help()}; got {self.block_days} days"
+            )
+        if self.block_instances is not None and not 1 <= self.block_instances <= (
+            MAX_BLOCK_INSTANCES
+        ):
+            raise InvalidQuoteError(
+                f"{what}: a Capacity Block holds 1 to {MAX_BLOCK_INSTANCES} instances; "
+                f"got {self.block_instances}"
+            )
+        if self.upfront_usd and self.block_days is None:
+            raise InvalidQuoteError(
+                f"{what}: an upfront total needs the block's length in days to be a price"
+            )
+        if self.start_date is not None:
+            try:
+                date.fromisoformat(self.start_date)
+            except ValueError:
+                raise InvalidQuoteError(
+                    f"{what}: start date {self.start_date!r} is not YYYY-MM-DD"
+                ) from None
+
+    @property
+    def usd_per_instance_day(self) -> float | None:
+        """A block's price per instance-day (what a whole day of one instance costs)."""
+        return None if self.usd_per_hour is None else self.usd_per_hour * 24
 
     @property
     def is_example(self) -> bool:

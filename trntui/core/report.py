@@ -70,7 +70,13 @@ TERM_LABELS = {
     "logs_usd": "Logs and monitoring",
     "data_prep_usd": "Data preparation",
     "retries_usd": "Failures and retries",
+    "idle_usd": "Capacity Block paid, unused",
 }
+
+
+def shown_terms(block_billed: bool) -> tuple[str, ...]:
+    """The cost terms worth a line: the unused block time only where a target pays blocks."""
+    return tuple(term for term in TERMS if block_billed or term != "idle_usd")
 
 
 def _number(value: float | None) -> float | None:
@@ -94,6 +100,12 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
         "incomplete_inputs": list(item.incomplete_inputs),
         "instance_hours": _number(item.instance_hours),
         **{term: _number(item.term(term)) for term in TERMS},
+        "capacity_block": {
+            "billed_in_blocks": item.block_billed,
+            "wall_hours_per_instance": _number(item.wall_hours),
+            "paid_hours_per_instance": _number(item.paid_hours),
+            "text": item.block_text(),
+        },
         "usd_per_unit": _number(item.usd_per_unit),
         "work_unit": item.work_unit,
         "stages": [
@@ -184,6 +196,7 @@ def _sensitivity_document(items: tuple[Sensitivity, ...]) -> list[dict[str, Any]
                 for bar in s.bars
             ],
             "not_varied": [{"input": label, "why": why} for label, why in s.not_varied],
+            "block_steps": list(s.block_steps),
         }
         for s in items
     ]
@@ -587,9 +600,15 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
         ]
         + [["Total billed", "", _num(t["instance_hours"]), ""]],
     )
+    block = t.get("capacity_block") or {}
+    if block.get("billed_in_blocks"):
+        out += [f"Capacity Block: {block['text']}.", ""]
     out += _table(
         ["Cost term", "USD"],
-        [[TERM_LABELS[term], usd(t[term])] for term in TERMS]
+        [
+            [TERM_LABELS[term], usd(t.get(term))]
+            for term in shown_terms(bool(block.get("billed_in_blocks")))
+        ]
         + [["**Total**", f"**{usd(t['total_usd'])}**"]],
     )
     rows = []
@@ -633,6 +652,7 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
                     for b in s["bars"]
                 ],
             )
+        out += [f"- block step: {step}" for step in s.get("block_steps", [])]
         out += [f"- not varied: {n['input']} ({n['why']})" for n in s["not_varied"]] + [""]
     out += ["### Spread of the total over the observed runs", ""]
     out += _table(
@@ -789,7 +809,7 @@ def render_csv(doc: dict[str, Any]) -> str:
             row("stage_instance_hours", name, s["key"], s["instance_hours"], "instance-hours")
             row("stage_usd", name, s["key"], s["usd"], "USD")
         for term in TERMS:
-            row("term", name, term, t[term], "USD")
+            row("term", name, term, t.get(term), "USD")
         row(
             "total",
             name,

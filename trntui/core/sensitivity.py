@@ -58,6 +58,9 @@ class Sensitivity:
     """Largest swing first."""
     not_varied: tuple[tuple[str, str], ...]
     """(input label, why it is not varied)."""
+    block_steps: tuple[str, ...] = ()
+    """For a target paid in Capacity Blocks: each observed range that crosses a block length,
+    in words (the total jumps there by whole days, not smoothly)."""
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,22 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
             rows.append({**base, value.key: value.low})
             rows.append({**base, value.key: value.high})
             plan.append((index, value))
-    totals = cost_frame(input_frame(rows))["total_usd"].to_list() if rows else []
+    frame = cost_frame(input_frame(rows)) if rows else None
+    totals = frame["total_usd"].to_list() if frame is not None else []
+    paid = frame["paid_h"].to_list() if frame is not None else []
     bars: dict[int, list[SensitivityBar]] = {}
+    steps: dict[int, list[str]] = {}
     for position, (index, value) in enumerate(plan):
         low_total, high_total = totals[2 * position], totals[2 * position + 1]
+        item = estimate.targets[index]
+        paid_low, paid_high = paid[2 * position], paid[2 * position + 1]
+        if item.block_billed and paid_low != paid_high and None not in (paid_low, paid_high):
+            unit = shown_unit(value.unit, estimate.work_unit)
+            steps.setdefault(index, []).append(
+                f"{value.label} {value.low:,.4g} to {value.high:,.4g} {unit} crosses a block "
+                f"length: {paid_low / 24:,.0f} to {paid_high / 24:,.0f} days paid per instance "
+                f"(${low_total:,.2f} to ${high_total:,.2f})"
+            )
         bars.setdefault(index, []).append(
             SensitivityBar(
                 key=value.key,
@@ -137,7 +152,15 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
         skipped = skipped_by_target[index]
         if item.total_usd is None:
             skipped = [("every input", "the estimate is incomplete"), *skipped]
-        result.append(Sensitivity(item.name, item.total_usd, tuple(ranked), tuple(skipped)))
+        result.append(
+            Sensitivity(
+                item.name,
+                item.total_usd,
+                tuple(ranked),
+                tuple(skipped),
+                tuple(steps.get(index, ())),
+            )
+        )
     return tuple(result)
 
 

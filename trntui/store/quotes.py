@@ -59,10 +59,11 @@ _QUOTE_ORDER = (
     "instance_type", "region", "purchase_option", "usd_per_hour", "upfront_usd",
     "recurring_usd_per_hour", "accelerator_count", "manual", "source_note", "retrieved_at",
     "offer_code", "source_url", "publication_date", "version", "sku", "rate_code",
-    "effective_date", "etag", "last_modified", "pinned",
+    "effective_date", "etag", "last_modified", "pinned", "block_days", "block_instances",
+    "availability_zone", "start_date",
 )  # fmt: skip
 _FLOAT_KEYS = {"usd_per_hour", "upfront_usd", "recurring_usd_per_hour"}
-_INT_KEYS = {"accelerator_count"}
+_INT_KEYS = {"accelerator_count", "block_days", "block_instances"}
 _BOOL_KEYS = {"manual", "pinned"}
 
 
@@ -311,6 +312,9 @@ _PROBLEM_KEYS = (
     ("purchase option", "purchase_option"),
     ("hourly price", "usd_per_hour"),
     ("upfront", "upfront_usd"),
+    ("Capacity Block lasts", "block_days"),
+    ("instances", "block_instances"),
+    ("start date", "start_date"),
     ("source", "source_note"),
 )
 

@@ -43,7 +43,14 @@ from trntui.core.estimate import (
     rate_id,
 )
 from trntui.core.inventory import Inventory, InventoryInvalid, TrainingTarget
-from trntui.core.quotes import PriceQuote, QuoteBook, RateTier, ServiceRate, SideService
+from trntui.core.quotes import (
+    CAPACITY_BLOCK,
+    PriceQuote,
+    QuoteBook,
+    RateTier,
+    ServiceRate,
+    SideService,
+)
 from trntui.core.system_size import effective_size
 from trntui.store.atomic import atomic_write_text
 from trntui.store.project import read_inventory, writes_project
@@ -356,6 +363,7 @@ def load_scenario(root: Path, name: str) -> Scenario:
         overrides += _before_checkpoint_input(document, inventory, overrides)
         before_sizes = _saved_before(document, "launch_s")
         overrides += _before_launch_input(document, inventory, overrides)
+        overrides += _before_block_billing(document, inventory, overrides)
         quotes = tuple(_quote_from(q) for q in document.get("quote", []))
         rates = tuple(_rate_from(r) for r in document.get("rate", []))
         rows = [
@@ -438,6 +446,23 @@ def _before_launch_input(
         Override("launch_s", 0.0, target.name, who="trntui", why=why)
         for target in inventory.targets
         if ("launch_s", target.name) not in overridden
+    )
+
+
+def _before_block_billing(
+    document: dict[str, Any], inventory: Inventory, overrides: tuple[Override, ...]
+) -> tuple[Override, ...]:
+    """A snapshot saved before Capacity Blocks were billed in whole days paid its block
+    targets by the hour used; it gets that back as a visible override, so it reads as saved."""
+    if not _saved_before(document, "capacity_block"):
+        return ()
+    overridden = {(o.input, o.target) for o in overrides}
+    why = "snapshot saved before Capacity Blocks were billed in whole days"
+    return tuple(
+        Override("capacity_block", 0.0, target.name, who="trntui", why=why)
+        for target in inventory.targets
+        if target.purchase_option == CAPACITY_BLOCK
+        and ("capacity_block", target.name) not in overridden
     )
 
 

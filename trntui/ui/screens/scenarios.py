@@ -46,7 +46,7 @@ from trntui.core.estimate import (
 from trntui.core.estimate import (
     Input as EstimateInput,
 )
-from trntui.core.report import TERM_LABELS, Analysis, usd
+from trntui.core.report import TERM_LABELS, Analysis, shown_terms, usd
 from trntui.core.scale_plan import scale_plan
 from trntui.store.scenarios import (
     DiffRow,
@@ -116,8 +116,14 @@ def estimate_table(result: Estimate) -> Table:
                 for t in targets
             ],
         )
-    for term, label in TERM_LABELS.items():
-        table.add_row(label, *[usd(t.term(term)) for t in targets])
+    blocks = any(t.block_billed for t in targets)
+    if blocks:
+        table.add_row(
+            "  Block h paid / used per instance",
+            *[_block_cell(t) for t in targets],
+        )
+    for term in shown_terms(blocks):
+        table.add_row(TERM_LABELS[term], *[usd(t.term(term)) for t in targets])
     table.add_row(
         Text("Total", style="bold"),
         *[
@@ -133,6 +139,14 @@ def estimate_table(result: Estimate) -> Table:
         *["unknown" if t.usd_per_unit is None else f"${t.usd_per_unit:,.6g}" for t in targets],
     )
     return table
+
+
+def _block_cell(item: TargetEstimate) -> str:
+    if not item.block_billed:
+        return "-"
+    if item.paid_hours is None or item.wall_hours is None:
+        return "unknown"
+    return f"{item.paid_hours:,.0f} / {item.wall_hours:,.3g}"
 
 
 def _stage_labels(targets: tuple[TargetEstimate, ...]) -> list[tuple[str, str]]:
@@ -814,7 +828,10 @@ class ScenariosScreen(Screen[None]):
         self.query_one("#sens-title", Static).update(title)
         self.query_one(TornadoChart).show(sens)
         self.query_one("#distribution", Static).update(distribution_text(analysis, item.name))
-        not_varied = "\n".join(f"Not varied: {label} ({why})" for label, why in sens.not_varied)
+        not_varied = "\n".join(
+            [f"Block step: {step}" for step in sens.block_steps]
+            + [f"Not varied: {label} ({why})" for label, why in sens.not_varied]
+        )
         self.query_one("#not-varied", Static).update(not_varied)
 
     def action_next_target(self) -> None:

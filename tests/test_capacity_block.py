@@ -1,0 +1,255 @@
+"""Capacity Blocks billed as AWS bills them: whole blocks paid up front, in the lengths sold
+(1-day steps to 14 days, then 7-day steps to 182; EC2 User Guide, "Capacity Blocks pricing and
+billing"), with the unused hours shown."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trntui.cli import main
+from trntui.core.capacity_block import billed_days, billed_days_expr
+from trntui.core.estimate import InvalidInputError, Override, check_value, estimate
+from trntui.core.inventory import TrainingGoal
+from trntui.core.manual_quote import manual_quote
+from trntui.core.quotes import InvalidQuoteError, PriceQuote, QuoteBook
+from trntui.store.quotes import load_quote_book
+from trntui.store.scenarios import load_scenario, save_scenario
+
+from .test_estimate import GPU, RETRIEVED, TRN, book, context, inventory
+
+# The lengths a block is sold in, written out from the User Guide's rule.
+SOLD_DAYS = [*range(1, 15), 21, 28, 35, 42, 49, 56, 63, 70, 77, 84, 91, 98, 105, 112, 119,
+             126, 133, 140, 147, 154, 161, 168, 175, 182]  # fmt: skip
+
+
+def block_quote(upfront: float, days: int, instances: int) -> PriceQuote:
+    return manual_quote(
+        instance_type="trn3.48xlarge",
+        region="us-east-1",
+        purchase_option="capacity-block",
+        usd_per_hour=None,
+        upfront_usd=upfront,
+        retrieved_at=RETRIEVED,
+        source_note="account team block offer",
+        block_days=days,
+        block_instances=instances,
+    )
+
+
+def block_context(upfront: float = 1_000.0, days: int = 1, work: float = 7200.0):
+    """The test project with its Trainium3 target (2 instances) bought as a Capacity Block."""
+    base = inventory()
+    targets = tuple(
+        dataclasses.replace(t, purchase_option="capacity-block") if t.name == TRN else t
+        for t in base.targets
+    )
+    goal = dataclasses.replace(base.goal, work_amount=work)
+    inv = dataclasses.replace(base, targets=targets, goal=goal)
+    quotes = (*book().quotes, block_quote(upfront, days, 2))
+    return context(inv, QuoteBook(quotes=quotes, rates=book().rates))
+
+
+@given(st.floats(min_value=1e-6, max_value=182.0))
+def test_a_need_takes_the_shortest_block_sold_that_covers_it(need):
+    assert billed_days(need) == min(d for d in SOLD_DAYS if d >= need - 1e-9)
+
+
+@given(st.floats(min_value=0.0, max_value=1000.0))
+def test_the_formula_bills_the_same_days_as_the_rule(need):
+    in_formula = pl.select(billed_days_expr(pl.lit(need, dtype=pl.Float64))).item()
+    assert in_formula == billed_days(need)
+
+
+def test_a_need_past_the_longest_block_takes_whole_blocks_and_a_covering_one():
+    assert billed_days(182.5) == 182 + 1
+    assert billed_days(200) == 182 + 21
+    assert billed_days(364) == 2 * 182
+    assert billed_days(0) == 0
+
+
+def test_a_five_hour_job_on_a_one_day_block_pays_the_whole_day():
+    # 2 instances for 1 day for $1,000: $500 per instance-day.
+    result = estimate(block_context(upfront=1_000.0, days=1)).target(TRN)
+    assert 0 < result.wall_hours < 24
+    assert result.paid_hours == 24
+    instance_time = result.instance_usd + result.retries_usd + result.idle_usd
+    assert instance_time == pytest.approx(1_000.0)
+    assert instance_time / 2 >= 500.0 - 1e-9  # at least the day rate per instance
+    assert result.idle_usd == pytest.approx((24 - result.wall_hours) * 2 * 1_000.0 / 48)
+    assert result.block_text().startswith(f"pays 24 h, uses {result.wall_hours:,.3g} h")
+    assert "1 block of 1 day" in result.block_text()
+    assert result.input("capacity_block").value == 1.0
+
+
+def test_a_fifteen_day_need_takes_a_twenty_one_day_block():
+    # 2 samples/s: 2 M samples are 278 h of training, 1.25x that with overhead and retries
+    # (0.2 + 0.05) plus startup and a failed attempt: about 14.5 days.
+    result = estimate(block_context(work=2.0e6)).target(TRN)
+    assert 14 < result.wall_hours / 24 <= 15
+    assert result.paid_hours == 21 * 24
+    assert "1 block of 21 days" in result.block_text()
+    day_rate = 1_000.0 / 2
+    paid = result.instance_usd + result.retries_usd + result.idle_usd
+    assert paid == pytest.approx(21 * 2 * day_rate)
+
+
+def test_a_target_billed_by_the_hour_has_no_idle_time():
+    result = estimate(block_context()).target(GPU)
+    assert result.idle_usd == 0.0
+    assert result.paid_hours == pytest.approx(result.wall_hours)
+    assert result.block_text() == ""
+
+
+def test_an_unknown_wall_clock_leaves_the_block_cost_unknown():
+    inv = block_context().inventory
+    unknown_goal = TrainingGoal(work_unit="samples")
+    ctx = dataclasses.replace(
+        block_context(), inventory=dataclasses.replace(inv, goal=unknown_goal)
+    )
+    result = estimate(ctx).target(TRN)
+    assert result.idle_usd is None and result.total_usd is None
+    assert "unknown" in result.block_text()
+
+
+def test_the_block_flag_can_be_overridden_only_to_yes_or_no():
+    with pytest.raises(InvalidInputError, match="1 \\(yes\\) or 0 \\(no\\)"):
+        check_value("capacity_block", 0.5)
+    hourly = estimate(block_context(), [Override("capacity_block", 0.0, TRN, "bob", "what if")])
+    assert hourly.target(TRN).idle_usd == 0.0
+
+
+def test_block_quote_prices():
+    quote = block_quote(upfront=9_600.0, days=2, instances=4)
+    assert quote.usd_per_hour == pytest.approx(9_600.0 / (2 * 24 * 4))
+    assert quote.usd_per_instance_day == pytest.approx(1_200.0)
+    by_rate = manual_quote(
+        instance_type="p5.48xlarge", region="us-east-1", purchase_option="capacity-block",
+        usd_per_hour=30.0, upfront_usd=0.0, retrieved_at=RETRIEVED, source_note="offer",
+        block_days=1, block_instances=1,
+    )  # fmt: skip
+    assert by_rate.upfront_usd == pytest.approx(720.0)
+    with pytest.raises(InvalidQuoteError, match="Capacity Block lasts"):
+        block_quote(upfront=1.0, days=15, instances=1)
+    with pytest.raises(InvalidQuoteError, match="1 to 64 instances"):
+        block_quote(upfront=1.0, days=1, instances=65)
+    with pytest.raises(InvalidQuoteError, match="for a capacity-block quote"):
+        dataclasses.replace(book().quotes[0], block_days=1)
+
+
+def test_a_savings_plan_accepts_its_upfront_fee():
+    quote = manual_quote(
+        instance_type="p5.48xlarge", region="us-east-1",
+        purchase_option="savings-plan-compute-1yr-partial-upfront", usd_per_hour=20.0,
+        upfront_usd=87_600.0, retrieved_at=RETRIEVED, source_note="plan offer",
+    )  # fmt: skip
+    assert quote.usd_per_hour == pytest.approx(20.0 + 87_600.0 / 8760)
+
+
+def test_price_add_saves_a_block_offer(sample_dir, capsys):
+    code = main([
+        "price", "add", str(sample_dir), "--instance-type", "trn3.48xlarge",
+        "--region", "us-east-1", "--purchase-option", "capacity-block", "--block-days", "7",
+        "--block-instances", "2", "--upfront-usd", "16800", "--source", "account team offer",
+        "--url", "https://example.invalid/offer/7", "--availability-zone", "us-east-1a",
+        "--start-date", "2026-12-03", "--date", "2026-11-28",
+    ])  # fmt: skip
+    assert code == 0
+    assert "7-day block of 2 instance(s)" in capsys.readouterr().out
+    saved = [q for q in load_quote_book(sample_dir).quotes if q.block_days == 7]
+    assert len(saved) == 1
+    quote = saved[0]
+    assert quote.usd_per_hour == pytest.approx(16_800 / (7 * 24 * 2))
+    assert (quote.block_instances, quote.availability_zone) == (2, "us-east-1a")
+    assert quote.start_date == "2026-12-03"
+    assert quote.source_url == "https://example.invalid/offer/7"
+    text = (sample_dir / "prices" / "quotes.toml").read_text()
+    assert any(t.get("block_days") == 7 for t in tomllib.loads(text)["quote"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--purchase-option", "capacity-block", "--block-days", "15", "--upfront-usd", "1"],
+         "1 to 14 days, then 7-day steps"),
+        (["--purchase-option", "capacity-block", "--upfront-usd", "100"], "--block-days"),
+        (["--block-days", "1", "--usd-per-hour", "3"], "--block-days is for --purchase-option"),
+        (["--purchase-option", "on-demand"], "give the hourly price"),
+    ],
+)  # fmt: skip
+def test_price_add_refuses_a_bad_block_and_writes_nothing(sample_dir, capsys, extra, message):
+    path = sample_dir / "prices" / "quotes.toml"
+    before = path.read_bytes()
+    with pytest.raises(SystemExit) if "15" in extra else _no_exit():
+        code = main([
+            "price", "add", str(sample_dir), "--instance-type", "trn3.48xlarge",
+            "--region", "us-east-1", "--source", "offer", *extra,
+        ])  # fmt: skip
+        assert code != 0
+    captured = capsys.readouterr()
+    assert message in captured.err + captured.out
+    assert path.read_bytes() == before
+
+
+class _no_exit:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+def test_a_bad_block_length_in_the_file_names_its_line(sample_dir):
+    from trntui.core.errors import InputFileError
+
+    path = sample_dir / "prices" / "quotes.toml"
+    text = path.read_text()
+    text += (
+        '\n[[quote]]\ninstance_type = "trn3.48xlarge"\nregion = "us-east-1"\n'
+        'purchase_option = "capacity-block"\nusd_per_hour = 20.0\nblock_days = 16\n'
+        'manual = true\nsource_note = "offer"\nretrieved_at = 2026-11-20T00:00:00Z\n'
+    )
+    path.write_text(text)
+    with pytest.raises(InputFileError) as caught:
+        load_quote_book(sample_dir)
+    line = text.splitlines().index("block_days = 16") + 1
+    assert f":{line}" in str(caught.value) and "7-day steps" in str(caught.value)
+
+
+def test_a_snapshot_saved_before_block_billing_reads_as_saved(sample_dir):
+    ctx = block_context()
+    name = "before-blocks"
+    save_scenario(sample_dir, name, ctx, (), note="", saved_by="test")
+    path = sample_dir / "scenarios" / f"{name}.toml"
+    document = tomllib.loads(path.read_text())
+    hourly_total = estimate(ctx, [Override("capacity_block", 0.0, TRN, "t", "t")])
+    # As a snapshot of the older format would hold it: no capacity_block input.
+    import tomli_w
+
+    from trntui.store.atomic import atomic_write_text
+
+    document["inputs"] = [r for r in document["inputs"] if r.get("key") != "capacity_block"]
+    atomic_write_text(path, tomli_w.dumps(document))
+    reopened = load_scenario(sample_dir, name).estimate().target(TRN)
+    assert reopened.total_usd == pytest.approx(hourly_total.target(TRN).total_usd)
+    assert math.isclose(reopened.idle_usd, 0.0)
+
+
+def test_sensitivity_names_the_block_step_an_observed_range_crosses():
+    from trntui.core.sensitivity import sensitivity
+
+    # At the slowest observed run (1 sample/s) 90,000 samples need more than a day of wall
+    # clock, at the fastest (3 samples/s) less: the range crosses the 1-day block length.
+    bars = {s.target: s for s in sensitivity(estimate(block_context(work=90_000.0)))}
+    steps = bars[TRN].block_steps
+    assert len([s for s in steps if s.startswith("Useful throughput 1 to 3")]) == 1
+    assert "2 to 1 days paid per instance" in steps[0]
+    assert bars[GPU].block_steps == ()
+    small = {s.target: s for s in sensitivity(estimate(block_context(work=7200.0)))}
+    assert small[TRN].block_steps == ()
