@@ -253,6 +253,8 @@ def _estimate_text(result: Estimate) -> str:
             lines.append(f"  {'Capacity Block':{_LABEL_WIDTH}} {item.block_text()}")
         for term in shown_terms(item.block_billed):
             lines.append(f"  {TERM_LABELS[term]:{_LABEL_WIDTH}} {usd(item.term(term))}")
+        if item.term_years is not None:
+            lines.append(f"  {'Term commitment':{_LABEL_WIDTH}} {item.commitment_text()}")
         kinds: dict[str, int] = {}
         for i in item.inputs:
             kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1

@@ -61,6 +61,7 @@ from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
+    HOURS_PER_YEAR,
     ON_DEMAND,
     LookupStatus,
     PriceQuote,
@@ -70,6 +71,7 @@ from trntui.core.quotes import (
     SideService,
     find_quote,
     quote_flags,
+    term_years,
 )
 from trntui.core.run_facts import RunFacts
 from trntui.core.scaling import INTERPOLATED, Family, families, family_of, throughput_at
@@ -1296,6 +1298,22 @@ class TargetEstimate:
     """Wall clock per instance the work needs (retries included)."""
     paid_hours: float | None = None
     """Hours paid per instance: the wall clock, or the whole block days that cover it."""
+    term_years: int | None = None
+    """The reserved term or Savings Plan term the target is bought under (None: no term)."""
+    commitment_beyond_usd: float | None = None
+    """What the term still owes after this training's hours: instances x rate x (term hours -
+    wall clock). Not part of the total (other work can use it), never hidden either."""
+
+    def commitment_text(self) -> str:
+        """The term's remaining commitment in words; empty without a term."""
+        if self.term_years is None:
+            return ""
+        if self.commitment_beyond_usd is None:
+            return f"{self.term_years}-year term: what it still owes is unknown"
+        return (
+            f"{self.term_years}-year term still owes ${self.commitment_beyond_usd:,.2f} beyond "
+            "this training (not in the total)"
+        )
 
     @property
     def block_billed(self) -> bool:
@@ -1386,6 +1404,16 @@ def _risk_line(risk: MigrationRisk) -> RiskLine:
     return RiskLine(risk.title, risk.kind, risk.status, risk.effort_days, risk.owner)
 
 
+def _commitment_beyond(row: Mapping[str, Any], years: int | None) -> float | None:
+    """USD a term (reserved or Savings Plan) commits to beyond this training's wall clock."""
+    if years is None:
+        return None
+    rate, count, wall = row["usd_per_hour"], row["instance_count"], row["wall_h"]
+    if rate is None or count is None or wall is None:
+        return None
+    return max(0.0, rate * count * (years * HOURS_PER_YEAR - wall))
+
+
 def estimate_from_inputs(
     prepared: Sequence[TargetInputs],
     risks: Iterable[MigrationRisk] = (),
@@ -1412,6 +1440,7 @@ def estimate_from_inputs(
         )
         total = row["total_usd"]
         work = row["work_amount"]
+        years = term_years(item.target.purchase_option)
         targets.append(
             TargetEstimate(
                 target=item.target,
@@ -1427,6 +1456,8 @@ def estimate_from_inputs(
                 idle_usd=row["idle_usd"],
                 wall_hours=row["wall_h"],
                 paid_hours=row["paid_h"],
+                term_years=years,
+                commitment_beyond_usd=_commitment_beyond(row, years),
                 total_usd=total,
                 usd_per_unit=None if total is None or not work else total / work,
                 work_unit=work_unit,

@@ -106,6 +106,11 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
             "paid_hours_per_instance": _number(item.paid_hours),
             "text": item.block_text(),
         },
+        "term_commitment": {
+            "term_years": item.term_years,
+            "beyond_this_training_usd": _number(item.commitment_beyond_usd),
+            "text": item.commitment_text(),
+        },
         "usd_per_unit": _number(item.usd_per_unit),
         "work_unit": item.work_unit,
         "stages": [
@@ -611,6 +616,9 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
         ]
         + [["**Total**", f"**{usd(t['total_usd'])}**"]],
     )
+    commitment = (t.get("term_commitment") or {}).get("text")
+    if commitment:
+        out += [f"Term commitment: {commitment}.", ""]
     rows = []
     for i in t["inputs"].values():
         observed = ""

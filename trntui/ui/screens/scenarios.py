@@ -133,6 +133,11 @@ def estimate_table(result: Estimate) -> Table:
             for t in targets
         ],
     )
+    if any(t.term_years is not None for t in targets):
+        table.add_row(
+            "Term owes beyond this (not in total)",
+            *["-" if t.term_years is None else usd(t.commitment_beyond_usd) for t in targets],
+        )
     unit = (result.work_unit or "unit").removesuffix("s")
     table.add_row(
         f"Per {unit}",

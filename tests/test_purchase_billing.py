@@ -1,6 +1,7 @@
-"""Capacity Blocks billed as AWS bills them: whole blocks paid up front, in the lengths sold
-(1-day steps to 14 days, then 7-day steps to 182; EC2 User Guide, "Capacity Blocks pricing and
-billing"), with the unused hours shown."""
+"""Purchase options billed as AWS bills them: Capacity Blocks paid up front as whole blocks, in
+the lengths sold (1-day steps to 14 days, then 7-day steps to 182; EC2 User Guide, "Capacity
+Blocks pricing and billing"), with the unused hours shown; a reserved term or Savings Plan shows
+what it still owes beyond the training."""
 
 from __future__ import annotations
 
@@ -253,3 +254,28 @@ def test_sensitivity_names_the_block_step_an_observed_range_crosses():
     assert bars[GPU].block_steps == ()
     small = {s.target: s for s in sensitivity(estimate(block_context(work=7200.0)))}
     assert small[TRN].block_steps == ()
+
+
+def test_a_term_shows_what_it_still_owes_beyond_the_training_outside_the_total():
+    base = inventory()
+    plan = "savings-plan-compute-1yr-all-upfront"
+    targets = tuple(
+        dataclasses.replace(t, purchase_option=plan) if t.name == TRN else t for t in base.targets
+    )
+    plan_quote = dataclasses.replace(book().quotes[2], purchase_option=plan, usd_per_hour=7.0)
+    assert plan_quote.instance_type == "trn3.48xlarge"
+    ctx = context(
+        dataclasses.replace(base, targets=targets),
+        QuoteBook(quotes=(*book().quotes, plan_quote), rates=book().rates),
+    )
+    result = estimate(ctx)
+    trn = result.target(TRN)
+    # 2 instances x $7/h x (8760 h - the wall clock this training uses)
+    assert trn.commitment_beyond_usd == pytest.approx(2 * 7.0 * (8760 - trn.wall_hours))
+    assert trn.commitment_text().startswith("1-year term still owes $")
+    terms = sum(trn.term(t) for t in ("instance_usd", "storage_usd", "transfer_usd", "logs_usd",
+                                      "data_prep_usd", "retries_usd", "idle_usd"))  # fmt: skip
+    assert trn.total_usd == pytest.approx(terms)
+    assert trn.total_usd < trn.commitment_beyond_usd
+    gpu = result.target(GPU)
+    assert gpu.term_years is None and gpu.commitment_text() == ""
