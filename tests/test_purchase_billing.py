@@ -279,3 +279,49 @@ def test_a_term_shows_what_it_still_owes_beyond_the_training_outside_the_total()
     assert trn.total_usd < trn.commitment_beyond_usd
     gpu = result.target(GPU)
     assert gpu.term_years is None and gpu.commitment_text() == ""
+
+
+def spot_context(per_day: float | None, restarted: bool = True):
+    """The Trainium3 target on spot; one of its runs restarted once, costing 0.1 x 3600 s."""
+    from .test_estimate import gpu_runs, trn_runs
+
+    base = inventory()
+    targets = tuple(
+        dataclasses.replace(t, purchase_option="spot", spot_interruptions_per_day=per_day)
+        if t.name == TRN
+        else t
+        for t in base.targets
+    )
+    runs = trn_runs()
+    if restarted:
+        runs[1] = {**runs[1], "restarts": 1}  # retry ratio 0.1 of 3600 s training
+    spot = dataclasses.replace(book().quotes[2], purchase_option="spot", usd_per_hour=4.0)
+    quotes = QuoteBook(quotes=(*book().quotes, spot), rates=book().rates)
+    return context(dataclasses.replace(base, targets=targets), quotes, runs + gpu_runs())
+
+
+def test_spot_interruptions_cost_the_observed_restart_at_the_stated_rate():
+    on_spot = estimate(spot_context(per_day=0.5)).target(TRN)
+    calm = estimate(spot_context(per_day=0.0)).target(TRN)
+    assert on_spot.input("restart_cost_s").value == pytest.approx(360.0)
+    assert on_spot.input("restart_cost_s").provenance.kind == "measured"
+    billed_h = sum(s.hours for s in calm.stages if s.key != "retry_h")
+    # 2 instances, 0.5 interruptions per instance-day over the billed time, 360 s each
+    extra_h = billed_h / 24 * 0.5 * 2 * 360 / 3600
+    retry = {s.key: s.hours for s in on_spot.stages}["retry_h"]
+    calm_retry = {s.key: s.hours for s in calm.stages}["retry_h"]
+    assert retry - calm_retry == pytest.approx(extra_h)
+    assert on_spot.retries_usd - calm.retries_usd == pytest.approx(extra_h * 2 * 4.0)
+
+
+def test_spot_without_a_stated_rate_or_an_observed_restart_is_incomplete():
+    unstated = estimate(spot_context(per_day=None)).target(TRN)
+    assert unstated.total_usd is None
+    assert unstated.incomplete_inputs == ("Spot interruptions",)
+    unobserved = estimate(spot_context(per_day=0.5, restarted=False)).target(TRN)
+    assert unobserved.total_usd is None
+    assert unobserved.incomplete_inputs == ("Cost of one restart",)
+    # A target that is never interrupted needs no restart cost.
+    gpu = estimate(spot_context(per_day=0.5, restarted=False)).target(GPU)
+    assert gpu.complete and gpu.input("restart_cost_s").is_unknown
+    assert "Cost of one restart" not in [i.label for i in gpu.unknown_inputs()]

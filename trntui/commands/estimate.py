@@ -261,9 +261,7 @@ def _estimate_text(result: Estimate) -> str:
         lines.append(
             f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
         )
-        lines += [
-            f"  unknown: {i.label}: {i.provenance.source}" for i in item.inputs if i.is_unknown
-        ]
+        lines += [f"  unknown: {i.label}: {i.provenance.source}" for i in item.unknown_inputs()]
     open_risks = sum(r.status != "resolved" for r in result.risks)
     lines.append(
         f"Porting risks: {result.risk_effort_text} over {open_risks} open risk(s), "

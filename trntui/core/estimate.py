@@ -63,6 +63,7 @@ from trntui.core.quotes import (
     CAPACITY_BLOCK,
     HOURS_PER_YEAR,
     ON_DEMAND,
+    SPOT,
     LookupStatus,
     PriceQuote,
     QuoteBook,
@@ -161,6 +162,14 @@ _SPECS = (
         "non-negative",
         True,
     ),
+    InputSpec(
+        "spot_interruptions_per_day",
+        "Spot interruptions",
+        "per instance-day",
+        True,
+        "non-negative",
+    ),
+    InputSpec("restart_cost_s", "Cost of one restart", "s", True, "non-negative"),
     InputSpec("failed_fraction", "Share of runs that did not count", "fraction", True, "fraction"),
     InputSpec("failed_run_s", "Billed time of a run that did not count", "s", True, "non-negative"),
     InputSpec("dataset_gb", "Dataset size", "GB", False, "non-negative"),
@@ -208,7 +217,9 @@ TERM_INPUTS: dict[str, tuple[str, ...]] = {
     "instance_usd": ("work_amount", "steady_throughput", "startup_s", "launch_s",
                      "overhead_ratio", "checkpoint_s", "instance_count", "usd_per_hour"),
     "retries_usd": ("work_amount", "steady_throughput", "retry_ratio", "failed_fraction",
-                    "failed_run_s", "launch_s", "instance_count", "usd_per_hour"),
+                    "failed_run_s", "launch_s", "instance_count", "usd_per_hour",
+                    "spot_interruptions_per_day", "restart_cost_s", "startup_s",
+                    "overhead_ratio", "checkpoint_s"),
     "storage_usd": ("dataset_gb", "checkpoint_gb", "checkpoints_kept", "months_stored",
                     "s3_usd_per_gb_month", "ebs_gb_per_instance", "ebs_usd_per_gb_month",
                     "instance_count", "work_amount", "steady_throughput", "startup_s",
@@ -220,9 +231,17 @@ TERM_INPUTS: dict[str, tuple[str, ...]] = {
     "data_prep_usd": ("data_prep_hours", "data_prep_instance_count", "data_prep_usd_per_hour"),
     "idle_usd": ("capacity_block", "work_amount", "steady_throughput", "startup_s", "launch_s",
                  "overhead_ratio", "checkpoint_s", "retry_ratio", "failed_fraction",
-                 "failed_run_s", "instance_count", "usd_per_hour"),
+                 "failed_run_s", "instance_count", "usd_per_hour", "spot_interruptions_per_day",
+                 "restart_cost_s"),
 }  # fmt: skip
 """Which inputs each cost term needs (an unknown one leaves the term unknown)."""
+
+ZERO_GATES: dict[str, tuple[str, ...]] = {
+    "restart_cost_s": ("spot_interruptions_per_day",),
+    "spot_interruptions_per_day": ("restart_cost_s",),
+}
+"""Inputs that only matter when another input is not 0 (nothing times zero): an unknown
+restart cost on a target that is never interrupted keeps nothing unknown."""
 
 TERMS = (
     "instance_usd",
@@ -275,11 +294,21 @@ def _formula() -> tuple[list[pl.Expr], ...]:
     ]
     stages = [
         (c("training_h") * c("overhead_ratio") + c("checkpoint_s") / 3600.0).alias("overhead_h"),
-        (c("training_h") * c("retry_ratio") + c("failed_h")).alias("retry_h"),
+        (c("training_h") * c("retry_ratio") + c("failed_h")).alias("restart_h"),
     ]
     billed = [
         (c("startup_h") + c("training_h") + c("overhead_h")).alias("billed_h"),
     ]
+    interrupted = [
+        # Expected spot interruptions over the billed time, each costing one observed restart.
+        _times(
+            c("billed_h") / 24.0,
+            c("spot_interruptions_per_day"),
+            c("instance_count"),
+            c("restart_cost_s") / 3600.0,
+        ).alias("interrupt_h")
+    ]
+    retried = [(c("restart_h") + c("interrupt_h")).alias("retry_h")]
     wall = [(c("billed_h") + c("retry_h")).alias("wall_h")]
     paid = [
         pl.when(c("capacity_block") > 0)
@@ -314,7 +343,7 @@ def _formula() -> tuple[list[pl.Expr], ...]:
         ).alias("data_prep_usd"),
     ]
     total = [pl.sum_horizontal(TERMS, ignore_nulls=False).alias("total_usd")]
-    return hours, stages, billed, wall, paid, terms, total
+    return hours, stages, billed, interrupted, retried, wall, paid, terms, total
 
 
 _FORMULA = _formula()
@@ -786,11 +815,15 @@ def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
 
 def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
     """Medians and ranges of one run set in one Polars pass (no per-run Python loop)."""
-    runs = observations.filter(pl.col("set_name") == set_name)
+    runs = observations.filter(pl.col("set_name") == set_name).with_columns(
+        (pl.col("retry_ratio") * pl.col("training_s") / pl.col("restarts")).alias("restart_cost_s")
+    )
     counted = pl.col("counted")
+    restarted = pl.col("restarts").fill_null(0) > 0
     row = runs.select(
         *(e for key in OBSERVED_INPUTS for e in _spread_exprs(key, key, counted)),
         *_spread_exprs("total_s", "failed_run_s", ~counted),
+        *_spread_exprs("restart_cost_s", "restart_cost_s", restarted),
     ).row(0, named=True)
     spreads = {
         alias: Spread(
@@ -800,7 +833,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
             row[f"{alias}/high"],
             row[f"{alias}/mean"],
         )
-        for alias in (*OBSERVED_INPUTS, "failed_run_s")
+        for alias in (*OBSERVED_INPUTS, "failed_run_s", "restart_cost_s")
     }
     kept = runs.filter(counted)
     with_throughput = kept.filter(pl.col("steady_throughput").is_not_null())
@@ -901,6 +934,11 @@ def _run_set_inputs(
         )
     if inputs["launch_s"].is_unknown:
         inputs["launch_s"] = _launch_stated(context.inventory, source, name)
+    restart = stats.spreads["restart_cost_s"]
+    if restart.n:
+        inputs["restart_cost_s"] = _measured(
+            "restart_cost_s", restart, source, name, "runs that restarted (recovery + redone work)"
+        )
     return inputs, stats.samples
 
 
@@ -1024,7 +1062,15 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     )
     inputs["usd_per_hour"] = price
     inputs["capacity_block"] = _block_input(target, quote, inventory)
+    inputs["restart_cost_s"] = _unknown(
+        "restart_cost_s",
+        f"no run of {target.run_set!r} restarted, so no restart was measured"
+        if target.run_set
+        else "no run set measures this target",
+        name,
+    )
     inputs.update(measured)
+    inputs["spot_interruptions_per_day"] = _spot_input(target, inventory)
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
     measured_throughput = inputs["steady_throughput"]
     size = context.run_set(target.run_set).size if target.run_set else SetSize(None)
@@ -1079,6 +1125,20 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         scaling,
         quote_reason,
     )
+
+
+def _spot_input(target: TrainingTarget, inventory: Inventory) -> Input:
+    """Expected spot interruptions per instance-day: stated on a spot target, else 0."""
+    key, name = "spot_interruptions_per_day", target.name
+    if target.purchase_option != SPOT:
+        why = f"{target.purchase_option}: not interrupted by AWS"
+        return Input(key, 0.0, Provenance(DERIVED, "target", why), name)
+    if target.spot_interruptions_per_day is None:
+        why = "state the interruptions per instance-day you expect on this spot target"
+        return _unknown(key, why, name)
+    owner = inventory.project.owner or "the project owner"
+    how = "target spot_interruptions_per_day"
+    return Input(key, target.spot_interruptions_per_day, Provenance(ASSUMPTION, owner, how), name)
 
 
 def _block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inventory) -> Input:
@@ -1360,7 +1420,16 @@ class TargetEstimate:
         if self.term(key) is not None:
             return ()
         needed = TERM_INPUTS[key]
-        return tuple(i.label for i in self.inputs if i.key in needed and i.is_unknown)
+        return tuple(i.label for i in self.unknown_inputs() if i.key in needed)
+
+    def unknown_inputs(self) -> tuple[Input, ...]:
+        """Unknown inputs that matter: not those another input's 0 makes irrelevant."""
+        values = self.values()
+        return tuple(
+            i
+            for i in self.inputs
+            if i.is_unknown and not any(values.get(gate) == 0 for gate in ZERO_GATES.get(i.key, ()))
+        )
 
     def headline(self) -> str:
         """The total as a person should read it: a number, or what is missing."""

@@ -323,6 +323,15 @@ class TrainingTarget:
         help="state it when the hardware table does not know the type (an assumption), "
         "counted as the run set counts them",
     )
+    spot_interruptions_per_day: float | None = spec_field(
+        "float",
+        "Spot interruptions",
+        unit="per instance-day",
+        minimum=0,
+        maximum=100,
+        help="spot only: how often you expect an instance to be reclaimed; each costs the "
+        "restart the runs showed",
+    )
     notes: str | None = spec_field("text", "Notes")
 
     @property
