@@ -325,3 +325,23 @@ def test_spot_without_a_stated_rate_or_an_observed_restart_is_incomplete():
     gpu = estimate(spot_context(per_day=0.5, restarted=False)).target(GPU)
     assert gpu.complete and gpu.input("restart_cost_s").is_unknown
     assert "Cost of one restart" not in [i.label for i in gpu.unknown_inputs()]
+
+
+def test_a_spot_snapshot_saved_before_interruptions_were_priced_reads_as_saved(sample_dir):
+    import tomli_w
+
+    from trntui.store.atomic import atomic_write_text
+
+    ctx = spot_context(per_day=None)
+    save_scenario(sample_dir, "old-spot", ctx, (), note="", saved_by="test")
+    path = sample_dir / "scenarios" / "old-spot.toml"
+    document = tomllib.loads(path.read_text())
+    document["inputs"] = [
+        r for r in document["inputs"] if r.get("key") != "spot_interruptions_per_day"
+    ]
+    atomic_write_text(path, tomli_w.dumps(document))
+    reopened = load_scenario(sample_dir, "old-spot")
+    item = reopened.estimate().target(TRN)
+    assert item.complete
+    assert item.input("spot_interruptions_per_day").value == 0.0
+    assert any(o.input == "spot_interruptions_per_day" for o in reopened.overrides)

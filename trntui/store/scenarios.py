@@ -45,6 +45,7 @@ from trntui.core.estimate import (
 from trntui.core.inventory import Inventory, InventoryInvalid, TrainingTarget
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
+    SPOT,
     PriceQuote,
     QuoteBook,
     RateTier,
@@ -363,7 +364,7 @@ def load_scenario(root: Path, name: str) -> Scenario:
         overrides += _before_checkpoint_input(document, inventory, overrides)
         before_sizes = _saved_before(document, "launch_s")
         overrides += _before_launch_input(document, inventory, overrides)
-        overrides += _before_block_billing(document, inventory, overrides)
+        overrides += _before_purchase_billing(document, inventory, overrides)
         quotes = tuple(_quote_from(q) for q in document.get("quote", []))
         rates = tuple(_rate_from(r) for r in document.get("rate", []))
         rows = [
@@ -449,21 +450,25 @@ def _before_launch_input(
     )
 
 
-def _before_block_billing(
+def _before_purchase_billing(
     document: dict[str, Any], inventory: Inventory, overrides: tuple[Override, ...]
 ) -> tuple[Override, ...]:
     """A snapshot saved before Capacity Blocks were billed in whole days paid its block
-    targets by the hour used; it gets that back as a visible override, so it reads as saved."""
-    if not _saved_before(document, "capacity_block"):
-        return ()
+    targets by the hour used, and one saved before spot interruptions were priced priced none;
+    each gets that back as a visible override, so it reads as saved."""
     overridden = {(o.input, o.target) for o in overrides}
-    why = "snapshot saved before Capacity Blocks were billed in whole days"
-    return tuple(
-        Override("capacity_block", 0.0, target.name, who="trntui", why=why)
-        for target in inventory.targets
-        if target.purchase_option == CAPACITY_BLOCK
-        and ("capacity_block", target.name) not in overridden
-    )
+    kept = []
+    for key, option, why in (
+        ("capacity_block", CAPACITY_BLOCK, "Capacity Blocks were billed in whole days"),
+        ("spot_interruptions_per_day", SPOT, "spot interruptions were priced"),
+    ):
+        if _saved_before(document, key):
+            kept += [
+                Override(key, 0.0, target.name, who="trntui", why=f"snapshot saved before {why}")
+                for target in inventory.targets
+                if target.purchase_option == option and (key, target.name) not in overridden
+            ]
+    return tuple(kept)
 
 
 def _quote_from(table: dict[str, Any]) -> PriceQuote:
