@@ -165,3 +165,42 @@ def test_a_named_family_replaces_the_automatic_grouping(hpe: Path, tmp_path: Pat
     found = {f.name: f.sets for f in load_context(root).families()}
     assert found["two sizes only"] == ("hpe-n1", "hpe-n4")
     assert all("hpe-n2" not in sets for sets in found.values())  # alone: no family
+
+
+def test_the_budget_line_excludes_counts_that_cost_more(hpe: Path) -> None:
+    from trntui.core.scale_plan import scale_plan
+
+    free = scale_plan(context_with(hpe, 1, work_amount=300_000.0, max_wall_clock_days=0.5), "H200")
+    fitting = [p for p in free.points if p.meets_deadline and p.total_usd is not None]
+    cheapest = min(fitting, key=lambda p: (p.total_usd, p.instance_count))
+    # A budget just under the cheapest count that is on time: the next cheapest must be chosen,
+    # or none when no other count is on time.
+    budget = cheapest.total_usd - 0.01
+    plan = scale_plan(
+        context_with(hpe, 1, work_amount=300_000.0, max_wall_clock_days=0.5, budget_usd=budget),
+        "H200",
+    )
+    for point in plan.points:
+        if point.total_usd is not None:
+            assert point.within_budget == (point.total_usd <= budget)
+    others = [p for p in fitting if p.total_usd <= budget]
+    if others:
+        assert (
+            plan.recommended.instance_count
+            == min(others, key=lambda p: (p.total_usd, p.instance_count)).instance_count
+        )
+    else:
+        assert plan.recommended is None
+        assert f"${budget:,.2f}" in plan.reason and f"${cheapest.total_usd:,.2f}" in plan.reason
+    assert plan.budget_usd == budget
+
+
+def test_capacity_blocks_beyond_256_instances_cannot_be_bought(hpe: Path) -> None:
+    from trntui.core.scale_plan import scale_plan
+
+    ctx = context_with(hpe, 1, 0.9)
+    target = dataclasses.replace(ctx.inventory.targets[0], purchase_option="capacity-block")
+    ctx = dataclasses.replace(ctx, inventory=dataclasses.replace(ctx.inventory, targets=(target,)))
+    plan = scale_plan(ctx, "H200", counts=(4, 300))
+    over = plan.points[1]
+    assert over.total_usd is None and "at most 256 instances" in over.detail

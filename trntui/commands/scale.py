@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Price a target at each instance count from the scaling family of its run set: "
             "measured counts, counts interpolated between measured ones, counts assumed from "
             "the inventory's distribution.scaling_efficiency_per_doubling, unknown otherwise. "
-            "Recommends the cheapest count that meets the goal's deadline and wall-clock limit."
+            "Recommends the cheapest count that meets the goal's deadline, wall-clock limit and "
+            "budget."
         ),
     )
     scale.add_argument("dir", help="project folder")
@@ -117,6 +118,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
         },
         "deadline": plan.deadline.isoformat() if plan.deadline else None,
         "max_wall_clock_days": plan.max_wall_clock_days,
+        "budget_usd": plan.budget_usd,
         "points": [
             {
                 "instance_count": p.instance_count,
@@ -153,17 +155,18 @@ def plan_text(plan: ScalePlan) -> str:
                 f"({p.time_low_s / 60:.2f}-{p.time_high_s / 60:.2f})  speed-up "
                 f"{p.speedup:.2f}  efficiency {p.efficiency:.2f}"
             )
-    lines.append("  count  source        wall clock    total       deadline")
+    lines.append("  count  source        wall clock    total       on time  budget")
     for p in plan.points:
         days = "      ?" if p.wall_clock_days is None else f"{p.wall_clock_days:7.2f}"
         total = "?" if p.total_usd is None else f"${p.total_usd:,.2f}"
         lines.append(
             f"  {p.instance_count:>5}  {p.source:12}  {days} days  {total:>10}  "
-            f"{_yes_no(p.meets_deadline)}"
+            f"{_yes_no(p.meets_deadline):7}  {_yes_no(p.within_budget)}"
         )
     chosen = plan.recommended
     lines.append(
-        f"Recommended: {chosen.instance_count} instances ({plan.reason})"
+        f"Recommended: {chosen.instance_count} instance{'s' if chosen.instance_count > 1 else ''}"
+        f" ({plan.reason})"
         if chosen
         else f"Recommended: none ({plan.reason})"
     )

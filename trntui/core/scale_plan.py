@@ -4,15 +4,20 @@ For each count the target is estimated as it would be at that count: the through
 scaling family measured there, interpolated between measured counts, assumed from a stated
 efficiency per doubling, or unknown (``core.scaling``); every other input as for the target.
 The wall clock to the result is the billed time per instance of one job (launch, startup,
-training, overheads, and the expected retries). Against the goal: it meets the deadline when
-today plus that wall clock falls on or before ``goal.deadline`` and it is within
-``goal.max_wall_clock_days``; with neither set, there is no deadline to meet.
+training, overheads, and the expected retries). Against the goal, as the decision checks it
+(``core.plan_check``): it meets the deadline when the start date (else today) plus the stated
+capacity lead time plus that wall clock falls on or before ``goal.deadline`` and the wall clock
+is within ``goal.max_wall_clock_days``; it is within budget when its total is at most
+``goal.budget_usd``. A limit that is not set is not checked (``None``).
+
+A target bought as Capacity Blocks pays whole block lengths at every count (the estimate's
+formula), and a count above the 256 instances Capacity Blocks can hold across blocks cannot be
+bought that way: its total is unknown and says why.
 
 The recommended count is the cheapest total among the counts whose total is known and that
-meet the deadline (on a tie, fewer instances); "none" says what the deadline needs instead.
-Each total also gets the range the observed spread of the runs gives (the lowest and the
-highest run's throughput at the measured size it rests on), not a made-up band.
-No budget is checked here: the inventory has no budget yet, so ``within_budget`` is unknown.
+meet the deadline and the budget (on a tie, fewer instances); "none" says what the limits need
+instead. Each total also gets the range the observed spread of the runs gives (the lowest and
+the highest run's throughput at the measured size it rests on), not a made-up band.
 """
 
 from __future__ import annotations
@@ -33,7 +38,12 @@ from trntui.core.estimate import (
     input_frame,
     target_inputs,
 )
+from trntui.core.plan_check import check_plan
+from trntui.core.quotes import CAPACITY_BLOCK
 from trntui.core.scaling import ASSUMED, INTERPOLATED, Family, family_of
+
+MAX_BLOCK_INSTANCES_TOTAL = 256
+"""Capacity Blocks hold 1 to 64 instances each and at most 256 across blocks (REFERENCE.md)."""
 
 DEFAULT_COUNTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 _SOURCES = {MEASURED: "measured", DERIVED: INTERPOLATED, ASSUMPTION: ASSUMED}
@@ -68,24 +78,24 @@ class ScalePlan:
     """Why that count is recommended, or why none is."""
     deadline: dt.date | None
     max_wall_clock_days: float | None
+    budget_usd: float | None = None
 
 
-def _wall_s(item: TargetEstimate) -> float | None:
-    hours = [stage.hours for stage in item.stages]
-    return None if any(h is None for h in hours) else sum(hours) * 3600.0  # type: ignore[misc]
-
-
-def _meets(days: float | None, context: EstimateContext) -> bool | None:
+def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None, bool | None]:
+    """(meets the deadline and wall-clock limit, within budget); None where nothing is set
+    or the figure is unknown."""
     goal = context.inventory.goal
+    check = check_plan(context, item)
     if goal.deadline is None and goal.max_wall_clock_days is None:
-        return None
-    if days is None:
-        return None
-    if goal.max_wall_clock_days is not None and days > goal.max_wall_clock_days:
-        return False
-    return not (
-        goal.deadline is not None and context.today + dt.timedelta(days=days) > goal.deadline
-    )
+        meets = None
+    elif check.late or check.over_wall_clock:
+        meets = False
+    elif check.wall_clock_days is None:
+        meets = None
+    else:
+        meets = True
+    budget = None if check.over_budget is None else not check.over_budget
+    return meets, budget
 
 
 def scale_plan(
@@ -113,16 +123,32 @@ def scale_plan(
         ).targets[0]
         throughput = item.input("steady_throughput")
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
-        wall = _wall_s(item)
+        wall = None if item.wall_hours is None else item.wall_hours * 3600.0
+        detail = throughput.provenance.detail or throughput.provenance.source
+        if target.purchase_option == CAPACITY_BLOCK and count > MAX_BLOCK_INSTANCES_TOTAL:
+            points.append(
+                ScalePoint(
+                    count,
+                    source,
+                    f"Capacity Blocks hold at most {MAX_BLOCK_INSTANCES_TOTAL} instances "
+                    "across blocks",
+                    wall,
+                    None,
+                    None,
+                )
+            )
+            continue
+        meets, budget = _meets(context, item)
         spread = _spread(family, count, item) if family is not None else None
         points.append(
             ScalePoint(
                 instance_count=count,
                 source=source,
-                detail=throughput.provenance.detail or throughput.provenance.source,
+                detail=detail,
                 time_to_result_s=wall,
                 total_usd=item.total_usd,
-                meets_deadline=_meets(None if wall is None else wall / 86_400, context),
+                meets_deadline=meets,
+                within_budget=budget,
                 total_range_usd=spread,
             )
         )
@@ -135,6 +161,7 @@ def scale_plan(
         reason,
         goal.deadline,
         goal.max_wall_clock_days,
+        goal.budget_usd,
     )
 
 
@@ -163,23 +190,36 @@ def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[Scal
     priced = [p for p in points if p.total_usd is not None]
     if not priced:
         return None, "none: no count has a known total"
-    fitting = [p for p in priced if p.meets_deadline is not False]
+    goal = context.inventory.goal
+    fitting = [p for p in priced if p.meets_deadline is not False and p.within_budget is not False]
     if fitting:
         best = min(fitting, key=lambda p: (p.total_usd, p.instance_count))
-        if best.meets_deadline is None:
-            return (
-                best,
-                "the cheapest count with a known total (no deadline or wall-clock limit set)",
-            )
-        return best, "the cheapest count that meets the deadline and wall-clock limit"
+        checked = []
+        if best.meets_deadline is not None:
+            checked.append("the time limits")
+        if best.within_budget is not None:
+            checked.append("the budget")
+        if not checked:
+            return best, "the cheapest count with a known total (no limit set)"
+        return best, f"the cheapest count that meets {' and '.join(checked)}"
+    on_time = [p for p in priced if p.meets_deadline is not False]
+    if on_time:
+        cheapest = min(on_time, key=lambda p: (p.total_usd, p.instance_count))
+        return None, (
+            f"none of the counts that meet the time limits is within the budget "
+            f"${goal.budget_usd:,.2f}; the cheapest, {cheapest.instance_count} instances, "
+            f"costs ${cheapest.total_usd:,.2f}"
+        )
     fastest = min(priced, key=lambda p: p.time_to_result_s or float("inf"))
-    goal = context.inventory.goal
     limits = []
     if goal.max_wall_clock_days is not None:
         limits.append(f"at most {goal.max_wall_clock_days:g} days of wall clock")
     if goal.deadline is not None:
-        left = (goal.deadline - context.today).days
-        limits.append(f"the deadline {goal.deadline} ({left} days from {context.today})")
+        start = goal.start_date or context.today
+        left = (goal.deadline - start).days
+        lead = goal.capacity_lead_days
+        after = f", {lead:g} of them to get capacity" if lead else ""
+        limits.append(f"the deadline {goal.deadline} ({left} days from {start}{after})")
     return None, (
         f"none of the priced counts meets {' and '.join(limits)}; the fastest, "
         f"{fastest.instance_count} instances, needs {fastest.wall_clock_days:.2f} days: measure "

@@ -1,8 +1,8 @@
 """The Scale tab's text: a target at each instance count, from its run set's scaling family.
 
-Measured counts are marked apart from interpolated and assumed ones; the goal's deadline and
-wall-clock limit are the lines each count meets or misses; the recommended count is the
-cheapest that meets them (``core.scale_plan``). Everything here fits 80 columns.
+Measured counts are marked apart from interpolated and assumed ones; the goal's deadline,
+wall-clock limit and budget are the lines each count meets or misses; the recommended count is
+the cheapest that meets them (``core.scale_plan``). Everything here fits 80 columns.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ def wall_clock(days: float | None) -> str:
     if days is None:
         return "?"
     return f"{days * 24:.1f} h" if days < 1 else f"{days:.2f} d"
+
+
+def _yes_no(value: bool | None) -> str:
+    return {True: "yes", False: "NO", None: "-"}[value]
 
 
 def scale_text(plan: ScalePlan, targets: int) -> Text:
@@ -46,19 +50,16 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
         limits.append(f"deadline {plan.deadline}")
     if plan.max_wall_clock_days is not None:
         limits.append(f"at most {plan.max_wall_clock_days:g} days")
-    text.append(
-        ("Goal: " + ", ".join(limits) if limits else "Goal: no deadline or wall-clock limit")
-        + "; no budget in the inventory\n",
-        style="dim",
-    )
-    text.append("  count  throughput     wall clock        total  meets\n", style="bold")
+    limits.append("no budget" if plan.budget_usd is None else f"budget ${plan.budget_usd:,.0f}")
+    text.append("Goal: " + ", ".join(limits) + "\n", style="dim")
+    text.append("  count  throughput     wall clock        total  on time  budget\n", style="bold")
     for point in plan.points:
         chosen = plan.recommended is not None and point is plan.recommended
         total = "unknown" if point.total_usd is None else f"${point.total_usd:,.2f}"
-        meets = {True: "yes", False: "NO", None: "-"}[point.meets_deadline]
         text.append(("> " if chosen else "  ") + f"{point.instance_count:>5}  ")
         text.append(f"{point.source:13}", style=_SOURCE_STYLE.get(point.source, "yellow"))
-        text.append(f"  {wall_clock(point.wall_clock_days):>10}  {total:>11}  {meets}\n")
+        text.append(f"  {wall_clock(point.wall_clock_days):>10}  {total:>11}  ")
+        text.append(f"{_yes_no(point.meets_deadline):7}  {_yes_no(point.within_budget)}\n")
     chosen = plan.recommended
     text.append("Recommended: ", style="bold")
     if chosen is None:
