@@ -345,3 +345,50 @@ def test_a_spot_snapshot_saved_before_interruptions_were_priced_reads_as_saved(s
     assert item.complete
     assert item.input("spot_interruptions_per_day").value == 0.0
     assert any(o.input == "spot_interruptions_per_day" for o in reopened.overrides)
+
+
+def ultraserver_context(count: int):
+    """A Trn2 UltraServer target (16 chips per trn2u.48xlarge, 4 per UltraServer), quoted at
+    $200 per UltraServer-hour, measured by a 4-node run set of 16 chips each."""
+    from .test_estimate import run
+
+    quote = manual_quote(
+        instance_type="trn2u.48xlarge", region="us-east-1", purchase_option="on-demand",
+        usd_per_hour=200.0, upfront_usd=0.0, retrieved_at=RETRIEVED,
+        source_note="account team UltraServer offer", pinned=True, ultraserver_instances=4,
+    )  # fmt: skip
+    base = inventory()
+    target = dataclasses.replace(
+        base.targets[0], instance_type="trn2u.48xlarge", instance_count=count,
+        run_set="us", accelerators_per_instance=None,
+    )  # fmt: skip
+    runs = [run("us", size=(4, 16)), run("us", size=(4, 16), throughput=3.0)]
+    book_ = QuoteBook(quotes=(*book().quotes, quote), rates=book().rates)
+    return context(dataclasses.replace(base, targets=(target,)), book_, runs)
+
+
+def test_an_ultraserver_price_is_per_instance_for_whole_ultraservers():
+    result = estimate(ultraserver_context(4)).target(TRN)
+    price = result.input("usd_per_hour")
+    assert price.value == pytest.approx(50.0)
+    assert "1 UltraServer(s) of 4" in price.provenance.detail
+    assert result.complete
+    training = {s.key: s for s in result.stages}["training_h"]
+    assert training.usd == pytest.approx(training.hours * 200.0)
+    partial = estimate(ultraserver_context(6)).target(TRN).input("usd_per_hour")
+    assert partial.value is None
+    assert "UltraServers of 4 instances; 6 instances" in partial.provenance.source
+
+
+def test_price_add_per_ultraserver(sample_dir, capsys):
+    code = main([
+        "price", "add", str(sample_dir), "--instance-type", "trn2u.48xlarge",
+        "--region", "us-east-1", "--usd-per-hour", "200", "--ultraserver", "4",
+        "--source", "account team offer", "--date", "2026-11-28",
+    ])  # fmt: skip
+    assert code == 0
+    assert "$200.0000/hour per UltraServer of 4 instances" in capsys.readouterr().out
+    (quote,) = [q for q in load_quote_book(sample_dir).quotes if q.ultraserver_instances]
+    assert quote.usd_per_hour == pytest.approx(50.0)
+    with pytest.raises(InvalidQuoteError, match="2 or more instances"):
+        dataclasses.replace(quote, ultraserver_instances=1)

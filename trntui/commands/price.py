@@ -94,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="X",
         help="upfront fee of a reserved term or Savings Plan; a Capacity Block's whole price",
     )
+    add.add_argument(
+        "--ultraserver",
+        type=int,
+        metavar="N",
+        help="the price is for one UltraServer of N instances (Trn2: 4 x trn2u.48xlarge); "
+        "--block-instances then counts UltraServers",
+    )
     block = add.add_argument_group("Capacity Block (--purchase-option capacity-block)")
     block.add_argument("--block-days", type=_block_days, metavar="D", help=block_days_help())
     block.add_argument(
@@ -216,6 +223,7 @@ def quote_to_json(quote: PriceQuote) -> dict[str, Any]:
         "block_instances": quote.block_instances,
         "availability_zone": quote.availability_zone,
         "start_date": quote.start_date,
+        "ultraserver_instances": quote.ultraserver_instances,
         "offer_code": quote.offer_code,
         "publication_date": quote.publication_date,
         "version": quote.version,
@@ -428,14 +436,20 @@ def cmd_add(args: argparse.Namespace) -> int:
         availability_zone=args.availability_zone,
         start_date=args.start_date.isoformat() if args.start_date else None,
         source_url=args.url.strip() if args.url else None,
+        ultraserver_instances=args.ultraserver,
     )
     with Project.open(Path(args.dir)) as project:
         project.require_writable()
         add_quotes(project.root, [quote])
     block = ""
+    if quote.ultraserver_instances:
+        block = (
+            f", {_money(quote.usd_per_ultraserver_hour)}/hour per UltraServer of "
+            f"{quote.ultraserver_instances} instances"
+        )
     if quote.block_days is not None:
         count = quote.block_instances or 1
-        block = (
+        block += (
             f", a {quote.block_days}-day block of {count} instance(s) for "
             f"{_money(quote.upfront_usd, 2)} up front"
         )

@@ -699,6 +699,24 @@ def _price_input(
     return Input(key, quote.usd_per_hour, provenance, target), quote, found.reason
 
 
+def _whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> Input:
+    """A price per UltraServer holds for whole UltraServers only: another count is unknown."""
+    size = quote.ultraserver_instances if quote is not None else None
+    if size is None or price.value is None:
+        return price
+    if count % size:
+        why = (
+            f"{quote.instance_type} is sold as UltraServers of {size} instances; "  # type: ignore[union-attr]
+            f"{count} instances is not a whole number of them"
+        )
+        return _unknown(price.key, why, price.target)
+    how = (
+        f"{count // size} UltraServer(s) of {size} at "
+        f"${quote.usd_per_ultraserver_hour:,.4g}/h each; {price.provenance.detail}"  # type: ignore[union-attr]
+    )
+    return dataclasses.replace(price, provenance=dataclasses.replace(price.provenance, detail=how))
+
+
 _RATES = {
     "s3_usd_per_gb_month": SideService.S3_STANDARD_STORAGE,
     "ebs_usd_per_gb_month": SideService.EBS_GP3_STORAGE,
@@ -1060,7 +1078,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     price, quote, quote_reason = _price_input(
         "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
     )
-    inputs["usd_per_hour"] = price
+    inputs["usd_per_hour"] = _whole_ultraservers(price, quote, target.instance_count)
     inputs["capacity_block"] = _block_input(target, quote, inventory)
     inputs["restart_cost_s"] = _unknown(
         "restart_cost_s",

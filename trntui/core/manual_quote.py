@@ -95,6 +95,7 @@ def manual_quote(
     availability_zone: str | None = None,
     start_date: str | None = None,
     source_url: str | None = None,
+    ultraserver_instances: int | None = None,
 ) -> PriceQuote:
     """A quote a person typed in, with its effective hourly rate worked out.
 
@@ -102,7 +103,20 @@ def manual_quote(
     term or Savings Plan spreads its upfront fee over the term's hours; a Capacity Block's
     upfront total pays the whole block, so its rate is that total per instance-hour of the
     block (and a block quoted by its hourly equivalent gets the total it implies).
+
+    With ``ultraserver_instances`` N the figures given are per UltraServer: the hourly price
+    is one UltraServer's and ``block_instances`` counts UltraServers; the quote keeps them per
+    instance (hourly / N, block instances x N).
     """
+    if ultraserver_instances is not None:
+        if ultraserver_instances < 2:
+            raise InvalidQuoteError(
+                f"an UltraServer joins 2 or more instances; got {ultraserver_instances}"
+            )
+        if usd_per_hour:
+            usd_per_hour /= ultraserver_instances
+        if block_instances is not None:
+            block_instances *= ultraserver_instances
     if purchase_option == CAPACITY_BLOCK:
         hourly, upfront = _block_price(usd_per_hour, upfront_usd, block_days, block_instances)
         recurring = None
@@ -130,6 +144,7 @@ def manual_quote(
         availability_zone=availability_zone,
         start_date=start_date,
         source_url=source_url,
+        ultraserver_instances=ultraserver_instances,
     )
 
 

@@ -127,6 +127,9 @@ class PriceQuote:
     availability_zone: str | None = None
     start_date: str | None = None
     """When the quoted block starts (YYYY-MM-DD), if the offer says."""
+    ultraserver_instances: int | None = None
+    """Sold as UltraServers of this many instances (Trn2: 4 x trn2u.48xlarge): a target takes
+    whole UltraServers. ``usd_per_hour`` stays per instance (the UltraServer's price / this)."""
 
     def __post_init__(self) -> None:
         if not self.instance_type.strip():
@@ -153,6 +156,11 @@ class PriceQuote:
             )
         _refuse_future(self.retrieved_at, f"quote for {self.instance_type}")
         self._check_block()
+        if self.ultraserver_instances is not None and self.ultraserver_instances < 2:
+            raise InvalidQuoteError(
+                f"quote for {self.instance_type}: an UltraServer joins 2 or more instances; "
+                f"got {self.ultraserver_instances}"
+            )
         if self.manual and not self.source_note.strip():
             raise InvalidQuoteError(
                 f"manual quote for {self.instance_type} in {self.region}: say where the price "
@@ -193,6 +201,12 @@ class PriceQuote:
                 raise InvalidQuoteError(
                     f"{what}: start date {self.start_date!r} is not YYYY-MM-DD"
                 ) from None
+
+    @property
+    def usd_per_ultraserver_hour(self) -> float | None:
+        if self.usd_per_hour is None or self.ultraserver_instances is None:
+            return None
+        return self.usd_per_hour * self.ultraserver_instances
 
     @property
     def usd_per_instance_day(self) -> float | None:

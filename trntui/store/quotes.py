@@ -60,10 +60,10 @@ _QUOTE_ORDER = (
     "recurring_usd_per_hour", "accelerator_count", "manual", "source_note", "retrieved_at",
     "offer_code", "source_url", "publication_date", "version", "sku", "rate_code",
     "effective_date", "etag", "last_modified", "pinned", "block_days", "block_instances",
-    "availability_zone", "start_date",
+    "availability_zone", "start_date", "ultraserver_instances",
 )  # fmt: skip
 _FLOAT_KEYS = {"usd_per_hour", "upfront_usd", "recurring_usd_per_hour"}
-_INT_KEYS = {"accelerator_count", "block_days", "block_instances"}
+_INT_KEYS = {"accelerator_count", "block_days", "block_instances", "ultraserver_instances"}
 _BOOL_KEYS = {"manual", "pinned"}
 
 
@@ -315,6 +315,7 @@ _PROBLEM_KEYS = (
     ("Capacity Block lasts", "block_days"),
     ("instances", "block_instances"),
     ("start date", "start_date"),
+    ("UltraServer", "ultraserver_instances"),
     ("source", "source_note"),
 )
 
