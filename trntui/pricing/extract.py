@@ -151,7 +151,12 @@ def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPrea
 
 
 def filter_offer(
-    path: Path, predicate: pl.Expr, columns: Sequence[str], *, block_bytes: int = BLOCK_BYTES
+    path: Path,
+    predicate: pl.Expr,
+    columns: Sequence[str],
+    *,
+    block_bytes: int = BLOCK_BYTES,
+    line_column: str | None = None,
 ) -> pl.DataFrame:
     """Rows of the offer file matching ``predicate``, with ``columns``, all as text.
 
@@ -159,39 +164,68 @@ def filter_offer(
     quotes) and each block is scanned lazily with the filter and projection pushed down, on the
     streaming engine. Scanning the path directly would map the whole file into memory (a few
     hundred MB resident for a regional EC2 file); blocks keep the peak near one block.
+    ``line_column`` (if given, and named in ``columns``) holds each row's line in the file,
+    counting one line per record as in the price list's files, whose values hold no line breaks.
+    A file that cannot be read as CSV is a ``PricingFormatError`` naming the line at fault.
     """
+    parts: list[pl.DataFrame] = []
     with open(path, "rb") as handle:
-        header = _read_header_records(handle)
+        header, line = _read_header_records(handle)
         schema = dict.fromkeys(header, pl.String)
         blocks = _read_ahead(iter_record_blocks(handle, block_bytes))
+        block = b""
         try:
-            parts = [
-                pl.scan_csv(
-                    block,
-                    has_header=False,
-                    schema=schema,
-                    quote_char='"',
-                    missing_columns="insert",  # a last row cut short is read with nulls
+            for block in blocks:
+                parts.append(
+                    pl.scan_csv(
+                        block,
+                        has_header=False,
+                        schema=schema,
+                        quote_char='"',
+                        missing_columns="insert",  # a last row cut short is read with nulls
+                        row_index_name=line_column,
+                        row_index_offset=line,
+                    )
+                    .filter(predicate)
+                    .select(columns)
+                    .collect(engine="streaming")
                 )
-                .filter(predicate)
-                .select(columns)
-                .collect(engine="streaming")
-                for block in blocks
-            ]
+                line += block.count(b"\n")
         except pl.exceptions.PolarsError as error:
+            at = _bad_record_line(block, len(header), line)
             raise PricingFormatError(
-                f"{path}: the price list file cannot be read as CSV ({error}); "
+                f"{path}:{at}: the price list file cannot be read as CSV ({error}); "
                 "delete it from the cache and fetch again"
             ) from None
         finally:
             blocks.close()  # stops the reading thread before the file closes
     if not parts:
-        return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+        return pl.DataFrame(
+            schema={name: pl.UInt32 if name == line_column else pl.String for name in columns}
+        )
     return pl.concat(parts, how="vertical")
 
 
-def _read_header_records(handle: io.BufferedReader) -> list[str]:
-    """Skip the metadata rows and return the column names, leaving ``handle`` on the first row."""
+def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
+    """The line where the first record of ``block`` that is not CSV of ``width`` columns
+    starts (an unclosed quote, extra values); the block's first line when none is found."""
+    reader = csv.reader(io.StringIO(block.decode("utf-8", "replace"), newline=""), strict=True)
+    start = 1
+    try:
+        for row in reader:
+            if len(row) > width:
+                break
+            start = reader.line_num + 1
+        else:
+            return first_line
+    except csv.Error:
+        pass
+    return first_line + start - 1
+
+
+def _read_header_records(handle: io.BufferedReader) -> tuple[list[str], int]:
+    """Skip the metadata rows and return the column names and the line the first row is on,
+    leaving ``handle`` on that row."""
     records: list[bytes] = []
     while len(records) < PREAMBLE_ROWS + 1:
         record = handle.readline()
@@ -204,7 +238,7 @@ def _read_header_records(handle: io.BufferedReader) -> list[str]:
             record += more
         records.append(record)
     text = records[-1].decode("utf-8").lstrip("\ufeff")
-    return next(csv.reader(io.StringIO(text)))
+    return next(csv.reader(io.StringIO(text))), 1 + sum(r.count(b"\n") for r in records)
 
 
 def iter_record_blocks(
