@@ -11,9 +11,13 @@ import pytest
 from tests.test_pricing_support import (
     P5_ON_DEMAND,
     PUBLICATION_DATE,
+    SP_PUBLICATION_DATE,
     TRN2_ON_DEMAND,
     VERSION,
     FakePriceList,
+    savings_plan_csv,
+    savings_plan_rows,
+    sp_csv_path,
 )
 from trntui.commands.price import register
 from trntui.core.errors import UserError
@@ -289,3 +293,88 @@ def test_a_fetch_keeps_its_misses_so_only_those_are_called_not_offered(
     assert missing.status is LookupStatus.NOT_OFFERED
     never = find_quote(book.quotes, "p4d.24xlarge", "us-east-1", misses=book.misses)
     assert never.status is LookupStatus.NO_QUOTE  # never looked up: no claim either way
+
+
+def test_fetch_savings_plans_saves_them_and_the_estimate_uses_the_plan_rate(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`price fetch --savings-plans --save` through the real entry point, over HTTP on loopback;
+    then `estimate --json` prices a target bought with an EC2 Instance Savings Plan (3 years,
+    partial upfront) at that plan's rate in the fixture's us-east-1 file: $22.94 an hour."""
+    import dataclasses
+
+    from trntui.cli import main
+    from trntui.core.inventory import TrainingTarget
+    from trntui.store.project import Project
+
+    plan = "savings-plan-ec2-instance-3yr-partial-upfront"
+    project = init_project(tmp_path / "proj")
+    with Project.open(project) as session:
+        target = TrainingTarget("GPU", "p5.48xlarge", 1, "us-east-1", plan)
+        session.save_inventory(dataclasses.replace(session.inventory, targets=(target,)))
+    code = main([
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "p5.48xlarge", "--instance-type", "trn3.48xlarge", "--savings-plans", "--save",
+        str(project), "--json",
+    ])  # fmt: skip
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    plans = document["savings_plans"]
+    assert len(plans["quotes"]) == 12
+    (chosen,) = [q for q in plans["quotes"] if q["purchase_option"] == plan]
+    assert chosen["usd_per_hour"] == 22.94
+    assert chosen["upfront_usd"] == 0.0 and chosen["recurring_usd_per_hour"] is None
+    assert chosen["offer_code"] == "AWSComputeSavingsPlan"
+    assert chosen["sku"] == "ISP3PUP5USEAST1X"
+    assert plans["source"]["url"] == price_server.base_url + sp_csv_path("us-east-1")
+    (missing,) = plans["missing"]
+    assert (missing["instance_type"], missing["status"]) == ("trn3.48xlarge", "not-listed-yet")
+    assert document["quotes"], "the EC2 quotes are still fetched"
+
+    book = load_quote_book(project)
+    saved = {q.purchase_option: q for q in book.quotes if q.purchase_option.startswith("savings")}
+    assert len(saved) == 12
+    assert saved[plan].usd_per_hour == 22.94 and saved[plan].manual is False
+    assert saved[plan].publication_date == SP_PUBLICATION_DATE
+    assert any(q.purchase_option == "on-demand" for q in book.quotes)
+
+    assert main(["estimate", str(project), "--json"]) == 0
+    (gpu,) = json.loads(capsys.readouterr().out)["targets"]
+    assert gpu["inputs"]["usd_per_hour"]["value"] == 22.94
+    assert "AWS Price List" in gpu["quote_reason"]
+
+
+def test_fetch_savings_plans_prints_their_table(
+    price_server: FakePriceList, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(
+        "price", "fetch", "--pricing-url", price_server.base_url, "--region", "us-west-2",
+        "--instance-type", "p5.48xlarge", "--savings-plans",
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    plans = out[out.index("Savings Plans rates for us-west-2") :]
+    assert "savings-plan-compute-1yr-no-upfront" in plans and "$42.1000" in plans
+    assert "savings-plan-ec2-instance-3yr-all-upfront" in plans and "$23.1000" in plans
+    assert f"published {SP_PUBLICATION_DATE}" in plans
+
+
+def test_a_malformed_savings_plans_file_fails_the_fetch_and_saves_nothing(
+    price_server: FakePriceList, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trntui.cli import main
+
+    rows = savings_plan_rows("us-east-1")
+    rows[0] = {**rows[0], "DiscountedRate": "4l.28"}
+    price_server.site[sp_csv_path("us-east-1")] = savings_plan_csv(rows)
+    project = init_project(tmp_path / "proj")
+    code = main([
+        "price", "fetch", "--pricing-url", price_server.base_url, "--instance-type",
+        "p5.48xlarge", "--savings-plans", "--save", str(project),
+    ])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "AWSComputeSavingsPlan/us-east-1/index.csv:7:" in err  # the first row, line 7
+    assert "'4l.28'" in err
+    book = load_quote_book(project)
+    assert (book.quotes, book.misses) == ((), ()), "not even the EC2 quotes are saved"

@@ -109,8 +109,10 @@ def test_row_cut_off_between_fields_is_not_priced(tmp_path: Path) -> None:
 
 def test_row_cut_off_inside_a_field_is_a_format_error(tmp_path: Path) -> None:
     data = _cut_file(b'"Shared"', 3)  # ends inside the quoted Tenancy field
-    with pytest.raises(PricingFormatError, match="cannot be read as CSV"):
-        instance_quotes(write(tmp_path, data), source(), "us-east-1")
+    last_line = data.count(b"\n") + 1
+    path = write(tmp_path, data)
+    with pytest.raises(PricingFormatError, match=f"^{path}:{last_line}: .*cannot be read as CSV"):
+        instance_quotes(path, source(), "us-east-1")
 
 
 def test_side_rates_in_us_east_1_have_no_prefix(tmp_path: Path) -> None:

@@ -72,22 +72,32 @@ TRN1_ON_DEMAND = 21.50
 P5_GPU_COUNT = 8
 
 
-def offer_csv(offer_code: str, header: list[str], rows: list[dict[str, str]]) -> bytes:
-    """An offer file: the five metadata rows, the header, then every row fully quoted."""
+def offer_csv(
+    offer_code: str,
+    header: list[str],
+    rows: list[dict[str, str]],
+    *,
+    quoting: int = csv.QUOTE_ALL,
+    disclaimer: str | None = None,
+    published: tuple[str, str] = (PUBLICATION_DATE, VERSION),
+) -> bytes:
+    """An offer file: the five metadata rows, the header, then every row (fully quoted, as the
+    EC2 offer files are, unless ``quoting`` says otherwise)."""
     out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer = csv.writer(out, quoting=quoting, lineterminator="\n")
     writer.writerow(["FormatVersion", "v1.0"])
     writer.writerow(
         [
             "Disclaimer",
-            "This pricing list is for informational purposes only. All prices are subject "
+            disclaimer
+            or "This pricing list is for informational purposes only. All prices are subject "
             "to the additional terms included in the pricing pages on http://aws.amazon.com. "
             "All Free Tier prices are also subject to the terms included at "
             "https://aws.amazon.com/free/",
         ]
     )
-    writer.writerow(["Publication Date", PUBLICATION_DATE])
-    writer.writerow(["Version", VERSION])
+    writer.writerow(["Publication Date", published[0]])
+    writer.writerow(["Version", published[1]])
     writer.writerow(["OfferCode", offer_code])
     writer.writerow(header)
     for row in rows:
@@ -314,6 +324,170 @@ def transfer_rows(prefix: str = "", *, with_regional: bool = True) -> list[dict[
     return rows
 
 
+# The Savings Plans offer (AWSComputeSavingsPlan): its own tree, a region index that LISTS
+# {regionCode, versionUrl} entries, and per-region CSV files that are not quoted, whose
+# metadata names the offer AmazonComputeSavingsPlan. Header column for column as in a real
+# file (the notes on the price list layouts, section 1.3).
+SP_OFFER = "AWSComputeSavingsPlan"
+SP_FILE_OFFER_CODE = "AmazonComputeSavingsPlan"
+SP_PUBLICATION_DATE = "2026-11-18T09:35:12Z"
+SP_VERSION = "20261118093512"
+SP_HEADER = [
+    "SKU", "RateCode", "Unit", "EffectiveDate", "DiscountedRate", "Currency", "DiscountedSKU",
+    "DiscountedServiceCode", "DiscountedUsageType", "DiscountedOperation", "PurchaseOption",
+    "LeaseContractLength", "LeaseContractLengthUnit", "ServiceCode", "UsageType", "Operation",
+    "Description", "Instance Family", "Location", "Location Type", "Granularity",
+    "Product Family", "DiscountedRegionCode", "DiscountedInstanceType",
+]  # fmt: skip
+SP_REGION_INDEX = f"/savingsPlan/v1.0/aws/{SP_OFFER}/current/region_index.json"
+SP_REGIONS = {
+    # region code: (usage-type prefix, location, location type)
+    "us-west-2-den-1": ("DEN1-", "US West (Denver)", "AWS Local Zone"),
+    "us-east-1-wl1-chi1": ("CHI1-", "US East (Verizon) - Chicago", "AWS Wavelength Zone"),
+    "us-east-1": ("", "US East (N. Virginia)", "AWS Region"),
+    "us-west-2": ("USW2-", "US West (Oregon)", "AWS Region"),
+}
+"""In the index's order: zones whose codes start with a region's code come first, so a
+lookup by prefix would pick them. The Wavelength Zone's file is not on the server."""
+_PAYMENT_SKU = {"No Upfront": "NU", "Partial Upfront": "PU", "All Upfront": "AU"}
+
+
+def sp_version_path(region: str) -> str:
+    return f"/savingsPlan/v1.0/aws/{SP_OFFER}/{SP_VERSION}/{region}/index.json"
+
+
+def sp_csv_path(region: str) -> str:
+    return sp_version_path(region).removesuffix(".json") + ".csv"
+
+
+def plan_row(
+    family: str,
+    years: str,
+    payment: str,
+    rate: str,
+    *,
+    region: str = "us-east-1",
+    instance_type: str = "p5.48xlarge",
+    discounted_sku: str = "P5SHARED",
+    usage: str = "BoxUsage",
+    operation: str = "RunInstances",
+    discounted_region: str | None = None,
+    discounted_prefix: str | None = None,
+) -> dict[str, str]:
+    """One rate of one plan, as a real row has it: the plan's SKU, term and payment, and the
+    EC2 product it discounts (usage type, operation, region and type)."""
+    prefix, location, location_type = SP_REGIONS[region]
+    usage_prefix = prefix if discounted_prefix is None else discounted_prefix
+    family_name = instance_type.split(".")[0]
+    compute = family == "ComputeSavingsPlans"
+    plan = f"{years}yr{payment.replace(' ', '')}"
+    # Compute plans are global (one SKU each); an EC2 Instance plan is per family and region.
+    scope = "GLOBAL" if compute else f"{family_name}{region}".upper().replace("-", "")
+    sku = f"{'C' if compute else 'I'}SP{years}{_PAYMENT_SKU[payment]}{scope}".ljust(16, "X")[:16]
+    return {
+        "SKU": sku,
+        "RateCode": f"{sku}.{discounted_sku}",
+        "Unit": "Hrs",
+        "EffectiveDate": "2026-10-01T00:00:00Z",
+        "DiscountedRate": rate,
+        "Currency": "USD",
+        "DiscountedSKU": discounted_sku,
+        "DiscountedServiceCode": "AmazonEC2",
+        "DiscountedUsageType": f"{usage_prefix}{usage}:{instance_type}",
+        "DiscountedOperation": operation,
+        "PurchaseOption": payment,
+        "LeaseContractLength": years,
+        "LeaseContractLengthUnit": "year",
+        "ServiceCode": "ComputeSavingsPlans",
+        "UsageType": f"ComputeSP:{plan}" if compute else f"{prefix}EC2SP:{family_name}.{plan}",
+        "Operation": "",
+        "Description": (
+            f"{years} year {payment} Compute Savings Plan"
+            if compute
+            else f"{years} year {payment} {family_name} EC2 Instance Savings Plan in {region}"
+        ),
+        "Instance Family": "" if compute else family_name,
+        "Location": "Any" if compute else location,
+        "Location Type": location_type,
+        "Granularity": "hourly",
+        "Product Family": family,
+        "DiscountedRegionCode": discounted_region or region,
+        "DiscountedInstanceType": instance_type,
+    }
+
+
+COMPUTE, INSTANCE = "ComputeSavingsPlans", "EC2InstanceSavingsPlans"
+NO, PARTIAL, ALL = "No Upfront", "Partial Upfront", "All Upfront"
+
+
+def savings_plan_rows(region: str = "us-east-1") -> list[dict[str, str]]:
+    """A region's Savings Plans rows. us-east-1: p5.48xlarge in all 12 plans, trn2.48xlarge in
+    two Compute plans only (no EC2 Instance plan), no trn3 at all, and one decoy of each kind
+    that must be left out (each would change a p5 rate if it leaked through)."""
+    if region == "us-east-1":
+        rows = [
+            plan_row(COMPUTE, "1", NO, "41.28"),
+            plan_row(COMPUTE, "1", PARTIAL, "39.63"),
+            plan_row(COMPUTE, "1", ALL, "38.8"),
+            plan_row(COMPUTE, "3", NO, "30.27"),
+            plan_row(COMPUTE, "3", PARTIAL, "28.07"),
+            plan_row(COMPUTE, "3", ALL, "26.97"),
+            plan_row(INSTANCE, "1", NO, "37.15"),
+            plan_row(INSTANCE, "1", PARTIAL, "35.67"),
+            plan_row(INSTANCE, "1", ALL, "34.92"),
+            plan_row(INSTANCE, "3", NO, "24.77"),
+            plan_row(INSTANCE, "3", PARTIAL, "22.94"),
+            plan_row(INSTANCE, "3", ALL, "22.02"),
+            plan_row(COMPUTE, "1", NO, "31.29", instance_type="trn2.48xlarge",
+                      discounted_sku="TRN2SHARED"),
+            plan_row(COMPUTE, "3", ALL, "20.12", instance_type="trn2.48xlarge",
+                      discounted_sku="TRN2SHARED"),
+            # Decoys, all in the plans above: a Dedicated Host, unused reservation capacity,
+            # Dedicated Instance tenancy, Windows, and rows discounting other places' usage.
+            plan_row(COMPUTE, "1", NO, "45.1", usage="HostBoxUsage", discounted_sku="P5HOST"),
+            plan_row(COMPUTE, "1", NO, "12.4", usage="UnusedBox", discounted_sku="P5UNUSED"),
+            plan_row(INSTANCE, "3", ALL, "45.41", usage="DedicatedUsage",
+                      discounted_sku="P5DEDIC"),
+            plan_row(COMPUTE, "3", NO, "47.02", operation="RunInstances:0002",
+                      discounted_sku="P5WIN"),
+            plan_row(COMPUTE, "1", PARTIAL, "43.33", discounted_region="us-west-2",
+                      discounted_prefix="USW2-", discounted_sku="P5USW2"),
+            plan_row(INSTANCE, "1", NO, "49.5", discounted_region="us-east-1-dfw-1",
+                      discounted_prefix="DFW1-", discounted_sku="P5DFW1"),
+        ]  # fmt: skip
+    elif region == "us-west-2":
+        rows = [
+            plan_row(COMPUTE, "1", NO, "42.1", region=region, discounted_sku="P5USW2"),
+            plan_row(INSTANCE, "3", ALL, "23.1", region=region, discounted_sku="P5USW2"),
+        ]
+    else:
+        rows = [plan_row(COMPUTE, "1", NO, "50", region=region, discounted_sku="P5DEN1")]
+    return rows
+
+
+def savings_plan_csv(rows: list[dict[str, str]], *, quoting: int = csv.QUOTE_MINIMAL) -> bytes:
+    """A Savings Plans file as published: not quoted (unless ``quoting`` says otherwise)."""
+    return offer_csv(
+        SP_FILE_OFFER_CODE, SP_HEADER, rows, quoting=quoting,
+        disclaimer="This pricing list is for informational purposes only.",
+        published=(SP_PUBLICATION_DATE, SP_VERSION),
+    )  # fmt: skip
+
+
+def savings_plan_site() -> dict[str, bytes]:
+    index = {
+        "disclaimer": "This pricing list is for informational purposes only.",
+        "publicationDate": SP_PUBLICATION_DATE,
+        "regions": [
+            {"regionCode": region, "versionUrl": sp_version_path(region)} for region in SP_REGIONS
+        ],
+    }
+    site = {SP_REGION_INDEX: json.dumps(index, indent=2).encode()}
+    for region in ("us-west-2-den-1", "us-east-1", "us-west-2"):
+        site[sp_csv_path(region)] = savings_plan_csv(savings_plan_rows(region))
+    return site
+
+
 OFFERS = {
     "AmazonEC2": (EC2_HEADER, ec2_rows),
     "AmazonS3": (S3_HEADER, s3_rows),
@@ -348,6 +522,7 @@ def build_site() -> dict[str, bytes]:
             # A region's file states its own Region Code (the EC2 rows carry it).
             kw = {"region": region} if rows is ec2_rows else {}
             site[csv_path] = offer_csv(offer, header, rows(prefix=prefix, **kw))
+    site.update(savings_plan_site())
     return site
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, ProgressBar
 
 from tests import SIZE, copy_sample
-from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList
+from tests.test_pricing_support import P5_ON_DEMAND, FakePriceList, sp_csv_path
 from tests.ui_support import settle
 from trntui.core.quotes import LookupStatus, find_quote
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
@@ -66,6 +67,48 @@ async def test_fetch_preselects_the_target_quote_and_keeps_it(
     reserved = [q for q in book.quotes if q.purchase_option != "on-demand"]
     assert reserved == [], "only the picked (target) quote is kept"
     assert book.rates, "the side-service rates are kept with the quotes"
+
+
+async def test_a_savings_plan_target_gets_its_plan_rate_fetched_and_preselected(
+    project: Project, price_list: FakePriceList
+) -> None:
+    """Both targets are bought with a 3-year all-upfront Compute Savings Plan: the fetch reads
+    the Savings Plans file too, preselects that plan's p5 row ($26.97 in the fixture's
+    us-east-1 file) and keeps it; Trainium3 has no plan rate and is said to be not listed yet."""
+    plan = "savings-plan-compute-3yr-all-upfront"
+    targets = tuple(
+        dataclasses.replace(target, purchase_option=plan) for target in project.inventory.targets
+    )
+    project.save_inventory(dataclasses.replace(project.inventory, targets=targets))
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, FetchPricesScreen)
+        screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
+        await pilot.press("enter")
+        await settle(pilot)
+        results = screen.query_one("#results", DataTable)
+        rows = [results.get_row_at(i) for i in range(results.row_count)]
+        picked = [row for row in rows if row[0] == "✓"]
+        assert [(row[1], row[2], row[3]) for row in picked] == [
+            ("p5.48xlarge", "CSP-3yr-all", "26.970")
+        ]
+        assert len([row for row in rows if str(row[2]).startswith(("CSP-", "EC2SP-"))]) == 12
+        message = str(screen.query_one("#message").content)
+        assert "trn3.48xlarge (savings-plan, us-east-1) is not in the price list yet" in message
+        assert price_list.hits(sp_csv_path("us-east-1"))
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, PricesScreen)
+    book = load_quote_book(project.root)
+    assert [(q.instance_type, q.purchase_option) for q in book.quotes] == [("p5.48xlarge", plan)]
+    lookup = find_quote(book.quotes, "p5.48xlarge", "us-east-1", plan, book.misses)
+    assert lookup.usd_per_hour == pytest.approx(26.97)
+    assert lookup.quote is not None and lookup.quote.offer_code == "AWSComputeSavingsPlan"
 
 
 async def test_unreachable_price_list_says_what_to_do(

@@ -34,6 +34,7 @@ from trntui.pricing.service import (
     FetchResult,
     SideRatesResult,
     fetch_instance_quotes,
+    fetch_savings_plan_quotes,
     fetch_side_rates,
 )
 from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
@@ -61,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch.add_argument(
         "--side-rates", action="store_true",
         help="also fetch S3, EBS gp3, CloudWatch Logs and inter-AZ transfer rates",
+    )  # fmt: skip
+    fetch.add_argument(
+        "--savings-plans", action="store_true",
+        help="also fetch the Compute and EC2 Instance Savings Plans rates of the same types",
     )  # fmt: skip
     fetch.add_argument(
         "--offline", action="store_true", help="use the cached price list only, no network"
@@ -287,33 +292,61 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             if args.side_rates
             else None
         )
+        plans = (
+            fetch_savings_plan_quotes(
+                args.region, args.instance_types, settings=settings, progress=progress,
+                offline=args.offline,
+            )
+            if args.savings_plans
+            else None
+        )  # fmt: skip
     finally:
         if progress is not None:
             print("\r", end="", file=sys.stderr)
     if args.save:
-        _save_into_project(Path(args.save), result, side)
+        _save_into_project(Path(args.save), result, side, plans)
     if args.json:
-        print(json.dumps(_fetch_json(result, side), indent=2))
+        print(json.dumps(_fetch_json(result, side, plans), indent=2))
     else:
-        _print_fetch(result, side)
+        _print_fetch(result, side, plans)
     return 0
 
 
-def _save_into_project(root: Path, result: FetchResult, side: SideRatesResult | None) -> None:
+def _save_into_project(
+    root: Path, result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None
+) -> None:
     from trntui.store.project import Project
     from trntui.store.quotes import add_rates, record_lookups
 
+    found = [result, *([plans] if plans is not None else [])]
     with Project.open(root) as project:
         project.require_writable()
-        record_lookups(project.root, result.quotes, result.misses)
+        record_lookups(
+            project.root,
+            tuple(quote for each in found for quote in each.quotes),
+            tuple(miss for each in found for miss in each.misses),
+        )
         if side is not None:
             add_rates(project.root, side.rates)
 
 
-def _fetch_json(result: FetchResult, side: SideRatesResult | None) -> dict[str, Any]:
+def _fetch_json(
+    result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None = None
+) -> dict[str, Any]:
+    document: dict[str, Any] = {"region": result.region, **_quotes_json(result)}
+    if side is not None:
+        document["side_rates"] = [rate_to_json(rate) for rate in side.rates]
+        document["side_rates_missing"] = {
+            service.value: message for service, message in side.missing.items()
+        }
+    if plans is not None:
+        document["savings_plans"] = _quotes_json(plans)
+    return document
+
+
+def _quotes_json(result: FetchResult) -> dict[str, Any]:
     status = result.status
-    document: dict[str, Any] = {
-        "region": result.region,
+    return {
         "quotes": [quote_to_json(quote) for quote in result.quotes],
         "missing": [
             {
@@ -333,24 +366,39 @@ def _fetch_json(result: FetchResult, side: SideRatesResult | None) -> dict[str, 
             "error": None if status.error is None else str(status.error),
         },
     }
-    if side is not None:
-        document["side_rates"] = [rate_to_json(rate) for rate in side.rates]
-        document["side_rates_missing"] = {
-            service.value: message for service, message in side.missing.items()
-        }
-    return document
 
 
 def _money(value: float | None, digits: int = 4) -> str:
     return "unknown" if value is None else f"${value:,.{digits}f}"
 
 
-def _print_fetch(result: FetchResult, side: SideRatesResult | None) -> None:
+def _print_fetch(
+    result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None = None
+) -> None:
+    _print_quotes(result, "Prices")
+    if plans is not None:
+        print()
+        _print_quotes(plans, "Savings Plans rates")
+    if side is not None:
+        print()
+        _print_table(
+            ("side service", "unit", "USD/unit (first tier)", "tiers"),
+            [
+                (rate.service.value, rate.unit, _money(rate.first_tier_usd_per_unit, 6),
+                 str(len(rate.tiers)))
+                for rate in side.rates
+            ],
+        )  # fmt: skip
+        for message in side.missing.values():
+            print(f"  {message}")
+
+
+def _print_quotes(result: FetchResult, what: str) -> None:
     status = result.status
     if status.error is not None:
         print(f"warning: {status.describe()}", file=sys.stderr)
     print(
-        f"Prices for {result.region} (AWS Price List, "
+        f"{what} for {result.region} (AWS Price List, "
         f"retrieved {status.retrieved_at:%Y-%m-%d %H:%M} UTC)"
     )
     publication = result.quotes[0].publication_date if result.quotes else None
@@ -371,18 +419,6 @@ def _print_fetch(result: FetchResult, side: SideRatesResult | None) -> None:
     )
     for lookup in result.missing:
         print(f"  {lookup.message}")
-    if side is not None:
-        print()
-        _print_table(
-            ("side service", "unit", "USD/unit (first tier)", "tiers"),
-            [
-                (rate.service.value, rate.unit, _money(rate.first_tier_usd_per_unit, 6),
-                 str(len(rate.tiers)))
-                for rate in side.rates
-            ],
-        )  # fmt: skip
-        for message in side.missing.values():
-            print(f"  {message}")
 
 
 def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -30,6 +30,10 @@ ON_DEMAND = "on-demand"
 SPOT = "spot"
 CAPACITY_BLOCK = "capacity-block"
 NEGOTIATED = "negotiated"
+SAVINGS_PLANS = "savings-plan"
+"""Any Savings Plan: what a Savings Plans lookup that found no rate for a type looked for."""
+SAVINGS_PLAN_OFFER = "AWSComputeSavingsPlan"
+"""The price list offer holding the Compute and the EC2 Instance Savings Plans rates."""
 _RESERVED_PATTERN = re.compile(
     r"^reserved-(?P<years>[13])yr-(?P<klass>standard|convertible)-(?P<payment>no|partial|all)-upfront$"
 )
@@ -50,6 +54,20 @@ def reserved_option(years: int, offering_class: str, payment: str) -> str:
     if not _RESERVED_PATTERN.match(name):
         raise InvalidQuoteError(f"not a reserved purchase option: {name!r}")
     return name
+
+
+def savings_plan_option(kind: str, years: int, payment: str) -> str:
+    """Name a Savings Plan option, e.g. ``savings-plan-compute-3yr-no-upfront``."""
+    name = f"{SAVINGS_PLANS}-{kind}-{years}yr-{payment}-upfront"
+    if not _SAVINGS_PLAN_PATTERN.match(name):
+        raise InvalidQuoteError(f"not a Savings Plan purchase option: {name!r}")
+    return name
+
+
+def is_savings_plan(purchase_option: str) -> bool:
+    return (
+        purchase_option == SAVINGS_PLANS or _SAVINGS_PLAN_PATTERN.match(purchase_option) is not None
+    )
 
 
 def reserved_term_years(purchase_option: str) -> int | None:
@@ -429,6 +447,12 @@ class PriceLookup:
     def key(self) -> tuple[str, str]:
         return (self.instance_type, self.region)
 
+    def covers(self, purchase_option: str) -> bool:
+        """Whether this lookup speaks for ``purchase_option``: one in the Savings Plans list
+        only for Savings Plans (a type can have a price and no plan rate yet); one in the EC2
+        list for every option (no instance row, no rate of any kind)."""
+        return self.offer_code != SAVINGS_PLAN_OFFER or is_savings_plan(purchase_option)
+
 
 @dataclass(frozen=True)
 class QuoteLookup:
@@ -471,7 +495,10 @@ def missing_quote(
                 "add a manual quote"
             ),
         )
-    miss = next((m for m in misses if m.key == (instance_type, region)), None)
+    miss = next(
+        (m for m in misses if m.key == (instance_type, region) and m.covers(purchase_option)),
+        None,
+    )
     if miss is None:
         return QuoteLookup(
             instance_type,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from trntui.core.quotes import SAVINGS_PLAN_OFFER
 from trntui.pricing.cache import (
     CachedFile,
     meta_path,
@@ -102,7 +103,9 @@ class PriceListClient:
         self.close()
 
     def region_index_url(self, offer_code: str) -> str:
-        return f"{self.settings.base_url}/offers/v1.0/aws/{offer_code}/current/region_index.json"
+        """The offer's region index; the Savings Plans offer has its own tree (``savingsPlan``)."""
+        tree = "savingsPlan" if offer_code == SAVINGS_PLAN_OFFER else "offers"
+        return f"{self.settings.base_url}/{tree}/v1.0/aws/{offer_code}/current/region_index.json"
 
     def offer_csv_url(self, offer_code: str, region: str) -> str:
         """Look the region up in the offer's region index and return its CSV URL."""
@@ -113,14 +116,14 @@ class PriceListClient:
             validate=_validate_region_index,
         )
         regions = _load_region_index(cached.path)
-        entry = regions.get(region)
-        if not isinstance(entry, dict) or not entry.get("currentVersionUrl"):
+        version_url = regions.get(region)
+        if not version_url:
             raise RegionNotInPriceListError(
                 f"{offer_code} has no price list for region {region!r}; check the region code "
                 f"(the index lists {len(regions)} regions)",
                 url=cached.url,
             )
-        return offer_csv_url(self.settings.base_url, str(entry["currentVersionUrl"]))
+        return offer_csv_url(self.settings.base_url, version_url)
 
     def offer_file(
         self,
@@ -325,15 +328,39 @@ def _validate_region_index(path: Path) -> None:
     _load_region_index(path)
 
 
-def _load_region_index(path: Path) -> dict[str, object]:
+def _load_region_index(path: Path) -> dict[str, str | None]:
+    """Each region's version URL (None when its entry has none).
+
+    Two shapes: an offer's index keys ``regions`` by region code, each entry with a
+    ``currentVersionUrl``; the Savings Plans index lists ``regions`` as entries with a
+    ``regionCode`` and a ``versionUrl`` (Local Zones have their own entries: codes are taken as
+    they are, never by prefix).
+    """
     try:
         document = json.loads(path.read_bytes())
     except (OSError, ValueError) as error:
         raise PricingFormatError(f"{path}: the region index is not valid JSON ({error})") from None
     regions = document.get("regions") if isinstance(document, dict) else None
-    if not isinstance(regions, dict):
-        raise PricingFormatError(f"{path}: the region index has no 'regions' table")
-    return regions
+    if isinstance(regions, dict):
+        entries = [(code, entry, "currentVersionUrl") for code, entry in regions.items()]
+    elif isinstance(regions, list):
+        entries = [
+            (entry.get("regionCode"), entry, "versionUrl")
+            for entry in regions
+            if isinstance(entry, dict)
+        ]
+    else:
+        raise PricingFormatError(f"{path}: the region index has no 'regions' table or list")
+    found: dict[str, str | None] = {}
+    for code, entry, key in entries:
+        url = entry.get(key) if isinstance(entry, dict) else None
+        if not isinstance(code, str):
+            continue
+        url = str(url) if url else None
+        if code in found and found[code] != url:
+            raise PricingFormatError(f"{path}: the region index lists {code!r} twice")
+        found[code] = url
+    return found
 
 
 __all__ = [

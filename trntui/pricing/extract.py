@@ -13,6 +13,14 @@ capacity reservations), ``Pre Installed S/W`` empty or ``NA`` (no SQL Server etc
 and a price above zero. Reserved rows pass the same product filters with ``TermType=Reserved``;
 each offer (SKU + OfferTermCode) has an hourly row and, for partial/all upfront, an upfront fee
 row (``Unit=Quantity``).
+
+The Savings Plans file (``AWSComputeSavingsPlan``, both Compute and EC2 Instance Savings Plans)
+has one row per plan and discounted EC2 product, its rate already the effective hourly rate
+(any upfront payment spread over the term). Which rows are a plan's rate for a Linux instance
+in the region: ``DiscountedServiceCode=AmazonEC2``, ``DiscountedOperation=RunInstances``,
+``DiscountedUsageType`` exactly ``[<prefix>-]BoxUsage:<type>`` (not HostBoxUsage, UnusedBox or
+DedicatedUsage), ``Unit=Hrs``, ``Currency=USD``, and the region and type in
+``DiscountedRegionCode`` and ``DiscountedInstanceType`` where the file states them.
 """
 
 from __future__ import annotations
@@ -32,11 +40,13 @@ import polars as pl
 from trntui.core.quotes import (
     HOURS_PER_YEAR,
     ON_DEMAND,
+    SAVINGS_PLAN_OFFER,
     PriceQuote,
     RateTier,
     ServiceRate,
     SideService,
     reserved_option,
+    savings_plan_option,
 )
 from trntui.pricing.errors import PricingFormatError
 
@@ -72,7 +82,15 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "AmazonS3": (*_PRICE_COLUMNS, "usageType", "Storage Class", "Volume Type"),
     "AmazonCloudWatch": (*_PRICE_COLUMNS, "usageType"),
     "AWSDataTransfer": (*_PRICE_COLUMNS, "usageType", "Transfer Type"),
-}
+    SAVINGS_PLAN_OFFER: (
+        "SKU", "RateCode", "Unit", "EffectiveDate", "DiscountedRate", "Currency",
+        "DiscountedServiceCode", "DiscountedUsageType", "DiscountedOperation", "PurchaseOption",
+        "LeaseContractLength", "LeaseContractLengthUnit", "Product Family",
+    ),
+}  # fmt: skip
+_NAMED_OTHERWISE = {SAVINGS_PLAN_OFFER}
+"""Offers whose file calls itself by another code (the Savings Plans file says
+``AmazonComputeSavingsPlan``): their own code is not checked, their columns are."""
 
 _PURCHASE_PAYMENT = {"No Upfront": "no", "Partial Upfront": "partial", "All Upfront": "all"}
 _LEASE_YEARS = {"1yr": 1, "3yr": 3}
@@ -105,8 +123,9 @@ class OfferSource:
 def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPreamble:
     """Read and check the metadata rows and header; raise ``PricingFormatError`` if they are off.
 
-    Checks: not an HTML page, the five metadata keys in order, the offer code expected, and the
-    columns this module filters on all present in the header.
+    Checks: not an HTML page, the five metadata keys in order, the offer code expected (except
+    for the offers named otherwise in their file), and the columns this module filters on all
+    present in the header.
     """
     with open(path, "rb") as handle:
         head = handle.read(64 * 1024)
@@ -128,12 +147,13 @@ def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPrea
             )
         values[key] = row[1]
     offer = values["OfferCode"]
-    if expected_offer is not None and offer != expected_offer:
+    named_otherwise = expected_offer in _NAMED_OTHERWISE
+    if expected_offer is not None and not named_otherwise and offer != expected_offer:
         raise PricingFormatError(
             f"{path}: offer file is for {offer!r}, expected {expected_offer!r}"
         )
     columns = tuple(rows[PREAMBLE_ROWS])
-    required = REQUIRED_COLUMNS.get(offer, _PRICE_COLUMNS)
+    required = REQUIRED_COLUMNS.get(expected_offer or offer, _PRICE_COLUMNS)
     missing = [name for name in required if name not in columns]
     if missing:
         raise PricingFormatError(
@@ -151,7 +171,12 @@ def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPrea
 
 
 def filter_offer(
-    path: Path, predicate: pl.Expr, columns: Sequence[str], *, block_bytes: int = BLOCK_BYTES
+    path: Path,
+    predicate: pl.Expr,
+    columns: Sequence[str],
+    *,
+    block_bytes: int = BLOCK_BYTES,
+    line_column: str | None = None,
 ) -> pl.DataFrame:
     """Rows of the offer file matching ``predicate``, with ``columns``, all as text.
 
@@ -159,39 +184,68 @@ def filter_offer(
     quotes) and each block is scanned lazily with the filter and projection pushed down, on the
     streaming engine. Scanning the path directly would map the whole file into memory (a few
     hundred MB resident for a regional EC2 file); blocks keep the peak near one block.
+    ``line_column`` (if given, and named in ``columns``) holds each row's line in the file,
+    counting one line per record as in the price list's files, whose values hold no line breaks.
+    A file that cannot be read as CSV is a ``PricingFormatError`` naming the line at fault.
     """
+    parts: list[pl.DataFrame] = []
     with open(path, "rb") as handle:
-        header = _read_header_records(handle)
+        header, line = _read_header_records(handle)
         schema = dict.fromkeys(header, pl.String)
         blocks = _read_ahead(iter_record_blocks(handle, block_bytes))
+        block = b""
         try:
-            parts = [
-                pl.scan_csv(
-                    block,
-                    has_header=False,
-                    schema=schema,
-                    quote_char='"',
-                    missing_columns="insert",  # a last row cut short is read with nulls
+            for block in blocks:
+                parts.append(
+                    pl.scan_csv(
+                        block,
+                        has_header=False,
+                        schema=schema,
+                        quote_char='"',
+                        missing_columns="insert",  # a last row cut short is read with nulls
+                        row_index_name=line_column,
+                        row_index_offset=line,
+                    )
+                    .filter(predicate)
+                    .select(columns)
+                    .collect(engine="streaming")
                 )
-                .filter(predicate)
-                .select(columns)
-                .collect(engine="streaming")
-                for block in blocks
-            ]
+                line += block.count(b"\n")
         except pl.exceptions.PolarsError as error:
+            at = _bad_record_line(block, len(header), line)
             raise PricingFormatError(
-                f"{path}: the price list file cannot be read as CSV ({error}); "
+                f"{path}:{at}: the price list file cannot be read as CSV ({error}); "
                 "delete it from the cache and fetch again"
             ) from None
         finally:
             blocks.close()  # stops the reading thread before the file closes
     if not parts:
-        return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+        return pl.DataFrame(
+            schema={name: pl.UInt32 if name == line_column else pl.String for name in columns}
+        )
     return pl.concat(parts, how="vertical")
 
 
-def _read_header_records(handle: io.BufferedReader) -> list[str]:
-    """Skip the metadata rows and return the column names, leaving ``handle`` on the first row."""
+def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
+    """The line where the first record of ``block`` that is not CSV of ``width`` columns
+    starts (an unclosed quote, extra values); the block's first line when none is found."""
+    reader = csv.reader(io.StringIO(block.decode("utf-8", "replace"), newline=""), strict=True)
+    start = 1
+    try:
+        for row in reader:
+            if len(row) > width:
+                break
+            start = reader.line_num + 1
+        else:
+            return first_line
+    except csv.Error:
+        pass
+    return first_line + start - 1
+
+
+def _read_header_records(handle: io.BufferedReader) -> tuple[list[str], int]:
+    """Skip the metadata rows and return the column names and the line the first row is on,
+    leaving ``handle`` on that row."""
     records: list[bytes] = []
     while len(records) < PREAMBLE_ROWS + 1:
         record = handle.readline()
@@ -204,7 +258,7 @@ def _read_header_records(handle: io.BufferedReader) -> list[str]:
             record += more
         records.append(record)
     text = records[-1].decode("utf-8").lstrip("\ufeff")
-    return next(csv.reader(io.StringIO(text)))
+    return next(csv.reader(io.StringIO(text))), 1 + sum(r.count(b"\n") for r in records)
 
 
 def iter_record_blocks(
@@ -487,6 +541,111 @@ def _reserved_quote(
         effective_date=hourly_row["EffectiveDate"],
         **_provenance(source),  # type: ignore[arg-type]
     )
+
+
+_PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}
+_BOX_USAGE = r"^(?:[A-Z0-9]+-)?BoxUsage:(.+)$"
+_LINE = "line"
+_PLAN = ["Product Family", "LeaseContractLength", "LeaseContractLengthUnit", "PurchaseOption"]
+
+
+def _savings_plan_filter(
+    instance_types: Sequence[str] | None, present: set[str], region: str
+) -> pl.Expr:
+    instance_type = pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1)
+    expr = (
+        (pl.col("DiscountedServiceCode") == "AmazonEC2")
+        & (pl.col("DiscountedOperation") == "RunInstances")
+        & (pl.col("Unit") == "Hrs")
+        & (pl.col("Currency") == "USD")
+        & pl.col("Product Family").is_in(list(_PLAN_KINDS))
+        & instance_type.is_not_null()
+    )
+    if instance_types is not None:
+        expr = expr & instance_type.is_in(list(instance_types))
+    stated = {"DiscountedRegionCode": pl.lit(region), "DiscountedInstanceType": instance_type}
+    for column, value in stated.items():
+        if column in present:
+            expr = expr & (pl.col(column).is_null() | (pl.col(column) == value))
+    return expr
+
+
+def savings_plan_quotes(
+    path: Path,
+    source: OfferSource,
+    region: str,
+    instance_types: Sequence[str] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+) -> list[PriceQuote]:
+    """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None).
+
+    One quote per type and plan (kind, 1 or 3 years, no/partial/all upfront), its hourly price
+    the listed rate, which already spreads any upfront payment over the term. A type with no
+    row gets no quote (it is not priced at $0); a plan with different rates for one type is
+    left unknown, with a note. A rate that is not a number is a ``PricingFormatError`` naming
+    the file and line.
+    """
+    present = set(
+        read_preamble(path, expected_offer=source.offer_code).columns
+        if columns is None
+        else columns
+    )
+    wanted = ["SKU", "RateCode", "EffectiveDate", "DiscountedRate", "DiscountedUsageType"]
+    rows = filter_offer(
+        path,
+        _savings_plan_filter(instance_types, present, region),
+        [*wanted, *_PLAN, _LINE],
+        line_column=_LINE,
+    ).with_columns(pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type"))
+    quotes = []
+    for key, group in _groups(rows, ["type", *_PLAN]):
+        instance_type, family, length, unit, payment = (str(value or "") for value in key)
+        years = int(length) if length in {"1", "3"} and unit.lower() == "year" else None
+        if years is None or payment not in _PURCHASE_PAYMENT:
+            continue  # a term or payment this app has no purchase option for
+        option = savings_plan_option(_PLAN_KINDS[family], years, _PURCHASE_PAYMENT[payment])
+        rated = ((_rate(path, row), row) for row in group.iter_rows(named=True))
+        priced = [(rate, row) for rate, row in rated if rate > 0]
+        if not priced:
+            continue
+        rates = sorted({rate for rate, _row in priced})
+        first = priced[0][1]
+        ambiguous = len(rates) > 1
+        quotes.append(
+            PriceQuote(
+                instance_type=instance_type,
+                region=region,
+                purchase_option=option,
+                usd_per_hour=None if ambiguous else rates[0],
+                manual=False,
+                sku=None if ambiguous else first["SKU"],
+                rate_code=None if ambiguous else first["RateCode"],
+                effective_date=first["EffectiveDate"],
+                source_note=(
+                    f"price list has {len(rates)} different rates for this plan and type; "
+                    "left unknown"
+                    if ambiguous
+                    else ""
+                ),
+                **_provenance(source),  # type: ignore[arg-type]
+            )
+        )
+    return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
+
+
+def _rate(path: Path, row: dict[str, object]) -> float:
+    text = row["DiscountedRate"]
+    try:
+        rate = float(str(text))
+    except ValueError:
+        rate = float("nan")
+    if not 0 <= rate < float("inf"):
+        raise PricingFormatError(
+            f"{path}:{row[_LINE]}: DiscountedRate {text!r} of rate {row['RateCode']} is not a "
+            "price; delete the file from the cache and fetch again"
+        )
+    return rate
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,17 @@ must fix (a cancelled fetch, an unsafe URL, an unknown region) are raised, never
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 
 from trntui.core.quotes import (
     ON_DEMAND,
+    SAVINGS_PLAN_OFFER,
+    SAVINGS_PLANS,
     PriceLookup,
     PriceQuote,
     QuoteLookup,
@@ -38,6 +41,7 @@ from trntui.pricing.extract import (
     OfferSource,
     instance_quotes,
     read_preamble,
+    savings_plan_quotes,
     side_rates,
     side_services_in,
 )
@@ -198,16 +202,49 @@ def fetch_instance_quotes(
     Blocking (a regional EC2 file is a few hundred MB on first download): run it in a worker
     thread, pass ``progress`` for a progress bar and ``cancel`` to stop it.
     """
+    return _fetch_quotes(
+        EC2_OFFER, instance_quotes, ON_DEMAND, region, instance_types, settings=settings,
+        progress=progress, cancel=cancel, offline=offline, transport=transport,
+    )  # fmt: skip
+
+
+def fetch_savings_plan_quotes(
+    region: str, instance_types: Sequence[str] | None = None, **options: Any
+) -> FetchResult:
+    """Compute and EC2 Instance Savings Plans rates (Linux) for ``instance_types`` (all when
+    None), from the region's ``AWSComputeSavingsPlan`` file. Its options are those of
+    ``fetch_instance_quotes`` (settings, progress, cancel, offline, transport): the file is
+    cached, re-validated and used from the cache when the server fails, as the EC2 file is. A
+    type with no plan rate is in ``misses``, which speak for Savings Plans only."""
+    return _fetch_quotes(
+        SAVINGS_PLAN_OFFER, savings_plan_quotes, SAVINGS_PLANS, region, instance_types, **options
+    )
+
+
+def _fetch_quotes(
+    offer_code: str,
+    extract: Callable[..., list[PriceQuote]],
+    looked_for: str,
+    region: str,
+    instance_types: Sequence[str] | None,
+    *,
+    settings: PricingSettings | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCheck | None = None,
+    offline: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> FetchResult:
+    """Load the offer's file for ``region`` and ``extract`` its quotes; ``looked_for`` names
+    the purchase option(s) a type without a quote is reported missing for."""
     settings = settings or PricingSettings.from_env()
     with PriceListClient(settings, transport=transport) as client:
         offer, status = load_offer(
-            client, EC2_OFFER, region, progress=progress, cancel=cancel, offline=offline
+            client, offer_code, region, progress=progress, cancel=cancel, offline=offline
         )
     wanted = None if instance_types is None else list(dict.fromkeys(instance_types))
     source = offer_source(offer)
-    quotes = tuple(
-        instance_quotes(offer.cached.path, source, region, wanted, columns=offer.preamble.columns)
-    )
+    columns = offer.preamble.columns
+    quotes = tuple(extract(offer.cached.path, source, region, wanted, columns=columns))
     looked_up = tuple(
         PriceLookup(
             instance_type,
@@ -220,7 +257,7 @@ def fetch_instance_quotes(
         if not any(q.instance_type == instance_type for q in quotes)
     )
     missing = tuple(
-        find_quote(quotes, lookup.instance_type, region, ON_DEMAND, looked_up)
+        find_quote(quotes, lookup.instance_type, region, looked_for, looked_up)
         for lookup in looked_up
     )
     return FetchResult(region, quotes, missing, status, looked_up)

@@ -37,6 +37,7 @@ import tomli_w
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.quotes import (
+    SAVINGS_PLAN_OFFER,
     InvalidQuoteError,
     PriceLookup,
     PriceQuote,
@@ -195,12 +196,22 @@ def record_lookups(
     root: Path, quotes: tuple[PriceQuote, ...], misses: tuple[PriceLookup, ...]
 ) -> QuoteBook:
     """Keep what a price-list lookup said: the quotes it found, and the types it found no
-    row for (replacing older misses of those types; a type found again drops its miss)."""
+    row for (replacing older misses of those types from the same list, EC2 or Savings Plans;
+    a type found again drops the misses that spoke for the option it was found for)."""
     book = load_quote_book(root)
     replaced = {quote.key for quote in quotes}
-    found = {(quote.instance_type, quote.region) for quote in quotes}
-    renewed = {miss.key for miss in misses}
-    kept_misses = [m for m in book.misses if m.key not in found and m.key not in renewed]
+
+    def refuted(miss: PriceLookup) -> bool:
+        return any(
+            (quote.instance_type, quote.region) == miss.key and miss.covers(quote.purchase_option)
+            for quote in quotes
+        )
+
+    def which(miss: PriceLookup) -> tuple[tuple[str, str], bool]:
+        return miss.key, miss.offer_code == SAVINGS_PLAN_OFFER
+
+    renewed = {which(miss) for miss in misses}
+    kept_misses = [m for m in book.misses if not refuted(m) and which(m) not in renewed]
     return save_quote_book(
         root,
         dataclasses.replace(

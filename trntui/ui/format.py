@@ -1,5 +1,5 @@
-"""How durations and cut labels are written on screen, the same in every table, plot and
-detail."""
+"""How durations, purchase options and cut labels are written on screen, the same in every
+table, plot and detail."""
 
 from __future__ import annotations
 
@@ -20,3 +20,19 @@ def duration(seconds: float | None) -> str:
 def fit(text: str, width: int | None) -> str:
     """``text`` in at most ``width`` cells, ending in an ellipsis where it was cut."""
     return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
+_SHORT_OPTIONS = (
+    ("reserved-", "RI-"),
+    ("savings-plan-compute-", "CSP-"),
+    ("savings-plan-ec2-instance-", "EC2SP-"),
+)
+
+
+def short_option(option: str) -> str:
+    """A purchase option for a narrow column: ``savings-plan-ec2-instance-3yr-partial-upfront``
+    is ``EC2SP-3yr-partial``, ``savings-plan-compute-1yr-no-upfront`` ``CSP-1yr-no`` and
+    ``reserved-1yr-standard-no-upfront`` ``RI-1yr-standard-no-upfront``."""
+    for long, short in _SHORT_OPTIONS:
+        option = option.replace(long, short)
+    return option.removesuffix("-upfront") if option.startswith(("CSP-", "EC2SP-")) else option

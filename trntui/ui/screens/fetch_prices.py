@@ -2,7 +2,8 @@
 
 The regional EC2 offer file is hundreds of MB on first download: the progress bar follows the
 bytes, esc cancels (no partial file replaces a good cached one), and the rest of the app stays
-usable. Rows matching a target's instance type and purchase option are preselected.
+usable. Rows matching a target's instance type and purchase option are preselected. The
+Savings Plans rates are fetched too for the types of targets bought with a Savings Plan.
 """
 
 from __future__ import annotations
@@ -16,9 +17,15 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
-from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate
-from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
+from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate, is_savings_plan
+from trntui.pricing.errors import PricingCancelledError, PricingError
+from trntui.pricing.service import (
+    fetch_instance_quotes,
+    fetch_savings_plan_quotes,
+    fetch_side_rates,
+)
 from trntui.pricing.settings import PRICING_URL_ENV
+from trntui.ui.format import short_option
 from trntui.ui.screens.worker_modal import WorkerModal
 
 COMMON_TYPES = (
@@ -122,12 +129,26 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
 
         result = fetch_instance_quotes(region, types, progress=progress, cancel=cancel)
         side = fetch_side_rates(region, progress=progress, cancel=cancel)
-        self.misses = result.misses
-        self.app.call_from_thread(self._show, result.quotes, side.rates)
+        found = [result]
         notes = [lookup.message for lookup in result.missing]
         notes += list(side.missing.values())
-        if result.error is not None:
-            notes.insert(0, result.status.describe())
+        plan_types = [t for t, option in self.wanted if is_savings_plan(option) and t in types]
+        if plan_types:
+            try:
+                plans = fetch_savings_plan_quotes(
+                    region, plan_types, progress=progress, cancel=cancel
+                )
+            except PricingCancelledError:
+                raise
+            except PricingError as error:
+                notes.append(f"Savings Plans rates: {error}")
+            else:
+                found.append(plans)
+                notes += [lookup.message for lookup in plans.missing]
+        self.misses = tuple(miss for each in found for miss in each.misses)
+        quotes = tuple(quote for each in found for quote in each.quotes)
+        self.app.call_from_thread(self._show, quotes, side.rates)
+        notes[:0] = [each.status.describe() for each in found if each.error is not None]
         return "; ".join(notes)
 
     def _progress(self, done: int, total: int | None) -> None:
@@ -146,7 +167,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             table.add_row(
                 "✓" if index in self.picked else " ",
                 quote.instance_type,
-                quote.purchase_option.replace("reserved-", "RI-")[:22],
+                short_option(quote.purchase_option)[:22],
                 f"{quote.usd_per_hour:,.3f}" if quote.usd_per_hour is not None else "unknown",
                 f"{per_chip:,.3f}" if per_chip is not None else "unknown",
                 f"{quote.upfront_usd:,.0f}" if quote.upfront_usd else "-",

@@ -40,7 +40,7 @@ from trntui.store.quotes import (
     remove_quote,
     save_quote_book,
 )
-from trntui.ui.format import fit
+from trntui.ui.format import fit, short_option
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -186,7 +186,7 @@ class PricesScreen(Screen[None]):
             table.add_row(
                 quote.instance_type,
                 quote.region,
-                quote.purchase_option.replace("reserved-", "RI-")[:18],
+                short_option(quote.purchase_option)[:18],
                 money(quote.usd_per_hour),
                 money(usd_per_accelerator_hour(quote)),
                 quote_origin(quote),
