@@ -13,6 +13,7 @@ import csv
 import http.server
 import io
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -557,6 +558,16 @@ class FakePriceList:
         return self.etags.setdefault(path, f'"etag-{abs(hash(self.site[path])) % 10**9}"')
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A client that cancels (as the tests make it) resets its connection: that is the test
+    working, not a server fault worth a traceback on stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def _handler(state: FakePriceList) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -616,7 +627,7 @@ def _handler(state: FakePriceList) -> type[http.server.BaseHTTPRequestHandler]:
 def running_price_list() -> Iterator[FakePriceList]:
     """Serve ``build_site()`` on 127.0.0.1 (an ephemeral port) until the block ends."""
     state = FakePriceList(site=build_site())
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server = _QuietServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     # A short poll: shutdown() waits for the serving loop to look, 0.5 s by default.
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)

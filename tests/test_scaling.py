@@ -183,24 +183,38 @@ def test_the_budget_line_excludes_counts_that_cost_more(hpe: Path) -> None:
     for point in plan.points:
         if point.total_usd is not None:
             assert point.within_budget == (point.total_usd <= budget)
-    others = [p for p in fitting if p.total_usd <= budget]
-    if others:
-        assert (
-            plan.recommended.instance_count
-            == min(others, key=lambda p: (p.total_usd, p.instance_count)).instance_count
-        )
-    else:
-        assert plan.recommended is None
-        assert f"${budget:,.2f}" in plan.reason and f"${cheapest.total_usd:,.2f}" in plan.reason
+    # Counts on time cost more the more instances they take: nothing on time is left.
+    assert plan.recommended is None
+    assert f"${budget:,.2f}" in plan.reason and f"${cheapest.total_usd:,.2f}" in plan.reason
+    enough = scale_plan(
+        context_with(
+            hpe, 1, work_amount=300_000.0, max_wall_clock_days=0.5,
+            budget_usd=cheapest.total_usd + 0.01,
+        ),
+        "H200",
+    )  # fmt: skip
+    assert enough.recommended.instance_count == cheapest.instance_count
     assert plan.budget_usd == budget
 
 
 def test_capacity_blocks_beyond_256_instances_cannot_be_bought(hpe: Path) -> None:
+    from trntui.core.manual_quote import manual_quote
+    from trntui.core.quotes import QuoteBook
     from trntui.core.scale_plan import scale_plan
 
     ctx = context_with(hpe, 1, 0.9)
     target = dataclasses.replace(ctx.inventory.targets[0], purchase_option="capacity-block")
-    ctx = dataclasses.replace(ctx, inventory=dataclasses.replace(ctx.inventory, targets=(target,)))
-    plan = scale_plan(ctx, "H200", counts=(4, 300))
-    over = plan.points[1]
+    block = manual_quote(
+        instance_type="p5en.48xlarge", region="us-east-1", purchase_option="capacity-block",
+        usd_per_hour=None, upfront_usd=2_400.0, retrieved_at=ctx.book.quotes[0].retrieved_at,
+        source_note="block offer", block_days=1, block_instances=2, pinned=True,
+    )  # fmt: skip
+    ctx = dataclasses.replace(
+        ctx,
+        inventory=dataclasses.replace(ctx.inventory, targets=(target,)),
+        book=QuoteBook(quotes=(*ctx.book.quotes, block), rates=ctx.book.rates),
+    )
+    within, over = scale_plan(ctx, "H200", counts=(4, 300)).points
+    # 4 nodes measured: 4 instances pay whole days at $1,200 per instance-day.
+    assert within.total_usd is not None and within.total_usd >= 4 * 1_200.0
     assert over.total_usd is None and "at most 256 instances" in over.detail

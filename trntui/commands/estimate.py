@@ -256,8 +256,12 @@ def _estimate_text(result: Estimate) -> str:
         if item.term_years is not None:
             lines.append(f"  {'Term commitment':{_LABEL_WIDTH}} {item.commitment_text()}")
         kinds: dict[str, int] = {}
+        ignored = {i.key for i in item.inputs if i.is_unknown} - {
+            i.key for i in item.unknown_inputs()
+        }
         for i in item.inputs:
-            kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1
+            if i.key not in ignored:
+                kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1
         lines.append(
             f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
         )

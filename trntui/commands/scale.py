@@ -19,7 +19,7 @@ from typing import Any
 
 from trntui.commands import fail
 from trntui.core.errors import UserError
-from trntui.core.scale_plan import ScalePlan, scale_plan
+from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
 from trntui.store.project import Project
 from trntui.store.scenarios import load_context
 from trntui.store.set_sizes import name_family
@@ -163,6 +163,7 @@ def plan_text(plan: ScalePlan) -> str:
             f"  {p.instance_count:>5}  {p.source:12}  {days} days  {total:>10}  "
             f"{_yes_no(p.meets_deadline):7}  {_yes_no(p.within_budget)}"
         )
+    lines += [f"  unknown at {reason}" for reason in unknown_reasons(plan.points)]
     chosen = plan.recommended
     lines.append(
         f"Recommended: {chosen.instance_count} instance{'s' if chosen.instance_count > 1 else ''}"

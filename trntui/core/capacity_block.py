@@ -7,6 +7,12 @@ the same steps. So a job on a block pays whole blocks: 5 hours of work on a 1-da
 24 hours, a 15-day need takes a 21-day block, and a need beyond 182 days takes 182-day blocks
 plus the step that covers the rest.
 
+EC2 begins terminating a block's instances 30 minutes before it ends (the EventBridge warning
+comes 40 minutes before, termination 10 minutes later: "Monitor Capacity Blocks using
+EventBridge"), so a job needs its wall clock plus that half hour inside the block. A block can
+be extended later in the same steps, but only if capacity is available then; the estimate buys
+the block that covers the need up front and says when extensions could do with fewer days.
+
 The price of a block is quoted per instance-day (the upfront total / (days x instances)); the
 estimate applies that day rate to the block length the work needs, and says so when that
 length differs from the quoted one (AWS prices each offer separately).
@@ -22,6 +28,11 @@ MAX_DAILY_STEP_DAYS = 14
 WEEKLY_STEP_DAYS = 7
 MAX_BLOCK_DAYS = 182
 MAX_BLOCK_INSTANCES = 64
+MAX_BLOCK_INSTANCES_TOTAL = 256
+"""At most 256 instances across a account's Capacity Blocks ("Find and purchase Capacity
+Blocks")."""
+END_MARGIN_H = 0.5
+"""Instances are terminated from 30 minutes before a block's end."""
 _EPSILON_DAYS = 1e-9
 """Float noise tolerance: 24.000000001 hours of work is one day, not two."""
 
@@ -82,6 +93,20 @@ def billed_days_expr(need_days: pl.Expr) -> pl.Expr:
         .otherwise(weekly)
     )
     return pl.when(need_days.is_null()).then(None).otherwise(full * MAX_BLOCK_DAYS + step)
+
+
+def need_days(wall_hours: float) -> float:
+    """Days of block a job of ``wall_hours`` needs (its wall clock plus the end margin)."""
+    return (wall_hours + END_MARGIN_H) / 24.0
+
+
+def extension_hint(wall_hours: float) -> str:
+    """When a shorter block plus extensions (if capacity allows then) would pay fewer days."""
+    days = billed_days(need_days(wall_hours))
+    whole = max(1, math.ceil(need_days(wall_hours) - _EPSILON_DAYS))
+    if whole >= days:
+        return ""
+    return f"{whole} days would do with extensions, if capacity allows them then"
 
 
 def blocks_text(days: int) -> str:

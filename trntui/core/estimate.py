@@ -55,7 +55,13 @@ from typing import Any
 
 import polars as pl
 
-from trntui.core.capacity_block import billed_days_expr, blocks_text
+from trntui.core.capacity_block import (
+    END_MARGIN_H,
+    MAX_BLOCK_INSTANCES_TOTAL,
+    billed_days_expr,
+    blocks_text,
+    extension_hint,
+)
 from trntui.core.errors import UserError
 from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
@@ -224,7 +230,8 @@ TERM_INPUTS: dict[str, tuple[str, ...]] = {
                     "s3_usd_per_gb_month", "ebs_gb_per_instance", "ebs_usd_per_gb_month",
                     "instance_count", "work_amount", "steady_throughput", "startup_s",
                     "launch_s", "overhead_ratio", "checkpoint_s", "retry_ratio",
-                    "failed_fraction", "failed_run_s"),
+                    "failed_fraction", "failed_run_s", "spot_interruptions_per_day",
+                    "restart_cost_s"),
     "transfer_usd": ("data_moved_gb", "transfer_usd_per_gb"),
     "logs_usd": ("log_gb", "months_stored", "logs_ingest_usd_per_gb",
                  "logs_store_usd_per_gb_month"),
@@ -312,7 +319,7 @@ def _formula() -> tuple[list[pl.Expr], ...]:
     wall = [(c("billed_h") + c("retry_h")).alias("wall_h")]
     paid = [
         pl.when(c("capacity_block") > 0)
-        .then(billed_days_expr(c("wall_h") / 24.0) * 24.0)
+        .then(billed_days_expr((c("wall_h") + END_MARGIN_H) / 24.0) * 24.0)
         .otherwise(c("wall_h"))
         .alias("paid_h")
     ]
@@ -1079,10 +1086,20 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
     )
     inputs["usd_per_hour"] = _whole_ultraservers(price, quote, target.instance_count)
+    if (
+        target.purchase_option == CAPACITY_BLOCK
+        and target.instance_count > MAX_BLOCK_INSTANCES_TOTAL
+    ):
+        why = (
+            f"Capacity Blocks hold at most {MAX_BLOCK_INSTANCES_TOTAL} instances across blocks; "
+            f"{target.instance_count} cannot be bought that way"
+        )
+        inputs["usd_per_hour"] = _unknown("usd_per_hour", why, name)
     inputs["capacity_block"] = _block_input(target, quote, inventory)
     inputs["restart_cost_s"] = _unknown(
         "restart_cost_s",
-        f"no run of {target.run_set!r} restarted, so no restart was measured"
+        f"no run of {target.run_set!r} restarted, so no restart was measured: state one "
+        "as a scenario override (Inputs tab) or import a run that restarted"
         if target.run_set
         else "no run set measures this target",
         name,
@@ -1404,9 +1421,10 @@ class TargetEstimate:
         if self.paid_hours is None or self.wall_hours is None:
             return "block length unknown: the wall clock the work needs is unknown"
         days = round(self.paid_hours / 24)
+        hint = extension_hint(self.wall_hours)
         return (
-            f"pays {self.paid_hours:,.0f} h, uses {self.wall_hours:,.3g} h per instance "
-            f"({blocks_text(days)})"
+            f"pays {self.paid_hours:,.0f} h, uses {self.wall_hours:,.1f} h per instance "
+            f"({blocks_text(days)}{'; ' + hint if hint else ''})"
         )
 
     @property

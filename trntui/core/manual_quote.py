@@ -157,17 +157,20 @@ def _block_price(
             "a Capacity Block is quoted by its upfront total or by its hourly equivalent, not both"
         )
     if upfront_usd:
-        if days is None:
+        if days is None or instances is None:
             raise InvalidQuoteError(
-                "a Capacity Block's upfront total needs the block's length (--block-days)"
+                "a Capacity Block's upfront total is a price only with the block's length and "
+                "instance count (block days and block instances)"
             )
-        return upfront_usd / (days * 24 * (instances or 1)), upfront_usd
+        return upfront_usd / (days * 24 * instances), upfront_usd
     if not usd_per_hour:
         raise InvalidQuoteError(
             "a Capacity Block needs its upfront total (with the block's length) or its hourly "
             "equivalent per instance"
         )
-    total = usd_per_hour * days * 24 * (instances or 1) if days is not None else 0.0
+    total = (
+        usd_per_hour * days * 24 * instances if days is not None and instances is not None else 0.0
+    )
     return usd_per_hour, total
 
 

@@ -208,9 +208,10 @@ class PriceQuote:
                 f"{what}: a Capacity Block holds 1 to {MAX_BLOCK_INSTANCES} instances; "
                 f"got {self.block_instances}"
             )
-        if self.upfront_usd and self.block_days is None:
+        if self.upfront_usd and (self.block_days is None or self.block_instances is None):
             raise InvalidQuoteError(
-                f"{what}: an upfront total needs the block's length in days to be a price"
+                f"{what}: an upfront total is a price only with the block's length and "
+                "instance count (block_days, block_instances)"
             )
         if self.start_date is not None:
             try:

@@ -39,11 +39,7 @@ from trntui.core.estimate import (
     target_inputs,
 )
 from trntui.core.plan_check import check_plan
-from trntui.core.quotes import CAPACITY_BLOCK
 from trntui.core.scaling import ASSUMED, INTERPOLATED, Family, family_of
-
-MAX_BLOCK_INSTANCES_TOTAL = 256
-"""Capacity Blocks hold 1 to 64 instances each and at most 256 across blocks (REFERENCE.md)."""
 
 DEFAULT_COUNTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 _SOURCES = {MEASURED: "measured", DERIVED: INTERPOLATED, ASSUMPTION: ASSUMED}
@@ -66,6 +62,15 @@ class ScalePoint:
     @property
     def wall_clock_days(self) -> float | None:
         return None if self.time_to_result_s is None else self.time_to_result_s / 86_400
+
+
+def unknown_reasons(points: tuple[ScalePoint, ...]) -> list[str]:
+    """Why the counts without a total have none, each reason once with its counts."""
+    reasons: dict[str, list[int]] = {}
+    for point in points:
+        if point.total_usd is None:
+            reasons.setdefault(point.detail, []).append(point.instance_count)
+    return [f"{', '.join(map(str, counts))}: {why}" for why, counts in reasons.items()]
 
 
 @dataclass(frozen=True)
@@ -125,19 +130,9 @@ def scale_plan(
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
         wall = None if item.wall_hours is None else item.wall_hours * 3600.0
         detail = throughput.provenance.detail or throughput.provenance.source
-        if target.purchase_option == CAPACITY_BLOCK and count > MAX_BLOCK_INSTANCES_TOTAL:
-            points.append(
-                ScalePoint(
-                    count,
-                    source,
-                    f"Capacity Blocks hold at most {MAX_BLOCK_INSTANCES_TOTAL} instances "
-                    "across blocks",
-                    wall,
-                    None,
-                    None,
-                )
-            )
-            continue
+        price = item.input("usd_per_hour")
+        if price.is_unknown and "Capacity Blocks hold" in price.provenance.source:
+            detail = price.provenance.source
         meets, budget = _meets(context, item)
         spread = _spread(family, count, item) if family is not None else None
         points.append(

@@ -135,7 +135,7 @@ def estimate_table(result: Estimate) -> Table:
     )
     if any(t.term_years is not None for t in targets):
         table.add_row(
-            "Term owes beyond this (not in total)",
+            "Term still owes (not in total)",
             *["-" if t.term_years is None else usd(t.commitment_beyond_usd) for t in targets],
         )
     unit = (result.work_unit or "unit").removesuffix("s")
@@ -151,7 +151,7 @@ def _block_cell(item: TargetEstimate) -> str:
         return "-"
     if item.paid_hours is None or item.wall_hours is None:
         return "unknown"
-    return f"{item.paid_hours:,.0f} / {item.wall_hours:,.3g}"
+    return f"{item.paid_hours:,.0f} / {item.wall_hours:,.1f}"
 
 
 def _stage_labels(targets: tuple[TargetEstimate, ...]) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from trntui.core.scale_plan import ScalePlan
+from trntui.core.scale_plan import ScalePlan, unknown_reasons
 
 _SOURCE_STYLE = {"measured": "green", "interpolated": "cyan", "assumed": "magenta"}
 
@@ -68,4 +68,6 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
         noun = "instance" if chosen.instance_count == 1 else "instances"
         text.append(f"{chosen.instance_count} {noun}", style="bold reverse")
         text.append(f", {plan.reason}\n")
+    for reason in unknown_reasons(plan.points)[:2]:
+        text.append(f"Unknown at {reason}\n", style="dim")
     return text
