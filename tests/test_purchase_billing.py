@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from trntui.cli import main
 from trntui.core.capacity_block import billed_days, billed_days_expr
-from trntui.core.estimate import InvalidInputError, Override, check_value, estimate
+from trntui.core.estimate import (
+    InvalidInputError,
+    Override,
+    check_value,
+    estimate,
+    observations_frame,
+)
 from trntui.core.inventory import TrainingGoal
 from trntui.core.manual_quote import manual_quote
 from trntui.core.quotes import InvalidQuoteError, PriceQuote, QuoteBook
@@ -439,3 +445,75 @@ def test_the_break_even_of_a_block_target_is_where_its_stepped_total_meets_the_g
     assert below["paid_h"] == above["paid_h"] + 24
     never = break_even(item, 1.0)
     assert never.required_throughput is None and "unreachable" in never.note
+
+
+def test_the_term_commitment_is_in_the_csv_and_in_a_scenario_diff():
+    import csv
+    import io
+
+    from trntui.core.report import analyze, render_csv, report_document
+    from trntui.store.scenarios import diff_estimates
+
+    base = inventory()
+    plan = "savings-plan-compute-1yr-all-upfront"
+    targets = tuple(
+        dataclasses.replace(t, purchase_option=plan) if t.name == TRN else t for t in base.targets
+    )
+    plan_quote = dataclasses.replace(book().quotes[2], purchase_option=plan, usd_per_hour=7.0)
+    ctx = context(
+        dataclasses.replace(base, targets=targets),
+        QuoteBook(quotes=(*book().quotes, plan_quote), rates=book().rates),
+    )
+    result = estimate(ctx)
+    document = report_document(ctx, analyze(ctx))
+    rows = list(csv.reader(io.StringIO(render_csv(document))))
+    owed = [r for r in rows if r[0] == "term_commitment" and r[1] == TRN]
+    assert len(owed) == 1
+    assert float(owed[0][3]) == pytest.approx(result.target(TRN).commitment_beyond_usd)
+    dearer = estimate(ctx, [Override("usd_per_hour", 8.0, TRN, "bob", "quote moved")])
+    diff = {(r.target, r.item): r for r in diff_estimates(result, dearer)}
+    moved = diff[(TRN, "commitment_beyond_usd")]
+    # $1/h more on 2 instances over the term's hours this training does not use
+    assert moved.b - moved.a == pytest.approx(2 * (8760 - result.target(TRN).wall_hours))
+
+
+def test_sensitivity_varies_the_restart_cost_of_a_spot_target_over_its_runs():
+    from trntui.core.sensitivity import sensitivity
+
+    ctx = spot_context(per_day=0.5)
+    rows = [dict(r) for r in ctx.observations.iter_rows(named=True)]
+    first = next(i for i, r in enumerate(rows) if r["set_name"] == "trn" and r["counted"])
+    rows[first] = {**rows[first], "restarts": 2}  # retry 0.0: a restart that cost nothing
+    ctx = dataclasses.replace(ctx, observations=observations_frame(rows))
+    bars = {s.target: s for s in sensitivity(estimate(ctx))}
+    restart = [b for b in bars[TRN].bars if b.key == "restart_cost_s"]
+    assert len(restart) == 1
+    assert (restart[0].low, restart[0].high) == (0.0, 360.0)
+    assert restart[0].total_at_high > restart[0].total_at_low
+    assert not [b for b in bars[GPU].bars if b.key == "restart_cost_s"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "key"),
+    [
+        ('purchase_option = "capacity-block"\nusd_per_hour = 20.0\nultraserver_instances = 1\n',
+         "ultraserver_instances"),
+        ('purchase_option = "on-demand"\nusd_per_hour = 20.0\nstart_date = "2026-12-01"\n',
+         "start_date"),
+        ('purchase_option = "capacity-block"\nusd_per_hour = 20.0\nblock_instances = 65\n',
+         "block_instances"),
+    ],
+)  # fmt: skip
+def test_a_bad_block_field_in_the_file_points_at_its_own_line(sample_dir, lines, key):
+    from trntui.core.errors import InputFileError
+
+    path = sample_dir / "prices" / "quotes.toml"
+    text = path.read_text() + (
+        '\n[[quote]]\ninstance_type = "trn3.48xlarge"\nregion = "us-east-1"\n' + lines
+        + 'manual = true\nsource_note = "offer"\nretrieved_at = 2026-11-20T00:00:00Z\n'
+    )  # fmt: skip
+    path.write_text(text)
+    with pytest.raises(InputFileError) as caught:
+        load_quote_book(sample_dir)
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.startswith(f"{key} ="))
+    assert f":{line}" in str(caught.value) and key in str(caught.value)

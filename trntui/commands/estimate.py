@@ -392,7 +392,11 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
         if row.delta is not None:
             pct = f", {row.delta_pct:+.1f}%" if row.delta_pct is not None else ""
             change = f" ({row.delta:+,.6g}{pct})"
-        label = {"total_usd": "Total", **TERM_LABELS}.get(row.item, row.item)
+        label = {
+            "total_usd": "Total",
+            "commitment_beyond_usd": "Term still owes",
+            **TERM_LABELS,
+        }.get(row.item, row.item)
         print(f"{row.target}: {label}: {_value(row.a)} -> {_value(row.b)}{change}")
         if row.a_note != row.b_note:
             print(f"    was {row.a_note}; now {row.b_note}")

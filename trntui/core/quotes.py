@@ -45,7 +45,12 @@ _EXAMPLE = re.compile(r"\bEXAMPLE\b")
 
 
 class InvalidQuoteError(UserError):
-    """A quote the user entered (or a stored one) breaks a rule; the message says which."""
+    """A quote the user entered (or a stored one) breaks a rule; the message says which,
+    and ``key`` names the field when one is to blame (for pointing at its line in a file)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def reserved_option(years: int, offering_class: str, payment: str) -> str:
@@ -177,7 +182,8 @@ class PriceQuote:
         if self.ultraserver_instances is not None and self.ultraserver_instances < 2:
             raise InvalidQuoteError(
                 f"quote for {self.instance_type}: an UltraServer joins 2 or more instances; "
-                f"got {self.ultraserver_instances}"
+                f"got {self.ultraserver_instances}",
+                key="ultraserver_instances",
             )
         if self.manual and not self.source_note.strip():
             raise InvalidQuoteError(
@@ -194,31 +200,43 @@ class PriceQuote:
             if any(value is not None for value in block):
                 raise InvalidQuoteError(
                     f"{what}: block days, instances, zone and start date are for a "
-                    f"{CAPACITY_BLOCK} quote, not {self.purchase_option}"
+                    f"{CAPACITY_BLOCK} quote, not {self.purchase_option}",
+                    key=next(
+                        name
+                        for name, value in zip(
+                            ("block_days", "block_instances", "availability_zone", "start_date"),
+                            block,
+                            strict=True,
+                        )
+                        if value is not None
+                    ),
                 )
             return
         if self.block_days is not None and not is_block_days(self.block_days):
             raise InvalidQuoteError(
-                f"{what}: a Capacity Block lasts {block_days_help()}; got {self.block_days} days"
+                f"{what}: a Capacity Block lasts {block_days_help()}; got {self.block_days} days",
+                key="block_days",
             )
         if self.block_instances is not None and not 1 <= self.block_instances <= (
             MAX_BLOCK_INSTANCES
         ):
             raise InvalidQuoteError(
                 f"{what}: a Capacity Block holds 1 to {MAX_BLOCK_INSTANCES} instances; "
-                f"got {self.block_instances}"
+                f"got {self.block_instances}",
+                key="block_instances",
             )
         if self.upfront_usd and (self.block_days is None or self.block_instances is None):
             raise InvalidQuoteError(
                 f"{what}: an upfront total is a price only with the block's length and "
-                "instance count (block_days, block_instances)"
+                "instance count (block_days, block_instances)",
+                key="block_days" if self.block_days is None else "block_instances",
             )
         if self.start_date is not None:
             try:
                 date.fromisoformat(self.start_date)
             except ValueError:
                 raise InvalidQuoteError(
-                    f"{what}: start date {self.start_date!r} is not YYYY-MM-DD"
+                    f"{what}: start date {self.start_date!r} is not YYYY-MM-DD", key="start_date"
                 ) from None
 
     @property

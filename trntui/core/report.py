@@ -830,6 +830,22 @@ def render_csv(doc: dict[str, Any]) -> str:
         )
         row("total", name, "instance_hours", t["instance_hours"], "instance-hours")
         row("total", name, "usd_per_unit", t["usd_per_unit"], f"USD/{t['work_unit']}")
+        block = t.get("capacity_block") or {}
+        if block.get("billed_in_blocks"):
+            for key in ("paid_hours_per_instance", "wall_hours_per_instance"):
+                row("capacity_block", name, key, block.get(key), "hours", "", "", block["text"])
+        commitment = t.get("term_commitment") or {}
+        if commitment.get("term_years") is not None:
+            row(
+                "term_commitment",
+                name,
+                "beyond_this_training_usd",
+                commitment.get("beyond_this_training_usd"),
+                "USD",
+                "",
+                "",
+                commitment["text"],
+            )
     for q in doc["quotes"]:
         row(
             "quote",

@@ -84,7 +84,11 @@ VARIED_INPUTS = (*OBSERVED_INPUTS, "failed_run_s")
 def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
     varied: list[Input] = []
     skipped: list[tuple[str, str]] = []
-    for key in VARIED_INPUTS:
+    keys = list(VARIED_INPUTS)
+    if item.input("spot_interruptions_per_day").value != 0:
+        # Only a target that can be interrupted pays restarts beyond its own runs' retries.
+        keys.append("restart_cost_s")
+    for key in keys:
         value = item.input(key)
         if value.provenance.kind != MEASURED:
             skipped.append((value.label, f"{value.provenance.kind}, not a measurement"))

@@ -313,7 +313,7 @@ def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) 
     try:
         return PriceQuote(**values)
     except InvalidQuoteError as error:
-        raise fail(_key_of(str(error)), str(error)) from None
+        raise fail(error.key or _key_of(str(error)), str(error)) from None
 
 
 _PROBLEM_KEYS = (
@@ -323,10 +323,6 @@ _PROBLEM_KEYS = (
     ("purchase option", "purchase_option"),
     ("hourly price", "usd_per_hour"),
     ("upfront", "upfront_usd"),
-    ("Capacity Block lasts", "block_days"),
-    ("instances", "block_instances"),
-    ("start date", "start_date"),
-    ("UltraServer", "ultraserver_instances"),
     ("source", "source_note"),
 )
 

@@ -249,6 +249,7 @@ def render_scenario(
                     **{term: t.term(term) for term in TERMS},
                     "instance_hours": t.instance_hours,
                     "usd_per_unit": t.usd_per_unit,
+                    "commitment_beyond_usd": t.commitment_beyond_usd,
                 }
             )
             for t in result.targets
@@ -587,7 +588,7 @@ def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
                         str(after.provenance),
                     )
                 )
-        for term in (*TERMS, "total_usd"):
+        for term in (*TERMS, "total_usd", "commitment_beyond_usd"):
             x, y = left.term(term), right.term(term)
             if x != y and not (x is not None and y is not None and math.isclose(x, y)):
                 rows.append(DiffRow(left.name, term, x, y))

@@ -595,7 +595,7 @@ class DiffScreen(ModalScreen[None]):
         rows = diff_estimates(self.a, self.b)
         if not rows:
             table.add_row("", "no difference", "", "", "")
-        labels = {"total_usd": "Total", **TERM_LABELS}
+        labels = {"total_usd": "Total", "commitment_beyond_usd": "Term still owes", **TERM_LABELS}
         for row in rows:
             money = row.item in labels
             shown = usd if money else number
