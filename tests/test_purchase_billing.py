@@ -284,7 +284,8 @@ def test_sensitivity_names_the_block_step_an_observed_range_crosses():
     assert small[TRN].block_steps == ()
 
 
-def test_a_term_shows_what_it_still_owes_beyond_the_training_outside_the_total():
+def plan_context():
+    """The Trainium3 target (2 instances) on a 1-year Compute Savings Plan at $7/h."""
     base = inventory()
     plan = "savings-plan-compute-1yr-all-upfront"
     targets = tuple(
@@ -292,10 +293,14 @@ def test_a_term_shows_what_it_still_owes_beyond_the_training_outside_the_total()
     )
     plan_quote = dataclasses.replace(book().quotes[2], purchase_option=plan, usd_per_hour=7.0)
     assert plan_quote.instance_type == "trn3.48xlarge"
-    ctx = context(
+    return context(
         dataclasses.replace(base, targets=targets),
         QuoteBook(quotes=(*book().quotes, plan_quote), rates=book().rates),
     )
+
+
+def test_a_term_shows_what_it_still_owes_beyond_the_training_outside_the_total():
+    ctx = plan_context()
     result = estimate(ctx)
     trn = result.target(TRN)
     # 2 instances x $7/h x (8760 h - the wall clock this training uses)
@@ -454,16 +459,7 @@ def test_the_term_commitment_is_in_the_csv_and_in_a_scenario_diff():
     from trntui.core.report import analyze, render_csv, report_document
     from trntui.store.scenarios import diff_estimates
 
-    base = inventory()
-    plan = "savings-plan-compute-1yr-all-upfront"
-    targets = tuple(
-        dataclasses.replace(t, purchase_option=plan) if t.name == TRN else t for t in base.targets
-    )
-    plan_quote = dataclasses.replace(book().quotes[2], purchase_option=plan, usd_per_hour=7.0)
-    ctx = context(
-        dataclasses.replace(base, targets=targets),
-        QuoteBook(quotes=(*book().quotes, plan_quote), rates=book().rates),
-    )
+    ctx = plan_context()
     result = estimate(ctx)
     document = report_document(ctx, analyze(ctx))
     rows = list(csv.reader(io.StringIO(render_csv(document))))

@@ -181,21 +181,22 @@ def _float(text: str) -> float:
     return value
 
 
-def _block_days(text: str) -> int:
+def _whole(text: str) -> int:
     try:
-        days = int(text)
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _block_days(text: str) -> int:
+    days = _whole(text)
     if not is_block_days(days):
         raise argparse.ArgumentTypeError(f"a Capacity Block lasts {block_days_help()}; got {days}")
     return days
 
 
 def _block_instances(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    count = _whole(text)
     if not 1 <= count <= MAX_BLOCK_INSTANCES:
         raise argparse.ArgumentTypeError(
             f"a Capacity Block holds 1 to {MAX_BLOCK_INSTANCES} instances; got {count}"
