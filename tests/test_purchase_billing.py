@@ -513,3 +513,21 @@ def test_a_bad_block_field_in_the_file_points_at_its_own_line(sample_dir, lines,
         load_quote_book(sample_dir)
     line = next(n for n, t in enumerate(text.splitlines(), 1) if t.startswith(f"{key} ="))
     assert f":{line}" in str(caught.value) and key in str(caught.value)
+
+
+def test_a_block_of_ultraservers_must_fit_one_block():
+    with pytest.raises(InvalidQuoteError, match="20 UltraServers of 4 are 80 instances"):
+        manual_quote(
+            instance_type="trn2u.48xlarge", region="us-east-1", purchase_option="capacity-block",
+            usd_per_hour=None, upfront_usd=1e5, retrieved_at=RETRIEVED, source_note="offer",
+            block_days=1, block_instances=20, ultraserver_instances=4,
+        )  # fmt: skip
+
+
+def test_scale_shows_what_a_term_still_owes_at_each_count():
+    from trntui.core.scale_plan import scale_plan
+
+    ctx = plan_context()
+    (point,) = scale_plan(ctx, TRN, counts=(2,)).points
+    item = estimate(ctx).target(TRN)
+    assert point.commitment_beyond_usd == pytest.approx(2 * 7.0 * (8760 - item.wall_hours))

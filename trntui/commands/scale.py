@@ -130,6 +130,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                 "total_range_usd": list(p.total_range_usd) if p.total_range_usd else None,
                 "meets_deadline": p.meets_deadline,
                 "within_budget": p.within_budget,
+                "commitment_beyond_usd": p.commitment_beyond_usd,
             }
             for p in plan.points
         ],

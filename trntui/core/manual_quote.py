@@ -8,6 +8,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import ClassVar
 
+from trntui.core.capacity_block import MAX_BLOCK_INSTANCES
 from trntui.core.fields import spec_field
 from trntui.core.inventory import PURCHASE_OPTIONS, check_instance_type, check_region
 from trntui.core.quotes import (
@@ -116,6 +117,12 @@ def manual_quote(
         if usd_per_hour:
             usd_per_hour /= ultraserver_instances
         if block_instances is not None:
+            if block_instances * ultraserver_instances > MAX_BLOCK_INSTANCES:
+                raise InvalidQuoteError(
+                    f"{block_instances} UltraServers of {ultraserver_instances} are "
+                    f"{block_instances * ultraserver_instances} instances, more than the "
+                    f"{MAX_BLOCK_INSTANCES} a Capacity Block holds"
+                )
             block_instances *= ultraserver_instances
     if purchase_option == CAPACITY_BLOCK:
         hourly, upfront = _block_price(usd_per_hour, upfront_usd, block_days, block_instances)

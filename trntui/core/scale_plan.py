@@ -56,6 +56,8 @@ class ScalePoint:
     meets_deadline: bool | None
     within_budget: bool | None = None
     total_range_usd: tuple[float, float] | None = None
+    commitment_beyond_usd: float | None = None
+    """What a reserved term or Savings Plan still owes beyond this training at this count."""
     """The total over the observed spread of the steady throughput at the measured size the
     count's throughput comes from (the family's sensitivity), when the total is known."""
 
@@ -145,6 +147,7 @@ def scale_plan(
                 meets_deadline=meets,
                 within_budget=budget,
                 total_range_usd=spread,
+                commitment_beyond_usd=item.commitment_beyond_usd,
             )
         )
     recommended, reason = _recommend(points, context)
