@@ -358,3 +358,42 @@ def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Pro
     ratio = analysis.comparison.cost_ratio
     assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in fitted.plain
     assert fitted.plain.startswith("not updated")
+
+
+async def test_a_screen_key_remapped_in_keymap_toml_is_the_one_that_works(
+    sample_project: Project, tmp_path, monkeypatch
+) -> None:
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('"scenarios.save" = "f9"\n"screen.prices" = "f3"\n', encoding="utf-8")
+    monkeypatch.setattr("trntui.ui.commands.keymap_path", lambda: keymap)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        screen = app.screen
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.screen is screen, "the old key no longer saves"
+        await pilot.press("f9")
+        await settle(pilot)
+        assert app.screen is not screen and app.screen.query_one("#name", Input)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "PricesScreen"
+
+
+def test_every_binding_has_an_id_a_keymap_can_name(tmp_path) -> None:
+    from trntui.ui.commands import declared_bindings, load_user_keymap
+
+    declared = declared_bindings()
+    assert len(declared) > 30
+    assert [b.key for b in declared if not b.id] == []
+    ids = {b.id for b in declared}
+    assert {"scenarios.save", "runs.import", "confirm.yes", "screen.runs"} - ids == {"screen.runs"}
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text("".join(f'"{i}" = "f12"\n' for i in [*ids, "screen.runs", "no.such"]))
+    loaded, warning = load_user_keymap(keymap)
+    assert set(loaded) == ids | {"screen.runs"}
+    assert warning is not None and "no.such" in warning

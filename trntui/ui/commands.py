@@ -137,6 +137,31 @@ class AppCommandsProvider(Provider):
                 )
 
 
+def declared_bindings() -> list[Binding]:
+    """The bindings trntui's own screens and widgets declare (not those they inherit)."""
+    import importlib
+    import pkgutil
+
+    import trntui.ui.screens
+    import trntui.ui.widgets
+
+    found: list[Binding] = []
+    for package in (trntui.ui.screens, trntui.ui.widgets):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for value in vars(module).values():
+                if isinstance(value, type) and value.__module__ == module.__name__:
+                    own = vars(value).get("BINDINGS", ())
+                    found += [binding for binding in own if isinstance(binding, Binding)]
+    return found
+
+
+def binding_ids() -> set[str]:
+    """Every remappable binding id: the app's commands and each screen's and widget's keys."""
+    ids = {command.id for command in APP_COMMANDS}
+    return ids | {binding.id for binding in declared_bindings() if binding.id}
+
+
 def keymap_path() -> Path:
     return Path(user_config_dir("trntui")) / "keymap.toml"
 
@@ -150,7 +175,7 @@ def load_user_keymap(path: Path | None = None) -> tuple[dict[str, str], str | No
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         return {}, f"{path}: ignored ({error})"
-    known = {c.id for c in APP_COMMANDS}
+    known = binding_ids()
     keymap = {k: v for k, v in data.items() if k in known and isinstance(v, str)}
     unknown = sorted(set(data) - known)
     warning = f"{path}: unknown binding ids ignored: {', '.join(unknown)}" if unknown else None
