@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,47 @@ def test_a_mistyped_command_or_a_file_is_named_as_such(
     note.write_text("not a project")
     assert main(["runs", str(note)]) == 2
     assert f"{note} is a file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        (["--version"], {"polars", "textual", "httpx", "trntui.importers"}),
+        (["--help"], {"polars", "textual", "httpx", "trntui.importers"}),
+        (["init", "{tmp}/p"], {"polars", "textual", "httpx", "trntui.importers"}),
+        (["price", "list", "{tmp}/nowhere"], {"textual", "trntui.importers"}),
+    ],
+)
+def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], absent: set) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    probe = (
+        "import sys\n"
+        "from trntui.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(m for m in {sorted(absent)!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_the_command_list_names_what_each_module_registers() -> None:
+    import importlib
+
+    from trntui.commands import COMMANDS
+
+    for module_name in {entry.module for entry in COMMANDS.values()}:
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        importlib.import_module(module_name).register(sub)
+        listed = {name for name, entry in COMMANDS.items() if entry.module == module_name}
+        assert set(sub.choices) == listed, module_name
+        shown = {action.dest: action.help for action in sub._choices_actions}
+        assert shown == {name: COMMANDS[name].help for name in listed}
+    parser, names = __import__("trntui.cli", fromlist=["_build_parser"])._build_parser("scale")
+    assert names == {"init", "open", *COMMANDS}
+    assert parser.parse_args(["scale", "x", "--target", "t"]).target == "t"

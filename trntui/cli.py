@@ -14,22 +14,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trntui import __version__
-from trntui.commands import fail
+from trntui.commands import COMMANDS, fail
 from trntui.core.errors import UserError
-from trntui.store.project import init_project
-
-# Modules under trntui.commands that add subcommands; a missing one is simply not offered.
-COMMAND_MODULES = (
-    "trntui.commands.runs",
-    "trntui.commands.price",
-    "trntui.commands.estimate",
-    "trntui.commands.scale",
-    "trntui.commands.telemetry",
-    "trntui.commands.mapping",
-)
 
 
-def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
+def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, set[str]]:
+    """The parser, with every subcommand's full arguments only for ``command``'s module.
+
+    Other subcommands are listed by name and help (from ``COMMANDS``) without importing their
+    modules, so ``--help`` and opening the app load neither Polars nor the importers.
+    """
     parser = argparse.ArgumentParser(
         prog="trntui",
         description="Turn measured trial runs into a training cost estimate you can defend.",
@@ -46,14 +40,17 @@ def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
     opener = sub.add_parser("open", help="open the app on a project (same as `trntui DIR`)")
     _add_open_arguments(opener)
 
-    for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as missing:
-            if missing.name != module_name:
-                raise
+    wanted = COMMANDS[command].module if command in COMMANDS else None
+    registered: set[str] = set()
+    for name, entry in COMMANDS.items():
+        if name in registered:
             continue
-        module.register(sub)
+        if entry.module == wanted:
+            before = set(sub.choices)
+            importlib.import_module(entry.module).register(sub)
+            registered |= set(sub.choices) - before
+        else:
+            sub.add_parser(name, help=entry.help, add_help=False)
     return parser, set(sub.choices)
 
 
@@ -68,6 +65,8 @@ def _add_open_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
+    from trntui.store.project import init_project
+
     root = init_project(Path(args.dir), args.name)
     print(f"Created trntui project in {root}/ (edit it with: trntui {root})")
     return 0
@@ -81,8 +80,8 @@ def _cmd_open(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser, commands = _build_parser()
     first = next((a for a in argv if not a.startswith("-")), None)
+    parser, commands = _build_parser(first)
     if first is None or first not in commands:
         opener = argparse.ArgumentParser(prog="trntui", parents=[], add_help=False)
         if any(a in ("-h", "--help") for a in argv):

@@ -2,11 +2,62 @@
 
 Each module here exposes ``register(subparsers)`` which adds its subcommands; every subcommand
 sets ``func(args) -> int`` with ``set_defaults``. They call the same core and store as the UI.
+
+``COMMANDS`` names each subcommand, the module that registers it and its one-line help, so that
+``trntui --help``, ``--version`` and opening the app import no command module (and so neither
+Polars nor the importers), and a subcommand imports only its own module.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "import": Command("trntui.commands.runs", "import training run logs into a project"),
+    "runs": Command("trntui.commands.runs", "list imported runs and run sets"),
+    "quality": Command(
+        "trntui.commands.runs", "record a run's quality result measured outside its log"
+    ),
+    "size": Command(
+        "trntui.commands.runs", "state the system size of a run set whose logs print none"
+    ),
+    "price": Command("trntui.commands.price", "look up, add and list price quotes"),
+    "estimate": Command(
+        "trntui.commands.estimate", "print the cost estimate of each training target"
+    ),
+    "report": Command("trntui.commands.estimate", "write the estimate report for budget approval"),
+    "scenario": Command(
+        "trntui.commands.estimate", "save, list, show and compare scenario snapshots"
+    ),
+    "scale": Command(
+        "trntui.commands.scale", "a target's cost and wall clock at each instance count"
+    ),
+    "family": Command(
+        "trntui.commands.scale",
+        "put run sets in a named scaling family (or back to automatic grouping)",
+    ),
+    "telemetry": Command(
+        "trntui.commands.telemetry", "attach utilization captures or compiler logs to a run"
+    ),
+    "verdict": Command("trntui.commands.telemetry", "utilization and what limits each run"),
+    "map": Command(
+        "trntui.commands.mapping", "import a CSV/JSONL run log through a column mapping"
+    ),
+}
+"""Every subcommand, in the order ``trntui --help`` lists them."""
+
+
+def help_of(name: str) -> str:
+    """The one-line help of subcommand ``name`` (each module registers its parser with it)."""
+    return COMMANDS[name].help
+
 
 USAGE_ERROR = 2
 """Exit status for a refused command (bad input or arguments), as argparse uses."""

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from trntui.commands import fail
+from trntui.commands import fail, help_of
 from trntui.core.comparison import compare
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -71,7 +71,7 @@ _LABEL_WIDTH = 41
 def register(subparsers: argparse._SubParsersAction) -> None:
     est = subparsers.add_parser(
         "estimate",
-        help="print the cost estimate of each training target",
+        help=help_of("estimate"),
         description="Print each target's estimate: billed hours per stage, every cost term, "
         "the total (or 'incomplete: <inputs>'), the Trainium3-vs-GPU comparison and decision.",
     )
@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     rep = subparsers.add_parser(
         "report",
-        help="write the estimate report for budget approval",
+        help=help_of("report"),
         description="Write the budget report: inputs with provenance, quotes with source and "
         "date, the formula, each stage, sensitivity, comparison and caveats.",
     )
@@ -98,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     scenario = subparsers.add_parser(
         "scenario",
-        help="save, list, show and compare scenario snapshots",
+        help=help_of("scenario"),
         description="Named snapshots of an estimate with every input, override and quote.",
     )
     actions = scenario.add_subparsers(dest="action", metavar="ACTION", required=True)

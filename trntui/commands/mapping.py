@@ -17,7 +17,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from trntui.commands import fail
+from trntui.commands import fail, help_of
 from trntui.core.errors import InputFileError, UserError
 from trntui.importers.mapped import (
     PER_ROW,
@@ -37,7 +37,7 @@ _ROLE_OPTIONS = ("time", "step", "samples", "tokens", "loss", "metric")
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "map",
-        help="import a CSV/JSONL run log through a column mapping",
+        help=help_of("map"),
         description=(
             "Import a CSV or JSONL run log (PyTorch Lightning metrics.csv, tracker exports) by "
             "saying which column is the time, step, samples, tokens, loss and metric. The "

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from trntui.commands import help_of
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
@@ -44,7 +45,7 @@ DEFAULT_REGION = "us-east-1"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``price fetch|add|rate|list`` to the main parser."""
-    price = subparsers.add_parser("price", help="look up, add and list price quotes")
+    price = subparsers.add_parser("price", help=help_of("price"))
     price.set_defaults(func=lambda _args: _usage(price))
     sub = price.add_subparsers(dest="price_command", metavar="ACTION")
 

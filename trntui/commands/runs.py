@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from trntui.commands import fail
+from trntui.commands import fail, help_of
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
@@ -65,7 +65,7 @@ _RUN_FIELDS = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     importer = subparsers.add_parser(
         "import",
-        help="import training run logs into a project",
+        help=help_of("import"),
         description=(
             "Import training run logs (MLPerf, Megatron-LM, neuronx-distributed, Hugging Face "
             "trainer_state.json) into a project. A PATH may be a folder: every recognised log "
@@ -83,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     lister = subparsers.add_parser(
         "runs",
-        help="list imported runs and run sets",
+        help=help_of("runs"),
         description="List the imported runs, their facts and their run sets.",
     )
     lister.add_argument("dir", help="project folder")
@@ -92,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     quality = subparsers.add_parser(
         "quality",
-        help="record a run's quality result measured outside its log",
+        help=help_of("quality"),
         description=(
             "Record the quality result of a run whose log holds no evaluation (for example an "
             "evaluation of its final checkpoint), with its source. It decides whether the run "
@@ -111,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     size = subparsers.add_parser(
         "size",
-        help="state the system size of a run set whose logs print none",
+        help=help_of("size"),
         description=(
             "State the system a run set was measured on (nodes x accelerators per node) when "
             "its logs print no size. It is an assumption, shown with who stated it and on what "

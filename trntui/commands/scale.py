@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trntui.commands import fail
+from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
 from trntui.store.project import Project
@@ -28,7 +28,7 @@ from trntui.store.set_sizes import name_family
 def register(subparsers: argparse._SubParsersAction) -> None:
     scale = subparsers.add_parser(
         "scale",
-        help="a target's cost and wall clock at each instance count",
+        help=help_of("scale"),
         description=(
             "Price a target at each instance count from the scaling family of its run set: "
             "measured counts, counts interpolated between measured ones, counts assumed from "
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     family = subparsers.add_parser(
         "family",
-        help="put run sets in a named scaling family (or back to automatic grouping)",
+        help=help_of("family"),
         description=(
             "Run sets of the same workload at different system sizes form a scaling family, "
             "found automatically (same protocol facts and accelerator). Name one yourself to "

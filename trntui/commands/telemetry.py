@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trntui.commands import fail
+from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
@@ -39,7 +39,7 @@ from trntui.store.telemetry import (
 def register(subparsers: argparse._SubParsersAction) -> None:
     attach = subparsers.add_parser(
         "telemetry",
-        help="attach utilization captures or compiler logs to a run",
+        help=help_of("telemetry"),
         description=(
             "Attach neuron-monitor JSON captures, nvidia-smi CSV captures or training logs "
             "with Neuron compiler lines to an imported run. Captures are placed by time "
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     verdict = subparsers.add_parser(
         "verdict",
-        help="utilization and what limits each run",
+        help=help_of("verdict"),
         description=(
             "Per run: accelerator utilization over the steady window and the whole run, "
             "compilation counts, model FLOPs utilization and what limits the run, with the "

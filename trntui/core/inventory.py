@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from trntui.core.fields import FieldValueError, spec_field, specs_of
-from trntui.core.run_facts import QualityTarget
+from trntui.core.quality import QualityTarget
 
 PRECISIONS = ("bf16", "fp16", "fp32", "fp8", "mxfp8", "mixed bf16/fp32", "other")
 WORK_UNITS = ("tokens", "samples", "steps", "epochs")

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, with_interval_steps
 
 WARMUP_TOLERANCE = 1.25
@@ -56,28 +57,6 @@ ABORTED = "aborted"
 INCOMPLETE = "incomplete"
 MISSED = "missed"
 _SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
-
-
-@dataclass(frozen=True)
-class QualityTarget:
-    """The quality criterion a run must meet to count (e.g. ``eval_accuracy >= 0.759``)."""
-
-    metric: str | None
-    threshold: float
-    higher_is_better: bool
-
-    def met_by(self, value: float) -> bool:
-        return value >= self.threshold if self.higher_is_better else value <= self.threshold
-
-
-@dataclass(frozen=True)
-class RecordedQuality:
-    """A quality result measured outside the run's log, with where it comes from."""
-
-    value: float
-    source: str
-    evaluation_s: float | None = None
-    """How long the evaluation took after the run ended, when known."""
 
 
 @dataclass(frozen=True)

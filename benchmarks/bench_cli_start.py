@@ -1,0 +1,68 @@
+"""Command start-up: what a user waits for before a command answers, whole process.
+
+Runs pairs side by side, alternating so machine noise hits both alike, and prints the median of
+each and their ratio (issue 15's targets in brackets):
+
+* ``trntui --version`` vs ``python -c "import polars"`` (<= 1x: loads neither Polars nor Textual);
+* ``trntui estimate SAMPLE --json`` vs ``python -c "import polars"`` (<= 1.5x).
+
+Run: ``python benchmarks/bench_cli_start.py [PAIRS]`` (default 7 pairs) from the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs" / "llama2-70b-lora"
+
+
+def trntui_command() -> list[str]:
+    script = Path(sys.executable).with_name("trntui")
+    return [str(script)] if script.exists() else [shutil.which("trntui") or "trntui"]
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, env=os.environ | {"NO_COLOR": "1"}
+    )
+    return time.perf_counter() - start
+
+
+def pairs(command: list[str], yardstick: list[str], count: int) -> tuple[float, float]:
+    timed(command), timed(yardstick)  # warm the page cache for both
+    ours, theirs = [], []
+    for _ in range(count):
+        ours.append(timed(command))
+        theirs.append(timed(yardstick))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    trntui = trntui_command()
+    polars = [sys.executable, "-c", "import polars"]
+    rows = [
+        ("trntui --version", [*trntui, "--version"], 1.0),
+        ("trntui estimate SAMPLE --json", [*trntui, "estimate", str(SAMPLE), "--json"], 1.5),
+    ]
+    print(f"{count} pairs each, median seconds; yardstick: python -c 'import polars'")
+    for label, command, target in rows:
+        ours, theirs = pairs(command, polars, count)
+        ratio = ours / theirs
+        verdict = "meets" if ratio <= target else "misses"
+        print(
+            f"{label:32} {ours:6.3f} s vs {theirs:6.3f} s  "
+            f"ratio {ratio:4.2f} ({verdict} <= {target})"
+        )
+
+
+if __name__ == "__main__":
+    main()
