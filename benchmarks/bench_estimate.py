@@ -51,6 +51,12 @@ def build_project(folder: Path) -> Path:
             write_megatron(logs / f"{set_name}{i:02d}.log", spec)
     for set_name in ("trn", "gpu"):
         import_paths(root, sorted(logs.glob(f"{set_name}*.log")), set_name=set_name)
+    configure(root)
+    return root
+
+
+def configure(root: Path) -> None:
+    """The inventory and quotes both targets need for a total (for the generated logs)."""
     inv = inventory()
     goal = dataclasses.replace(
         inv.goal, work_amount=204800.0, quality_metric="validation lm loss", quality_threshold=3.0
@@ -70,7 +76,6 @@ def build_project(folder: Path) -> Path:
     quotes = book()
     add_quotes(root, list(quotes.quotes))
     add_rates(root, list(quotes.rates))
-    return root
 
 
 def timed(work) -> list[float]:

@@ -26,13 +26,13 @@ from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.importers import FORMATS
+from trntui.store.facts import derive_facts
 from trntui.store.project import Project
 from trntui.store.quality import record_quality
 from trntui.store.runs import (
     FAILED,
     RUNS_SCHEMA,
     ImportOutcome,
-    derive_facts,
     import_paths,
     load_runs,
     run_sets,

@@ -25,8 +25,8 @@ from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
+from trntui.store.facts import derive_facts
 from trntui.store.project import Project
-from trntui.store.runs import derive_facts
 from trntui.store.telemetry import (
     ATTACHED,
     DUPLICATE,

@@ -39,6 +39,7 @@ usable result, however fast it ran. Without a target (given, or implied as by an
 from __future__ import annotations
 
 import dataclasses
+import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +48,10 @@ import polars as pl
 
 from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, with_interval_steps
+
+FACTS_VERSION = 1
+"""Version of the rules below. Raise it with any change that can alter a run's facts: stored
+facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
 WARMUP_TOLERANCE = 1.25
 WARMUP_CONFIRM_INTERVALS = 3
@@ -790,3 +795,26 @@ def summarize_set(facts: Sequence[RunFacts]) -> RunSetSummary:
         run_s=spread([f.run_s for f in counted]),
         launch_to_result_s=spread([f.launch_to_result_s for f in counted]),
     )
+
+
+def facts_to_json(facts: RunFacts) -> str:
+    """``facts`` as JSON text that ``facts_from_json`` turns back into an equal ``RunFacts``."""
+    return json.dumps(dataclasses.asdict(facts), sort_keys=True, allow_nan=True)
+
+
+def facts_from_json(text: str) -> RunFacts:
+    """Inverse of ``facts_to_json``; raises ``ValueError`` on text that is not stored facts."""
+    try:
+        data = json.loads(text)
+        target = data.pop("quality_target")
+        return RunFacts(
+            **{
+                **data,
+                "phases": PhaseSplit(**data["phases"]),
+                "stalls": tuple(Stall(**stall) for stall in data["stalls"]),
+                "notes": tuple(data["notes"]),
+                "quality_target": None if target is None else QualityTarget(**target),
+            }
+        )
+    except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as error:
+        raise ValueError(f"not stored run facts ({error})") from None

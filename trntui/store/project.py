@@ -3,7 +3,7 @@
 Layout (everything but the lock file is meant to be committed)::
 
     trntui.toml              schema_version + the workload inventory (this module)
-    runs/                    imported runs: runs.parquet, timelines/<run_id>.parquet
+    runs/                    imported runs: runs.parquet, timelines/<run_id>.parquet, facts.parquet
     prices/                  the price quotes the project uses
     scenarios/<name>.toml    saved scenario snapshots
     .trntui.lock             who has the project open for writing (git-ignored)
@@ -225,8 +225,12 @@ class Project:
             # Registered under the path resolved now (a later chdir cannot change the key), and
             # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
             key = self.root.resolve()
-            _count_session(key, +1)
+            _count(_SESSIONS, key, +1)
             self._session = weakref.finalize(self, _end_session, key, lock)
+        else:
+            key = self.root.resolve()
+            _count(_LOOKING, key, +1)
+            self._session = weakref.finalize(self, _count, _LOOKING, key, -1)
 
     @classmethod
     def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
@@ -319,17 +323,29 @@ _BRIEF_HELD: dict[Path, list[Any]] = {}
 """Per root: ``[lock handle, depth]`` while a thread writes under a lock taken for one write."""
 
 
-def _count_session(key: Path, change: int) -> None:
+_LOOKING: dict[Path, int] = {}
+"""Open read-only ``Project`` objects of this process, by resolved root."""
+
+
+def _count(table: dict[Path, int], key: Path, change: int) -> None:
     with _REGISTRY:
-        count = _SESSIONS.get(key, 0) + change
+        count = table.get(key, 0) + change
         if count > 0:
-            _SESSIONS[key] = count
+            table[key] = count
         else:
-            _SESSIONS.pop(key, None)
+            table.pop(key, None)
+
+
+def may_store_derived(root: Path) -> bool:
+    """Whether derived data (a cache of what stored files imply) may be written now: this
+    process has the project open for writing, or has not opened it read-only."""
+    key = Path(root).resolve()
+    with _REGISTRY:
+        return _SESSIONS.get(key, 0) > 0 or _LOOKING.get(key, 0) == 0
 
 
 def _end_session(key: Path, lock: IO[str]) -> None:
-    _count_session(key, -1)
+    _count(_SESSIONS, key, -1)
     _release_lock(lock)
 
 

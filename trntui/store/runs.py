@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -35,12 +35,11 @@ from trntui.core.mlperf_score import (
     read_scaling_factor,
     run_minutes,
 )
-from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
+from trntui.core.run_facts import SUCCEEDED, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
 from trntui.store.project import writes_project
-from trntui.store.quality import load_recorded_quality
 
 RUNS_FOLDER = "runs"
 RUNS_FILE = "runs.parquet"
@@ -279,35 +278,13 @@ def import_paths(
             raise
         except UserError as error:
             outcomes.append(ImportOutcome(str(path), FAILED, error=str(error)))
+    if any(outcome.outcome in (ADDED, REFRESHED) for outcome in outcomes):
+        from trntui.store.facts import store_facts  # facts.py builds on this module
+
+        store_facts(root)
     if progress is not None:
         progress(1.0)
     return outcomes
-
-
-def derive_facts(
-    root: Path, target: QualityTarget | None, planned_steps: int | None
-) -> dict[str, RunFacts]:
-    """Every stored run's facts against the inventory's quality target and planned steps.
-
-    The runs table keeps the facts computed at import time, without the project's goal; what
-    counts as finished and as verified depends on that goal, so readers derive it from the
-    stored timelines (never the logs) with the current goal.
-    """
-    return {run_id: facts for run_id, _, _, facts in runs_with_facts(root, target, planned_steps)}
-
-
-def runs_with_facts(
-    root: Path, target: QualityTarget | None, planned_steps: int | None
-) -> Iterator[tuple[str, str, ImportedRun, RunFacts]]:
-    """(run id, set name, stored run, facts with the goal) for every stored run.
-
-    The runs table and the recorded quality results are read once, each timeline once.
-    """
-    recorded = load_recorded_quality(root)
-    runs = load_runs(root)
-    for run_id, set_name in runs.select("run_id", "set_name").iter_rows():
-        run = load_run(root, run_id, runs)
-        yield run_id, set_name, run, run_facts(run, target, planned_steps, recorded.get(run_id))
 
 
 def stale_runs(runs: pl.DataFrame) -> int:

@@ -54,12 +54,13 @@ from trntui.core.quotes import (
 )
 from trntui.core.system_size import effective_size
 from trntui.store.atomic import atomic_write_text
+from trntui.store.facts import derived_runs
 from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
-from trntui.store.runs import runs_path, runs_with_facts
+from trntui.store.runs import runs_path
 from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
-from trntui.store.telemetry import captures_path, run_limit
+from trntui.store.telemetry import captures_path
 from trntui.store.toml_file import decode_utf8, parse_toml
 
 SCHEMA_VERSION = 1
@@ -96,17 +97,16 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
         return cached
     stated = load_stated_sizes(root)
     rows = []
-    for run_id, set_name, run, facts in runs_with_facts(root, target, planned):
-        limit, steady_pct = run_limit(root, run_id, run, facts)
+    for run in derived_runs(root, target, planned):
         rows.append(
             observation_row(
-                run_id,
-                set_name,
-                facts,
+                run.run_id,
+                run.set_name,
+                run.facts,
                 run.metadata,
-                limit=limit,
-                steady_utilization_pct=steady_pct,
-                system=effective_size(run.metadata.system, stated.get(set_name)),
+                limit=run.limit,
+                steady_utilization_pct=run.steady_utilization_pct,
+                system=effective_size(run.metadata.system, stated.get(run.set_name)),
             )
         )
     frame = observations_frame(rows)

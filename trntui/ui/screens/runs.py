@@ -26,9 +26,9 @@ from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
 from trntui.core.timeline import SystemSize
+from trntui.store.facts import derive_facts
 from trntui.store.runs import (
     RunSetInfo,
-    derive_facts,
     load_run,
     load_runs,
     remove_run,

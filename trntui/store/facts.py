@@ -1,0 +1,228 @@
+"""Each run's derived facts, stored so that opening a project reads one small table.
+
+Layout::
+
+    runs/facts.parquet   one row per run: the facts derived from its timeline, what limits it and
+                         its steady-window utilization, with the key they were derived under
+
+A run's facts follow from its timeline and from inputs outside it: the goal's quality criterion
+and planned steps, a quality result recorded for the run, the telemetry captures attached to it,
+and the rules themselves (``FACTS_VERSION``). The key is a hash of all of these, so a stored row
+is used only while every one of them is unchanged; otherwise the run is derived again from its
+stored timeline (never the log). The table is derived data: deleting it loses nothing, and a
+stale or unreadable one is rebuilt.
+
+Rows are written after an import, and whenever facts had to be derived and this process can
+write the project (it holds the write lock, or takes it for the one write because nobody else
+holds it and it has not opened the project read-only); otherwise the facts are derived in
+memory and nothing is written. Writes are atomic like every other project file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.errors import UserError
+from trntui.core.quality import QualityTarget, RecordedQuality
+from trntui.core.run_facts import (
+    FACTS_VERSION,
+    RunFacts,
+    facts_from_json,
+    facts_to_json,
+    run_facts,
+)
+from trntui.core.timeline import RunMetadata
+from trntui.store.atomic import atomic_write_with
+from trntui.store.project import may_store_derived, read_inventory, write_access
+from trntui.store.quality import load_recorded_quality
+from trntui.store.runs import RUNS_FOLDER, load_run, load_runs
+from trntui.store.telemetry import load_captures, run_limit
+
+FACTS_FILE = "facts.parquet"
+FACTS_SCHEMA = pl.Schema(
+    {
+        "run_id": pl.String,
+        "key": pl.String,
+        "facts_version": pl.Int64,
+        "facts_json": pl.String,
+        "limit": pl.String,
+        "steady_utilization_pct": pl.Float64,
+    }
+)
+
+
+@dataclass(frozen=True)
+class DerivedRun:
+    """One stored run with its facts against the current goal."""
+
+    run_id: str
+    set_name: str
+    metadata: RunMetadata
+    facts: RunFacts
+    limit: str | None
+    """What limits the run (the verdict's limit), when the verdict can tell."""
+    steady_utilization_pct: float | None
+
+
+@dataclass(frozen=True)
+class DerivedRuns:
+    runs: tuple[DerivedRun, ...]
+    derived: int
+    """How many runs were derived from their timelines (the others came from the table)."""
+    by_new_rules: int
+    """Of those, how many had stored facts from other rules (``FACTS_VERSION``)."""
+
+    def __iter__(self) -> Iterator[DerivedRun]:
+        return iter(self.runs)
+
+    @property
+    def note(self) -> str | None:
+        """What to tell the user when the rules changed since the facts were stored."""
+        if not self.by_new_rules:
+            return None
+        runs = "run" if self.by_new_rules == 1 else "runs"
+        return f"facts of {self.by_new_rules} {runs} derived again: the rules changed"
+
+
+_WRITE_LOCK = threading.Lock()
+
+
+def facts_path(root: Path) -> Path:
+    return Path(root) / RUNS_FOLDER / FACTS_FILE
+
+
+def run_key(
+    sha256: str,
+    importer_version: int,
+    target: QualityTarget | None,
+    planned_steps: int | None,
+    recorded: RecordedQuality | None,
+    captures: list[tuple[object, ...]],
+) -> str:
+    """The hash of everything a run's stored facts depend on."""
+    parts = [
+        FACTS_VERSION,
+        sha256,
+        importer_version,
+        None if target is None else [target.metric, target.threshold, target.higher_is_better],
+        planned_steps,
+        None if recorded is None else [recorded.value, recorded.source, recorded.evaluation_s],
+        sorted(captures, key=repr),
+    ]
+    text = json.dumps(parts, default=repr, allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | None]]:
+    path = facts_path(root)
+    if not path.is_file():
+        return {}
+    try:
+        frame = pl.read_parquet(path)
+        frame = frame.select(list(FACTS_SCHEMA)).cast(dict(FACTS_SCHEMA))
+    except (pl.exceptions.PolarsError, OSError):
+        return {}  # derived data: an unreadable table is rebuilt, never trusted
+    return {row[0]: row[1:] for row in frame.iter_rows()}
+
+
+def derived_runs(
+    root: Path, target: QualityTarget | None, planned_steps: int | None
+) -> DerivedRuns:
+    """Every stored run with its facts against ``target`` and ``planned_steps``.
+
+    Facts stored under the same key are read; the others are derived from the timelines and
+    stored when this process may write the project.
+    """
+    root = Path(root)
+    runs = load_runs(root)
+    recorded = load_recorded_quality(root)
+    captures: dict[str, list[tuple[object, ...]]] = {}
+    for run_id, *capture in (
+        load_captures(root).select("run_id", "capture_id", "kind", "sha256", "offset_s").iter_rows()
+    ):
+        captures.setdefault(run_id, []).append(tuple(capture))
+    stored = _stored(root)
+    result: list[DerivedRun] = []
+    rows: list[dict] = []
+    derived = by_new_rules = 0
+    for run_id, set_name, metadata_json in runs.select(
+        "run_id", "set_name", "metadata_json"
+    ).iter_rows():
+        metadata = RunMetadata.from_json(metadata_json)
+        key = run_key(
+            metadata.sha256,
+            metadata.importer_version,
+            target,
+            planned_steps,
+            recorded.get(run_id),
+            captures.get(run_id, []),
+        )
+        entry = stored.get(run_id)
+        facts = None
+        if entry is not None and entry[0] == key:
+            try:
+                facts = facts_from_json(entry[2])
+            except ValueError:
+                facts = None
+            limit, steady_pct = entry[3], entry[4]
+        if facts is None:
+            run = load_run(root, run_id, runs)
+            facts = run_facts(run, target, planned_steps, recorded.get(run_id))
+            limit, steady_pct = run_limit(root, run_id, run, facts)
+            derived += 1
+            by_new_rules += entry is not None and entry[1] != FACTS_VERSION
+        result.append(DerivedRun(run_id, set_name, metadata, facts, limit, steady_pct))
+        rows.append(
+            {
+                "run_id": run_id,
+                "key": key,
+                "facts_version": FACTS_VERSION,
+                "facts_json": facts_to_json(facts),
+                "limit": limit,
+                "steady_utilization_pct": steady_pct,
+            }
+        )
+    if derived or set(stored) != {row["run_id"] for row in rows}:
+        _store(root, pl.DataFrame(rows, schema=FACTS_SCHEMA))
+    return DerivedRuns(tuple(result), derived, by_new_rules)
+
+
+def _store(root: Path, table: pl.DataFrame) -> None:
+    """Write the table if this process may write the project now; otherwise leave it."""
+    if not may_store_derived(root):
+        return  # opened read-only here: look, never write
+    with _WRITE_LOCK:
+        try:
+            with write_access(root):
+                atomic_write_with(facts_path(root), lambda handle: table.write_parquet(handle))
+        except (UserError, OSError):
+            pass  # another session writes, or the folder is read-only: derived in memory only
+
+
+def derive_facts(
+    root: Path, target: QualityTarget | None, planned_steps: int | None
+) -> dict[str, RunFacts]:
+    """Every stored run's facts against the goal's quality criterion and planned steps.
+
+    The runs table keeps the facts computed without the project's goal; what counts as finished
+    and as verified depends on that goal, so the facts here are judged against it.
+    """
+    return {run.run_id: run.facts for run in derived_runs(root, target, planned_steps)}
+
+
+def store_facts(root: Path) -> None:
+    """Derive and store the facts of runs not yet stored, against the project's goal (after an
+    import, so that the next open reads them). Never fails the import: what cannot be derived
+    now is derived, and reported, when the project is read."""
+    try:
+        inventory = read_inventory(root).inventory
+        derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
+    except UserError:
+        pass  # e.g. another run's timeline is unreadable: reading the project will say so
