@@ -144,3 +144,17 @@ def test_the_estimate_is_the_same_from_stored_and_from_derived_facts(
     facts_path(sample_dir).unlink()
     assert main(["estimate", str(sample_dir), "--json"]) == 0
     assert capsys.readouterr().out == from_table
+
+
+def test_runs_says_when_the_rules_changed_and_read_only_cannot_store(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(stored_facts, "FACTS_VERSION", stored_facts.FACTS_VERSION + 1)
+    assert main(["runs", str(sample_dir), "--json"]) == 0
+    note = json.loads(capsys.readouterr().out)["facts_note"]
+    runs = pl.read_parquet(sample_dir / "runs" / "runs.parquet").height
+    assert note.startswith(f"facts of {runs} runs derived again: the rules changed")
+    assert note.endswith("(stored when the project is opened for writing)")
+    import_paths(sample_dir, MLPERF_LOGS[:1], set_name="mlperf")  # a writer stores them
+    assert main(["runs", str(sample_dir)]) == 0
+    assert "the rules changed" not in capsys.readouterr().out

@@ -26,7 +26,7 @@ from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.importers import FORMATS
-from trntui.store.facts import derive_facts
+from trntui.store.facts import derived_runs
 from trntui.store.project import Project
 from trntui.store.quality import record_quality
 from trntui.store.runs import (
@@ -225,6 +225,8 @@ def runs_command(args: argparse.Namespace) -> int:
         )
     if report["stale_runs"]:
         print(STALE_RUNS_HINT.format(n=report["stale_runs"]))
+    if report["facts_note"]:
+        print(report["facts_note"])
     for run_set in report["sets"]:
         score = run_set.get("mlperf_score_minutes")
         extra = f"  MLPerf score {score:.3f} min" if score is not None else ""
@@ -250,7 +252,8 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     Status, durations and throughput are derived with the project's goal (quality target and
     planned steps), exactly as the Runs screen shows them.
     """
-    facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
+    derived = derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
+    facts = {run.run_id: run.facts for run in derived}
     observations = load_observations(root, inventory)
     runs = load_runs(root)
     if facts:
@@ -312,7 +315,12 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         entry["backtest"] = _backtest_json(backtest(observations, info.name))
         sets.append(entry)
     stale = stale_runs(load_runs(root))
-    return {"runs": [_clean(row) for row in rows], "sets": sets, "stale_runs": stale}
+    return {
+        "runs": [_clean(row) for row in rows],
+        "sets": sets,
+        "stale_runs": stale,
+        "facts_note": derived.note,
+    }
 
 
 def _backtest_json(result: Backtest | None) -> dict[str, Any] | None:

@@ -78,6 +78,8 @@ class DerivedRuns:
     """How many runs were derived from their timelines (the others came from the table)."""
     by_new_rules: int
     """Of those, how many had stored facts from other rules (``FACTS_VERSION``)."""
+    stored: bool = True
+    """False when facts were derived but could not be stored (read-only, or locked)."""
 
     def __iter__(self) -> Iterator[DerivedRun]:
         return iter(self.runs)
@@ -88,7 +90,8 @@ class DerivedRuns:
         if not self.by_new_rules:
             return None
         runs = "run" if self.by_new_rules == 1 else "runs"
-        return f"facts of {self.by_new_rules} {runs} derived again: the rules changed"
+        note = f"facts of {self.by_new_rules} {runs} derived again: the rules changed"
+        return note if self.stored else f"{note} (stored when the project is opened for writing)"
 
 
 _WRITE_LOCK = threading.Lock()
@@ -189,21 +192,23 @@ def derived_runs(
                 "steady_utilization_pct": steady_pct,
             }
         )
+    written = True
     if derived or set(stored) != {row["run_id"] for row in rows}:
-        _store(root, pl.DataFrame(rows, schema=FACTS_SCHEMA))
-    return DerivedRuns(tuple(result), derived, by_new_rules)
+        written = _store(root, pl.DataFrame(rows, schema=FACTS_SCHEMA))
+    return DerivedRuns(tuple(result), derived, by_new_rules, written)
 
 
-def _store(root: Path, table: pl.DataFrame) -> None:
-    """Write the table if this process may write the project now; otherwise leave it."""
+def _store(root: Path, table: pl.DataFrame) -> bool:
+    """Write the table if this process may write the project now; whether it was written."""
     if not may_store_derived(root):
-        return  # opened read-only here: look, never write
+        return False  # opened read-only here: look, never write
     with _WRITE_LOCK:
         try:
             with write_access(root):
                 atomic_write_with(facts_path(root), lambda handle: table.write_parquet(handle))
         except (UserError, OSError):
-            pass  # another session writes, or the folder is read-only: derived in memory only
+            return False  # another session writes, or the folder is read-only
+    return True
 
 
 def derive_facts(

@@ -26,7 +26,7 @@ from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
 from trntui.core.timeline import SystemSize
-from trntui.store.facts import derive_facts
+from trntui.store.facts import derived_runs
 from trntui.store.runs import (
     RunSetInfo,
     load_run,
@@ -184,11 +184,14 @@ class RunsScreen(Screen[None]):
         derived here from the stored timelines rather than frozen at import time."""
         root = self._app.project.root
         try:
-            facts = derive_facts(root, target, planned)
+            derived = derived_runs(root, target, planned)
             observations = load_observations(root, self._app.inventory)
         except UserError as error:
             self.app.call_from_thread(self._app.notify, str(error), severity="error")
             return
+        if derived.note:
+            self.app.call_from_thread(self._app.notify, derived.note)
+        facts = {run.run_id: run.facts for run in derived}
         checks = {name: backtest(observations, name) for name in self.sets}
         self.app.call_from_thread(self._facts_ready, facts, checks)
 
