@@ -259,3 +259,73 @@ def test_target_list_snapshot(sample_project: Project, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(TrnTuiApp(sample_project), terminal_size=SIZE, run_before=show_targets)
+
+
+async def test_the_first_frame_shows_the_inventory_while_the_estimate_computes(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from trntui.store import scenarios
+
+    release = threading.Event()
+    real_load_context = scenarios.load_context
+
+    def held_load_context(*args, **kwargs):
+        assert release.wait(60), "the test never released the estimate"
+        return real_load_context(*args, **kwargs)
+
+    monkeypatch.setattr(scenarios, "load_context", held_load_context)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        bar = app.screen.query_one("EstimateBar")
+        assert isinstance(app.screen, InventoryScreen) and app.analysis is None
+        assert "Estimate: computing..." in str(bar.render())
+        assert "$" not in str(bar.render()), "no total before there is one"
+        for key, mode in [("2", "runs"), ("3", "prices"), ("4", "scenarios")]:
+            await pilot.press(key)  # every screen opens while the estimate is computing
+            await pilot.pause()
+            assert app.current_mode == mode and app.analysis is None
+            assert "Estimate: computing..." in str(app.screen.query_one("EstimateBar").render())
+        release.set()
+        await settle(pilot)
+        assert app.analysis is not None
+        assert "Trn3/GPU" in str(app.screen.query_one("EstimateBar").render())
+
+
+async def test_a_section_form_is_built_when_first_shown_with_the_values_of_then(
+    sample_project: Project,
+) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert [form.id for form in screen.query(FieldForm)] == ["form-project"]
+        # A hand edit, reloaded while the Model form is not built yet, is what it then shows.
+        path = sample_project.path
+        text = path.read_text(encoding="utf-8")
+        before = f"{sample_project.inventory.model.parameters_billion:g}"
+        assert before != "13"
+        old = f"parameters_billion = {before}"
+        assert old in text
+        path.write_text(text.replace(old, "parameters_billion = 13"), encoding="utf-8")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await open_section(pilot, "model")
+        field = screen.query_one("#section-model #field-parameters_billion", Input)
+        assert field.value == "13"
+        assert sorted(form.id for form in screen.query(FieldForm)) == ["form-model", "form-project"]
+        # Undo of the reload reaches the form built since.
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert field.value == before
+
+
+def test_opening_the_app_loads_no_polars_until_the_estimate_needs_it() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, trntui.ui.app; print('polars' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr

@@ -8,11 +8,11 @@ keeps an undo history and saves shortly after the last keystroke, so there is no
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -22,23 +22,29 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.estimate import EstimateContext, Override, TargetInputs, apply_overrides, prepare
 from trntui.core.inventory import Inventory, InventoryInvalid
-from trntui.core.report import Analysis, analyze
 from trntui.store.project import Project
-from trntui.store.scenarios import load_context
 from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.inventory import InventoryScreen
-from trntui.ui.screens.prices import PricesScreen
-from trntui.ui.screens.runs import RunsScreen
-from trntui.ui.screens.scenarios import ScenariosScreen
-from trntui.ui.widgets.field_form import FieldForm
+
+if TYPE_CHECKING:
+    from trntui.core.estimate import EstimateContext, Override, TargetInputs
+    from trntui.core.report import Analysis
 
 SAVE_DELAY_S = 0.4
 UNDO_COALESCE_S = 2.0
 UNDO_LIMIT = 200
+
+
+def _mode(module: str, name: str) -> Callable[[], Screen]:
+    """A mode's screen, its module imported when the mode is first shown (not at start-up:
+    the first frame waits for nothing it does not show)."""
+
+    def make() -> Screen:
+        return getattr(importlib.import_module(module), name)()
+
+    return make
 
 
 class TrnTuiApp(App[None]):
@@ -46,9 +52,9 @@ class TrnTuiApp(App[None]):
     CSS_PATH = "trntui.tcss"
     MODES: ClassVar = {
         "inventory": InventoryScreen,
-        "runs": RunsScreen,
-        "prices": PricesScreen,
-        "scenarios": ScenariosScreen,
+        "runs": _mode("trntui.ui.screens.runs", "RunsScreen"),
+        "prices": _mode("trntui.ui.screens.prices", "PricesScreen"),
+        "scenarios": _mode("trntui.ui.screens.scenarios", "ScenariosScreen"),
     }
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar = app_bindings()
@@ -100,7 +106,7 @@ class TrnTuiApp(App[None]):
             self.status = (f"Read-only: {self.project.read_only_reason}", "warning")
         else:
             self.status = (f"Editing {self._short_path()}", "")
-        await self._first_estimate()
+        self.estimate_inputs_changed()  # the first frame shows now; the bar says "computing"
 
     def _short_path(self) -> str:
         """The project file as folder/name: enough to recognise, short enough for 80 columns."""
@@ -153,19 +159,13 @@ class TrnTuiApp(App[None]):
         """
         self._recompute(self.inventory, self.overrides)
 
-    async def _first_estimate(self) -> None:
-        """The first estimate is awaited (off the event loop) before the first screen shows, so
-        every screen opens with figures, never with a placeholder that changes a moment later."""
-        try:
-            computed = await asyncio.to_thread(self._compute, self.inventory, self.overrides)
-        except (UserError, OSError) as error:
-            self._estimate_failed(str(error))
-            return
-        self._estimate_ready(*computed)
-
     def _compute(
         self, inventory: Inventory, overrides: tuple[Override, ...]
     ) -> tuple[EstimateContext, list[TargetInputs], Analysis]:
+        from trntui.core.estimate import prepare
+        from trntui.core.report import analyze
+        from trntui.store.scenarios import load_context
+
         context = load_context(self.project.root, inventory)
         prepared = prepare(context)
         return context, prepared, analyze(context, overrides, prepared=prepared)
@@ -174,6 +174,8 @@ class TrnTuiApp(App[None]):
         """Why ``overrides`` cannot apply to the current inputs (``None`` when they can)."""
         if self._prepared is None:
             return None
+        from trntui.core.estimate import apply_overrides
+
         try:
             apply_overrides(self._prepared, overrides)
         except UserError as error:
@@ -268,10 +270,8 @@ class TrnTuiApp(App[None]):
         self.save_now()
 
     def action_undo(self) -> None:
-        if isinstance(self.screen, PricesScreen) and self.screen.undo():
-            self.notify("Undone: last price change")
-            return
-        if isinstance(self.screen, ScenariosScreen) and self.screen.undo():
+        screen_undo = getattr(self.screen, "undo", None)  # a screen's own changes come first
+        if callable(screen_undo) and screen_undo():
             return
         if not self._undo:
             self.notify("Nothing to undo.")
@@ -298,6 +298,8 @@ class TrnTuiApp(App[None]):
         self.status = (f"Reloaded {self._short_path()}", "")
 
     def action_help(self) -> None:
+        from trntui.ui.screens.help import HelpScreen  # Markdown: loaded when first asked for
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
@@ -331,7 +333,7 @@ class TrnTuiApp(App[None]):
         if screen is None:
             return []
         found = []
-        for form in screen.query(FieldForm):
+        for form in screen.forms():
             found += [(f"{form.section_cls.TITLE} > {lbl}", m) for lbl, m in form.invalid_fields()]
         return found
 

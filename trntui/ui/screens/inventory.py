@@ -7,6 +7,8 @@ it; the screen only shows values and errors.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import on
@@ -256,6 +258,39 @@ class ChecksPane(Vertical):
         self.query_one("#checks-body", Static).update(text)
 
 
+class SectionSlot(Vertical):
+    """Where one section's form goes; the form is built the first time the section is shown.
+
+    The form of the section shown at start is built with the screen; the others (about 50
+    inputs each) only when the user first moves to them, so the first frame waits for nothing
+    it does not show. A form is built from the inventory as it is at that moment.
+    """
+
+    DEFAULT_CSS = """
+    SectionSlot { height: 1fr; }
+    """
+
+    def __init__(self, name: str, build: Callable[[], FieldForm], *, built: bool) -> None:
+        super().__init__(id=f"section-{name}")
+        self.section = name
+        self._build = build
+        self._built = built
+
+    def compose(self) -> ComposeResult:
+        if self._built:
+            yield self._build()
+
+    def ensure_built(self) -> None:
+        if not self._built:
+            self._built = True
+            self.mount(self._build())
+
+    @property
+    def form(self) -> FieldForm | None:
+        """The section's form once built."""
+        return next(iter(self.query_children(FieldForm)), None)
+
+
 class InventoryScreen(Screen[None]):
     """Edit the inventory section by section; every valid edit is saved."""
 
@@ -282,15 +317,10 @@ class InventoryScreen(Screen[None]):
             options += [Option(f"{cls.TITLE}s", id=name) for name, cls in LIST_SECTIONS.items()]
             options.append(Option("Checks", id=CHECKS_ID))
             yield OptionList(*options, id="nav")
-            with ContentSwitcher(initial="section-project", id="sections"):
-                for name, cls in SECTIONS.items():
-                    yield FieldForm(
-                        cls,
-                        getattr(inventory, name),
-                        read_only=read_only,
-                        help_text=SECTION_HELP[name],
-                        id=f"section-{name}",
-                    )
+            first = next(iter(SECTIONS))
+            with ContentSwitcher(initial=f"section-{first}", id="sections"):
+                for name in SECTIONS:
+                    yield SectionSlot(name, partial(self._form, name), built=name == first)
                 for name in LIST_SECTIONS:
                     yield ItemTable(name, getattr(inventory, name), read_only=read_only)
                 yield ChecksPane(id=f"section-{CHECKS_ID}")
@@ -298,13 +328,29 @@ class InventoryScreen(Screen[None]):
         yield StatusLine()
         yield Footer(compact=True)
 
+    def _form(self, name: str) -> FieldForm:
+        return FieldForm(
+            SECTIONS[name],
+            getattr(self._app.inventory, name),
+            read_only=self._app.project.read_only,
+            help_text=SECTION_HELP[name],
+            id=f"form-{name}",
+        )
+
+    def forms(self) -> list[FieldForm]:
+        """The section forms built so far (a form not built yet holds no typing)."""
+        return list(self.query(FieldForm))
+
     def on_mount(self) -> None:
         self.query_one("#nav", OptionList).highlighted = 0
         self.refresh_from(self._app.inventory)
 
     @on(OptionList.OptionHighlighted, "#nav")
     def _show_section(self, event: OptionList.OptionHighlighted) -> None:
-        self.query_one("#sections", ContentSwitcher).current = f"section-{event.option.id}"
+        pane = self.query_one(f"#section-{event.option.id}")
+        if isinstance(pane, SectionSlot):
+            pane.ensure_built()
+        self.query_one("#sections", ContentSwitcher).current = pane.id
 
     @on(OptionList.OptionSelected, "#nav")
     def _enter_section(self, event: OptionList.OptionSelected) -> None:
@@ -322,7 +368,7 @@ class InventoryScreen(Screen[None]):
         self._apply(event.form, event.change)
 
     def _apply(self, form: FieldForm, change: FieldChange) -> None:
-        section = (form.id or "").removeprefix("section-")
+        section = (form.id or "").removeprefix("form-")
         inventory = self._app.inventory
         current = getattr(inventory, section)
         if getattr(current, change.key) == change.value:
@@ -336,7 +382,7 @@ class InventoryScreen(Screen[None]):
 
     def commit_pending(self) -> None:
         """Apply valid entries still being typed, so quitting or saving keeps them."""
-        for form in self.query(FieldForm):
+        for form in self.forms():
             for change in form.pending_changes():
                 self._apply(form, change)
 
@@ -353,10 +399,11 @@ class InventoryScreen(Screen[None]):
 
     def refresh_from(self, inventory: Inventory) -> None:
         """Show ``inventory`` everywhere (after undo or reload) without posting edits."""
-        for name in SECTIONS:
-            form = self.query_one(f"#section-{name}", FieldForm)
-            if form.obj != getattr(inventory, name) or form.invalid_fields():
-                form.load(getattr(inventory, name))
+        for slot in self.query(SectionSlot):
+            form = slot.form
+            current = getattr(inventory, slot.section)
+            if form is not None and (form.obj != current or form.invalid_fields()):
+                form.load(current)
         self.refresh_lists(inventory)
 
     def refresh_lists(self, inventory: Inventory) -> None:

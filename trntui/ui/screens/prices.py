@@ -327,4 +327,5 @@ class PricesScreen(Screen[None]):
         if not self._change_book(lambda root: save_quote_book(root, book), "Undone"):
             return False
         self._undo = None
+        self.app.notify("Undone: last price change")
         return True

@@ -9,11 +9,15 @@ leaves them too (the status line says why).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widgets import Static
 
-from trntui.core.report import Analysis
 from trntui.ui.format import fit
+
+if TYPE_CHECKING:
+    from trntui.core.report import Analysis
 
 
 def estimate_line(analysis: Analysis | None, problem: str = "", width: int | None = None) -> Text:

@@ -1,0 +1,88 @@
+"""Time to the first frame: ``trntui SAMPLE`` in an 80x24 tmux pane vs a blank Textual app.
+
+Each run starts a detached tmux session at 80x24 and polls the pane until the first screen's
+text is there (the Inventory's "Project name" field; the blank app's one line), as a user would
+see it. Pairs alternate so machine noise hits both alike; prints the medians, their ratio
+(issue 15's target: <= 1.5x) and, for trntui, the time until the estimate bar shows its totals.
+Needs tmux. Run: ``python benchmarks/bench_first_frame.py [PAIRS]`` (default 5) from the
+repository root.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_cli_start import trntui_command
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs" / "llama2-70b-lora"
+BLANK_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Blank(App):
+    def compose(self):
+        yield Static("BLANK-READY")
+
+Blank().run()
+"""
+
+
+def seconds_until(command: list[str], *markers: str) -> list[float]:
+    """Seconds from starting ``command`` in tmux until each marker is on the screen."""
+    session = "trntui-bench"
+    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    start = time.perf_counter()
+    subprocess.run(
+        ["tmux", "new", "-d", "-s", session, "-x", "80", "-y", "24", *command], check=True
+    )
+    found: list[float] = []
+    try:
+        while len(found) < len(markers):
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            ).stdout
+            if markers[len(found)] in screen:
+                found.append(time.perf_counter() - start)
+                continue
+            if time.perf_counter() - start > 60:
+                raise SystemExit(f"never saw {markers[len(found)]!r} on the screen:\n{screen}")
+            time.sleep(0.005)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    return found
+
+
+def main() -> None:
+    if shutil.which("tmux") is None:
+        raise SystemExit("this benchmark needs tmux")
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / SAMPLE.name
+        shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns(".trntui.lock"))
+        blank = Path(tmp) / "blank.py"
+        blank.write_text(BLANK_APP, encoding="utf-8")
+        ours = [*trntui_command(), str(project)]
+        frames, totals, blanks = [], [], []
+        for _ in range(count):
+            blanks += seconds_until([sys.executable, str(blank)], "BLANK-READY")
+            frame, total = seconds_until(ours, "Project name", "Trn3/GPU")
+            frames.append(frame)
+            totals.append(total)
+    ratio = statistics.median(frames) / statistics.median(blanks)
+    print(
+        f"first frame, median of {count}: trntui {statistics.median(frames):.3f} s, blank "
+        f"Textual app {statistics.median(blanks):.3f} s, ratio {ratio:.2f} "
+        f"({'meets' if ratio <= 1.5 else 'misses'} <= 1.5); "
+        f"estimate totals shown after {statistics.median(totals):.3f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
