@@ -347,7 +347,11 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
         assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in shown
         for target in app.analysis.estimate.targets:
             assert target.headline() in shown
-        assert shown in bar_text(app)
+        on_screen = bar_text(app).splitlines()
+        assert all(len(line) <= 78 for line in on_screen)
+        assert estimate_line(app.analysis, width=78, example=True, lines=3).plain == "\n".join(
+            on_screen
+        )
 
 
 def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Project) -> None:
@@ -397,3 +401,38 @@ def test_every_binding_has_an_id_a_keymap_can_name(tmp_path) -> None:
     loaded, warning = load_user_keymap(keymap)
     assert set(loaded) == ids | {"screen.runs"}
     assert warning is not None and "no.such" in warning
+
+
+async def test_four_targets_keep_every_total_the_ratio_and_what_is_missing_at_80x24(
+    sample_project: Project,
+) -> None:
+    inventory = sample_project.inventory
+    trainium = trainium_target(sample_project)
+    gpu = next(t for t in inventory.targets if t is not trainium)
+    more = (
+        dataclasses.replace(trainium, name="Trainium3 x2 reserved capacity", instance_count=2),
+        dataclasses.replace(gpu, name="GPU baseline in another region", region="eu-north-1"),
+    )
+    sample_project.save_inventory(
+        dataclasses.replace(inventory, targets=(*inventory.targets, *more))
+    )
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bar = app.screen.query_one(EstimateBar)
+        lines = str(bar.content).splitlines()
+        assert len(lines) in (2, 3) and bar.size.height == len(lines)
+        assert all(len(line) <= SIZE[0] - 2 for line in lines)
+        shown = " ".join(lines)
+        assert shown.startswith("EXAMPLE · "), "example data is marked where its numbers are"
+        estimates = app.analysis.estimate.targets
+        assert len(estimates) == 4
+        for target in estimates:
+            if target.complete:
+                assert target.headline() in shown
+            else:
+                assert f"incomplete: {target.incomplete_inputs[0]}" in shown
+        # No run measured 2 Trainium3 instances; no price is quoted in eu-north-1.
+        assert [t.complete for t in estimates] == [True, True, False, False]
+        ratio = app.analysis.comparison.cost_ratio
+        assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in shown

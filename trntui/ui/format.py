@@ -22,6 +22,15 @@ def fit(text: str, width: int | None) -> str:
     return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
+def fit_middle(text: str, width: int | None) -> str:
+    """``text`` in at most ``width`` cells, cut in the middle (``Trainium…reserved``): names
+    that share a beginning stay apart by their ends."""
+    if width is None or len(text) <= width:
+        return text
+    tail = (width - 1) // 3
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+
+
 _SHORT_OPTIONS = (
     ("reserved-", "RI-"),
     ("savings-plan-compute-", "CSP-"),

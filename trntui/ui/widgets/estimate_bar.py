@@ -2,9 +2,10 @@
 
 The bar renders the app's last valid ``Analysis``; it never computes. An incomplete target
 names its first unknown input and how many more there are, so every target keeps its place on
-the line (the Scenarios screen lists them all). While a recompute is
-running the previous figures stay, so an edit never blanks the estimate; a failed recompute
-leaves them too (the status line says why).
+the bar (the Scenarios screen lists them all). The bar takes a second (and, with long names or
+several incomplete targets, a third) line when one is not enough, and marks example data.
+While a recompute is running the previous figures stay, so an edit never blanks the estimate;
+a failed recompute leaves them too (the status line says why).
 """
 
 from __future__ import annotations
@@ -14,72 +15,115 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import Static
 
-from trntui.ui.format import fit
+from trntui.ui.format import fit, fit_middle
 
 if TYPE_CHECKING:
     from trntui.core.report import Analysis
 
 
-def estimate_line(analysis: Analysis | None, problem: str = "", width: int | None = None) -> Text:
-    """``[N overrides ·] Trn3 trial $11.35 · GPU $11.82 · ratio n/a (why)`` on one line,
-    led by ``not updated`` when the last recompute failed (``problem`` says why).
+MAX_LINES = 3
+_SEPARATOR = " · "
+# (target name, missing-input label, say why the ratio is n/a): shorter and shorter; names are
+# shortened first, what a target lacks last.
+_LEVELS = ((None, None, True), (None, None, False), (24, None, False), (16, None, False),
+           (12, None, False), (10, None, False), (10, 12, False), (8, 9, False),
+           (8, 6, False))  # fmt: skip
 
-    When the line is wider than ``width`` cells, target names and missing-input labels are
-    shortened (then shortened more) so that every total and the ratio stay visible.
+
+def estimate_line(
+    analysis: Analysis | None,
+    problem: str = "",
+    width: int | None = None,
+    *,
+    example: bool = False,
+    lines: int = 1,
+) -> Text:
+    """``[EXAMPLE ·] [N overrides ·] Trn3 trial $11.35 · GPU $11.82 · Trn3/GPU 0.96``, led by
+    ``not updated`` when the last recompute failed (``problem`` says why).
+
+    The parts are laid out on up to ``lines`` lines of ``width`` cells, wrapping between parts,
+    never inside one. When they do not fit, target names and missing-input labels are shortened
+    (then shortened more), so that every total, the ratio and the example marker stay visible.
     """
     text = Text()
-    # (target name, missing-input label, say why the ratio is n/a): shorter and shorter.
-    for names, labels, why in ((None, None, True), (None, None, False), (16, 12, False),
-                               (12, 9, False), (9, 6, False)):  # fmt: skip
-        text = _line(analysis, problem, names, labels, why)
-        if width is None or text.cell_len <= width:
+    for names, labels, why in _LEVELS:
+        parts = _parts(analysis, problem, names, labels, why, example)
+        text = _layout(parts, width, lines)
+        if width is None or all(line.cell_len <= width for line in text.split()):
             break
     return text
 
 
-def _line(
-    analysis: Analysis | None, problem: str, names: int | None, labels: int | None, why: bool
-) -> Text:
+def _layout(parts: list[Text], width: int | None, lines: int) -> Text:
+    """The parts joined by separators, a line break before a part that would not fit."""
     text = Text(no_wrap=True, overflow="ellipsis")
+    line_len = 0
+    used = 1
+    for index, part in enumerate(parts):
+        if index:
+            if width is not None and used < lines and line_len + 3 + part.cell_len > width:
+                text.append("\n")
+                used += 1
+                line_len = 0
+            else:
+                text.append(_SEPARATOR, style="dim")
+                line_len += 3
+        text.append_text(part)
+        line_len += part.cell_len
+    return text
+
+
+def _parts(
+    analysis: Analysis | None,
+    problem: str,
+    names: int | None,
+    labels: int | None,
+    why: bool,
+    example: bool,
+) -> list[Text]:
+    parts: list[Text] = []
     if problem:
-        text.append("not updated", style="bold red")
-        text.append(" (why: Scenarios, 4) · " if names is None else " · ", style="dim")
+        note = " (why: Scenarios, 4)" if names is None else ""
+        parts.append(Text.assemble(("not updated", "bold red"), (note, "dim")))
+    if example:
+        parts.append(Text("EXAMPLE", style="bold yellow"))
     if analysis is None:
-        text.append("no estimate yet" if problem else "Estimate: computing...", style="italic")
-        return text
+        parts.append(
+            Text("no estimate yet" if problem else "Estimate: computing...", style="italic")
+        )
+        return parts
     targets = analysis.estimate.targets
     overrides = len(analysis.estimate.overrides)
     if overrides:
-        text.append(f"{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
-        text.append(" · ", style="dim")
+        parts.append(
+            Text(f"{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
+        )
     if not targets:
-        text.append("Estimate: no training target yet (Inventory > Training targets)")
-        return text
-    for index, item in enumerate(targets):
-        if index:
-            text.append(" · ", style="dim")
-        text.append(f"{fit(item.name, names)} ")
+        parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
+        return parts
+    for item in targets:
+        part = Text(f"{fit_middle(item.name, names)} ")
         if item.complete:
-            text.append(item.headline(), style="bold")
+            part.append(item.headline(), style="bold")
         else:
             missing = item.incomplete_inputs
             first = f": {fit(missing[0], labels)}" if missing else ""
             more = f" +{len(missing) - 1}" if len(missing) > 1 and (labels or 9) > 6 else ""
-            text.append(f"incomplete{first}{more}", style="bold yellow")
+            part.append(f"incomplete{first}{more}", style="bold yellow")
+        parts.append(part)
     comparison = analysis.comparison
-    text.append(" · ", style="dim")
     if comparison.comparable and comparison.cost_ratio is not None:
-        text.append(f"Trn3/GPU {comparison.cost_ratio:.2f}", style="bold")
+        parts.append(Text(f"Trn3/GPU {comparison.cost_ratio:.2f}", style="bold"))
     else:
         reason = comparison.reasons[0] if comparison.reasons else "not comparable"
         reason_text = reason.split(": ", 1)[-1]
-        text.append(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow")
-    return text
+        parts.append(Text(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow"))
+    return parts
 
 
 class EstimateBar(Static):
     DEFAULT_CSS = """
-    EstimateBar { height: 1; padding: 0 1; background: $boost; }
+    EstimateBar { height: auto; max-height: 3; padding: 0 1; background: $boost; }
     """
 
     def on_mount(self) -> None:
@@ -88,11 +132,14 @@ class EstimateBar(Static):
 
     def _show(self) -> None:
         app = self.app
+        inventory = getattr(app, "inventory", None)
         self.update(
             estimate_line(
                 getattr(app, "analysis", None),
                 getattr(app, "estimate_problem", ""),
                 width=self.size.width or None,
+                example=bool(inventory is not None and inventory.project.example),
+                lines=MAX_LINES,
             )
         )
 
