@@ -337,7 +337,12 @@ def test_case1_and_6_a_hand_edited_quotes_file_that_does_not_load_is_one_line(
     assert path.read_text() == text, "a bad file is reported, never rewritten"
 
 
+_HOSTILE = st.sampled_from(
+    [float("inf"), float("-inf"), float("nan"), -1.0, -0.0, 0.0, 1e308, 1e-10, 192.0, "55",
+     True, [], {}, None]
+)  # fmt: skip
 _ANY_VALUE = st.one_of(
+    _HOSTILE,
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.text(max_size=6),
@@ -347,7 +352,8 @@ _ANY_VALUE = st.one_of(
     st.datetimes(timezones=st.just(UTC)),
     st.none(),
 )
-_QUOTE_KEYS = [
+_QUOTE_KEYS = [  # the price keys twice: drawn more often
+    "usd_per_hour", "upfront_usd", "recurring_usd_per_hour", "accelerator_count",
     "instance_type", "region", "purchase_option", "usd_per_hour", "upfront_usd",
     "recurring_usd_per_hour", "accelerator_count", "manual", "source_note", "retrieved_at",
     "pinned", "block_days", "ultraserver_instances", "unknown",
@@ -358,7 +364,7 @@ _RATE_KEYS = ["service", "region", "tiers", "manual", "retrieved_at", "source_no
 @settings(max_examples=50, deadline=None)
 @given(
     quote_edits=st.dictionaries(st.sampled_from(_QUOTE_KEYS), _ANY_VALUE, max_size=3),
-    tier=st.dictionaries(st.sampled_from(["start", "end", "usd_per_unit"]), _ANY_VALUE),
+    tier=st.dictionaries(st.sampled_from(["usd_per_unit", "start", "end"]), _ANY_VALUE),
     rate_edits=st.dictionaries(st.sampled_from(_RATE_KEYS), _ANY_VALUE, max_size=2),
 )
 def test_case1_and_6_fuzzed_quotes_files_load_clean_or_fail_in_one_line(
