@@ -642,3 +642,40 @@ def test_case12_a_row_whose_price_is_not_a_number_is_skipped_with_a_note(
     )  # fmt: skip
     assert code == 0 and "skipped:" in out and "'NaN'" in out
     assert on_demand(load_quote_book(project).quotes) == {"p5.48xlarge": P5_ON_DEMAND}
+
+
+async def test_case6_the_app_asks_before_storing_an_implausible_manual_quote(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Input
+
+    from tests import SIZE, copy_sample
+    from tests.ui_support import settle
+    from trntui.store.project import Project
+    from trntui.ui.app import TrnTuiApp
+    from trntui.ui.screens.confirm import ConfirmScreen
+    from trntui.ui.screens.inventory import ItemFormScreen
+    from trntui.ui.screens.prices import PricesScreen
+
+    root = copy_sample(tmp_path / "proj", "prices", "runs", "logs")
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3")
+            await settle(pilot)
+            for answer in ("n", "y"):
+                await pilot.press("a")
+                await settle(pilot)
+                form = app.screen
+                assert isinstance(form, ItemFormScreen)
+                form.query_one("#field-usd_per_hour", Input).value = "50000"
+                form.query_one("#field-source_note", Input).value = "typed in a hurry"
+                await pilot.press("ctrl+s")
+                await settle(pilot)
+                assert isinstance(app.screen, ConfirmScreen)
+                assert "implausible" in app.screen.question
+                await pilot.press(answer)
+                await settle(pilot)
+                assert isinstance(app.screen, PricesScreen)
+                stored = [q.usd_per_hour for q in load_quote_book(root).quotes]
+                assert stored == ([] if answer == "n" else [50000.0])
