@@ -421,13 +421,18 @@ def _cut_mid_row(body: bytes) -> int:
     return body.index(b'"TRN1SHARED"') + 5
 
 
-@pytest.mark.parametrize("kind", ["close-delimited", "short-length"])
+@pytest.mark.parametrize("kind", ["close-delimited", "short-length", "gzip-cut"])
 def test_case5_a_cut_file_keeps_the_good_cached_copy_and_says_so(
     kind: str, server: tuple[FakePriceList, dict], cache: Path
 ) -> None:
     state, hostile = server
     good = warm(state, cache)
-    hostile[ec2_csv(state)] = (kind, _cut_mid_row(state.site[ec2_csv(state)]))
+    body = state.site[ec2_csv(state)]
+    if kind == "gzip-cut":  # a whole response (its Content-Length holds) of a cut gzip stream
+        zipped = gzip.compress(body)
+        hostile[ec2_csv(state)] = ("gzip", zipped[: len(zipped) * 2 // 3])
+    else:
+        hostile[ec2_csv(state)] = (kind, _cut_mid_row(body))
     result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
     assert isinstance(result.error, PricingFormatError)
     assert on_demand(result.quotes) == GOOD, "no quote silently missing"
@@ -599,6 +604,11 @@ def test_case12_gzip_within_the_cap_still_works(
     hostile[ec2_csv(state)] = ("gzip", gzip.compress(state.site[ec2_csv(state)]))
     result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
     assert result.error is None and on_demand(result.quotes) == GOOD
+    (asked,) = [headers for path, headers in state.requests if path == ec2_csv(state)]
+    assert asked["Accept-Encoding"] == "gzip"
+    assert (
+        offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == state.site[ec2_csv(state)]
+    )
 
 
 def test_case12_partial_downloads_of_killed_fetches_are_removed_at_the_next_fetch(

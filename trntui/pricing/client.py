@@ -30,7 +30,8 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,7 +114,7 @@ class PriceListClient:
         self._client = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s),
             follow_redirects=False,
-            headers={"User-Agent": _USER_AGENT},
+            headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip"},
             transport=transport,
         )
 
@@ -238,7 +239,7 @@ class PriceListClient:
                 f"({type(error).__name__})",
                 url=url,
             ) from None
-        except (httpx.RemoteProtocolError, httpx.DecodingError) as error:
+        except (httpx.RemoteProtocolError, httpx.DecodingError, zlib.error) as error:
             raise PricingFormatError(
                 f"the download of {url} was cut off or garbled ({error}); nothing was replaced",
                 url=url,
@@ -271,14 +272,21 @@ class PriceListClient:
         cancel: CancelCheck | None,
     ) -> None:
         total = _content_length(response)
-        if total is not None and total > max_bytes:
-            raise PricingTooLargeError(
-                f"{url} is {total:,} bytes, above the limit of {max_bytes:,}", url=url
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            decoder = None
+            if total is not None and total > max_bytes:
+                raise PricingTooLargeError(
+                    f"{url} is {total:,} bytes, above the limit of {max_bytes:,}", url=url
+                )
+        elif encoding in ("gzip", "x-gzip"):
+            decoder = zlib.decompressobj(wbits=31)
+        else:
+            raise PricingFormatError(
+                f"{url} came in an encoding that was not asked for ({encoding!r}); only gzip "
+                "is accepted",
+                url=url,
             )
-        encoded = response.headers.get("Content-Encoding", "identity").strip().lower() not in (
-            "",
-            "identity",
-        )
         expansion = self.settings.max_expansion
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=target.suffix, dir=target.parent)
@@ -289,26 +297,37 @@ class PriceListClient:
             fcntl.flock(lock, fcntl.LOCK_EX)
             written = 0
             with os.fdopen(fd, "wb") as handle:
-                for chunk in response.iter_bytes():
-                    self._time_left(url)
-                    if cancel is not None and cancel():
-                        raise PricingCancelledError(f"download of {url} cancelled", url=url)
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise PricingTooLargeError(
-                            f"{url} is larger than the limit of {max_bytes:,} bytes", url=url
-                        )
+                # Raw reads, decoded here: the deadline and the caps are checked after every
+                # read from the network and every bounded piece of decompressed output.
+                for raw in response.iter_raw():
                     received = response.num_bytes_downloaded
-                    if encoded and written > max(_EXPANSION_FLOOR_BYTES, expansion * received):
-                        raise PricingTooLargeError(
-                            f"{url} expands from {received:,} compressed bytes to more than "
-                            f"{written:,} ({expansion} times is the limit): a decompression "
-                            "bomb or a broken server; nothing was replaced",
-                            url=url,
-                        )
-                    handle.write(chunk)
+                    for chunk in _decoded(decoder, raw):
+                        self._time_left(url)
+                        if cancel is not None and cancel():
+                            raise PricingCancelledError(f"download of {url} cancelled", url=url)
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise PricingTooLargeError(
+                                f"{url} is larger than the limit of {max_bytes:,} bytes", url=url
+                            )
+                        if decoder is not None and written > max(
+                            _EXPANSION_FLOOR_BYTES, expansion * received
+                        ):
+                            raise PricingTooLargeError(
+                                f"{url} expands from {received:,} compressed bytes to more "
+                                f"than {written:,} ({expansion} times is the limit): a "
+                                "decompression bomb or a broken server; nothing was replaced",
+                                url=url,
+                            )
+                        handle.write(chunk)
                     if progress is not None:
                         progress(received, total)
+                if decoder is not None and not decoder.eof:
+                    raise PricingFormatError(
+                        f"the gzip stream of {url} ends before its end marker: the download "
+                        "was cut off; nothing was replaced",
+                        url=url,
+                    )
                 handle.flush()
                 os.fsync(handle.fileno())
             if total is not None and response.num_bytes_downloaded < total:
@@ -377,9 +396,30 @@ def _check_framed(response: httpx.Response, url: str) -> None:
     )
 
 
+_PIECE_BYTES = 1024 * 1024
+
+
+def _decoded(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
+    """``raw`` as it goes to the file: as it is, or gunzipped in pieces of at most 1 MB (so a
+    bomb never sits whole in memory). Data after the gzip stream's end is refused."""
+    if decoder is None:
+        if raw:
+            yield raw
+        return
+    data = raw
+    while data:
+        if decoder.eof:
+            raise zlib.error("data after the end of the gzip stream")
+        piece = decoder.decompress(data, _PIECE_BYTES)
+        data = decoder.unconsumed_tail
+        if piece:
+            yield piece
+
+
 def _content_length(response: httpx.Response) -> int | None:
+    """The body's length on the wire (compressed, when it is), as the server stated it."""
     value = response.headers.get("Content-Length")
-    if value is None or response.headers.get("Content-Encoding", "identity") != "identity":
+    if value is None:
         return None
     try:
         return int(value)
