@@ -689,3 +689,49 @@ async def test_case6_the_app_asks_before_storing_an_implausible_manual_quote(
                 assert isinstance(app.screen, PricesScreen)
                 stored = [q.usd_per_hour for q in load_quote_book(root).quotes]
                 assert stored == ([] if answer == "n" else [50000.0])
+
+
+_PRICE_TEXT = st.one_of(
+    st.sampled_from(["NaN", "nan", "inf", "-inf", "Infinity", "-1", "-0.0", "0", "1e308",
+                     "1e-10", "192", "", " ", "4l.28", "0x10", "1_000", "55.04", "1e400"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=8),
+)  # fmt: skip
+
+
+@settings(max_examples=50, deadline=None)
+@given(trn1=_PRICE_TEXT, reserved=_PRICE_TEXT)
+def test_case12_fuzzed_price_cells_are_skipped_or_priced_never_a_crash(
+    trn1: str, reserved: str, tmp_path: Path
+) -> None:
+    """Whatever text a price cell holds, extraction prices the row with a finite positive
+    number, or skips it (with a note when it is text that is not a price), and the other
+    rows are priced as before."""
+    from trntui.pricing.extract import OfferSource, instance_quotes
+
+    rows = [
+        {**row, "PricePerUnit": trn1} if row["SKU"] == "TRN1SHARED" else row for row in ec2_rows()
+    ]
+    hourly = next(
+        i
+        for i, row in enumerate(rows)
+        if row["SKU"] == "P5SHARED" and row["TermType"] != "OnDemand"
+    )
+    rows[hourly] = {**rows[hourly], "PricePerUnit": reserved}
+    path = tmp_path / "index.csv"
+    path.write_bytes(offer_csv("AmazonEC2", EC2_HEADER, rows))
+    source = OfferSource("AmazonEC2", "http://127.0.0.1/x.csv", "p", "v", datetime.now(UTC))
+    notes: list[str] = []
+    quotes = instance_quotes(path, source, "us-east-1", TYPES, notes=notes)
+    for quote in quotes:
+        assert quote.usd_per_hour is not None and 0 < quote.usd_per_hour < float("inf")
+    assert on_demand(tuple(quotes))["p5.48xlarge"] == P5_ON_DEMAND
+    assert on_demand(tuple(quotes))["trn2.48xlarge"] == TRN2_ON_DEMAND
+    if trn1.strip():
+        import math
+
+        try:
+            usable = math.isfinite(float(trn1)) and float(trn1) >= 0
+        except ValueError:
+            usable = False
+        assert usable or any("TRN1SHARED" in note for note in notes), notes

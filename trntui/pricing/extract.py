@@ -230,7 +230,8 @@ def _skip_bad_prices(
             what = row.get("Instance Type") or row.get("DiscountedUsageType") or ""
             notes.append(
                 f"{path}:{row.get(_LINE, '?')}: {column} {row[column]!r} of "
-                f"{row.get('RateCode') or row['SKU']} ({what}) is {price_problem(row[column])}; "
+                f"{row.get('RateCode') or row['SKU']} ({what}) is "
+                f"{price_problem(row[column]) or 'not a number'}; "
                 "row skipped"
             )
         if bad.height > 5:
