@@ -621,7 +621,8 @@ def test_case12_partial_downloads_of_killed_fetches_are_removed_at_the_next_fetc
     running = folder / ".trntui-download-running.csv"
     index_folder = region_index_path(cache, "AmazonEC2").parent
     killed_index = index_folder / ".trntui-download-killed.json"
-    for path in (killed, running, killed_index):
+    killed_sidecar = folder / ".trntui-tmp-killed.json"
+    for path in (killed, running, killed_index, killed_sidecar):
         path.write_bytes(b"partial")
         an_hour_ago = time.time() - 3600
         os.utime(path, (an_hour_ago, an_hour_ago))
@@ -630,6 +631,7 @@ def test_case12_partial_downloads_of_killed_fetches_are_removed_at_the_next_fetc
         result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
         assert result.error is None
         assert not killed.exists() and not killed_index.exists()
+        assert not killed_sidecar.exists()
         assert running.exists(), "a running download keeps its file"
     running.unlink()
 

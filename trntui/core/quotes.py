@@ -73,9 +73,10 @@ def check_amount(
 
 
 PLAUSIBLE_USD_PER_ACCELERATOR_HOUR = (0.05, 200.0)
-"""Every known accelerated instance bills between about $0.2 (Trainium, 3-year terms and spot)
-and $15 (B200, on demand) per accelerator-hour; a price 4 to 10 times outside that span on either
-side is taken for a typing or unit mistake (cents for dollars, a vCPU count, a monthly figure)."""
+"""Bounds per accelerator-hour. The instances in ``core/hardware.py`` bill roughly $0.3
+(Trainium on a 3-year term) to $15 (B200 on demand) per accelerator-hour; a price several times
+outside that on either side is taken for a typing or unit mistake (cents for dollars, a monthly
+figure, a vCPU count in the price column of a one-chip type) and must be confirmed."""
 PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR = 0.0005
 """For a type whose accelerator count is unknown (a CPU type, a new trn3 size): below the
 cheapest EC2 instance (t4g.nano, about $0.004 on demand and $0.0015 on a 3-year term)."""

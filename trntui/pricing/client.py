@@ -69,6 +69,8 @@ CancelCheck = Callable[[], bool]
 
 _TMP_PREFIX = ".trntui-download-"
 _EXPANSION_FLOOR_BYTES = 16 * 1024**2
+_ATOMIC_PREFIX = ".trntui-tmp-"  # store/atomic.py's temporary files (the cache sidecars)
+_SIDECAR_GRACE_S = 60.0
 _PARTIAL_GRACE_S = 5.0
 """A temporary file younger than this is left alone even if unlocked (its download may have
 just created it and not yet taken its lock)."""
@@ -355,22 +357,25 @@ class PriceListClient:
 
 
 def remove_partial_downloads(folder: Path, *, grace_s: float = _PARTIAL_GRACE_S) -> list[Path]:
-    """Delete temporary download files a killed or failed process left in ``folder``.
+    """Delete temporary files a killed or failed process left in ``folder``.
 
     A running download holds an exclusive ``flock`` on its temporary file, so a file whose lock
     can be taken has no download behind it and goes (unless younger than ``grace_s``: its
-    download may not have locked it yet). Returns what was removed.
+    download may not have locked it yet). A cache sidecar's temporary file (``store/atomic.py``,
+    written in milliseconds) goes once it is a minute old. Returns what was removed.
     """
     removed: list[Path] = []
-    cutoff = time.time() - grace_s
-    for leftover in Path(folder).glob(f"{_TMP_PREFIX}*"):
+    now = time.time()
+    leftovers = [(path, grace_s) for path in Path(folder).glob(f"{_TMP_PREFIX}*")]
+    leftovers += [(path, _SIDECAR_GRACE_S) for path in Path(folder).glob(f"{_ATOMIC_PREFIX}*")]
+    for leftover, grace in leftovers:
         try:
             fd = os.open(leftover, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_mtime < cutoff:
+            if os.fstat(fd).st_mtime < now - grace:
                 leftover.unlink()
                 removed.append(leftover)
         except OSError:
