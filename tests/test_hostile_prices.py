@@ -737,3 +737,18 @@ def test_case12_fuzzed_price_cells_are_skipped_or_priced_never_a_crash(
         except ValueError:
             usable = False
         assert usable or any("TRN1SHARED" in note for note in notes), notes
+
+
+def test_case12_a_server_that_never_answers_meets_the_deadline_too(
+    server: tuple[FakePriceList, dict], cache: Path
+) -> None:
+    from tests.test_pricing_support import Fault
+
+    state, _ = server
+    good = warm(state, cache)
+    state.faults[ec2_csv(state)] = Fault(stall=True)
+    short = settings_for(state, cache, deadline_s=0.5, timeout_s=HANG_GUARD_S)
+    result = fetch_instance_quotes("us-east-1", TYPES, settings=short)
+    assert isinstance(result.error, PricingDeadlineError), result.error
+    assert on_demand(result.quotes) == GOOD
+    assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good

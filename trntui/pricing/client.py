@@ -209,7 +209,8 @@ class PriceListClient:
                 headers["If-None-Match"] = previous.etag
             if previous.last_modified:
                 headers["If-Modified-Since"] = previous.last_modified
-        timeout = httpx.Timeout(min(self.settings.timeout_s, self._time_left(url)))
+        left = self._time_left(url)
+        timeout = httpx.Timeout(min(self.settings.timeout_s, left))
         try:
             with self._client.stream("GET", url, headers=headers, timeout=timeout) as response:
                 if response.status_code == 304 and previous is not None and headers:
@@ -235,7 +236,8 @@ class PriceListClient:
                     last_modified=response.headers.get("Last-Modified"),
                 )
         except httpx.TimeoutException as error:
-            self._time_left(url)  # the deadline, if that is what ran out
+            if left < self.settings.timeout_s:  # the deadline bounded the wait
+                raise self._past_deadline(url) from None
             raise PricingNetworkError(
                 f"no answer from {url} within {self.settings.timeout_s:g} s "
                 f"({type(error).__name__})",
@@ -255,13 +257,16 @@ class PriceListClient:
         """Seconds until the fetch's deadline; past it, a ``PricingDeadlineError``."""
         left = self._deadline - time.monotonic()
         if left <= 0:
-            raise PricingDeadlineError(
-                f"the price list fetch did not finish within its deadline of "
-                f"{self.settings.deadline_s:g} s (still reading {url}); nothing was replaced "
-                "(raise it with --deadline or TRNTUI_PRICING_DEADLINE_S)",
-                url=url,
-            )
+            raise self._past_deadline(url)
         return left
+
+    def _past_deadline(self, url: str) -> PricingDeadlineError:
+        return PricingDeadlineError(
+            f"the price list fetch did not finish within its deadline of "
+            f"{self.settings.deadline_s:g} s (still reading {url}); nothing was replaced "
+            "(raise it with --deadline or TRNTUI_PRICING_DEADLINE_S)",
+            url=url,
+        )
 
     def _stream_to_cache(
         self,
