@@ -217,7 +217,7 @@ def _line_of(data: bytes, needle: bytes) -> int:
     return next(n for n, line in enumerate(data.splitlines(), start=1) if needle in line)
 
 
-def test_a_rate_that_is_not_a_number_names_the_file_and_line(
+def test_a_rate_that_is_not_a_number_is_skipped_with_its_file_and_line(
     price_server: FakePriceList, tmp_path: Path
 ) -> None:
     rows = savings_plan_rows("us-east-1")
@@ -226,13 +226,15 @@ def test_a_rate_that_is_not_a_number_names_the_file_and_line(
     price_server.site[US_EAST_1] = data
     line = _line_of(data, b",n/a,")
     assert line == 6 + 5  # five metadata lines, the header, then the fifth row
-    with pytest.raises(PricingFormatError) as raised:
-        fetch_savings_plan_quotes(
-            "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
-        )
-    message = str(raised.value)
-    assert f"{tmp_path / SP_OFFER / 'us-east-1' / 'index.csv'}:{line}:" in message
-    assert "'n/a'" in message and "CSP3PUGLOBALXXXX.P5SHARED" in message
+    result = fetch_savings_plan_quotes(
+        "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
+    )
+    (note,) = result.notes
+    assert f"{tmp_path / SP_OFFER / 'us-east-1' / 'index.csv'}:{line}:" in note
+    assert "'n/a'" in note and "CSP3PUGLOBALXXXX.P5SHARED" in note
+    found = rates(result.quotes, "p5.48xlarge")
+    assert "savings-plan-compute-3yr-partial-upfront" not in found
+    assert found["savings-plan-compute-1yr-no-upfront"] == 41.28
 
 
 def test_an_unclosed_quote_names_the_file_and_line(tmp_path: Path) -> None:

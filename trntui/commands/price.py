@@ -27,6 +27,7 @@ from trntui.core.quotes import (
     RateTier,
     ServiceRate,
     SideService,
+    implausible_price,
     is_known_purchase_option,
     purchase_option_help,
     quote_flags,
@@ -38,7 +39,12 @@ from trntui.pricing.service import (
     fetch_savings_plan_quotes,
     fetch_side_rates,
 )
-from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
+from trntui.pricing.settings import (
+    DEADLINE_ENV,
+    DEFAULT_DEADLINE_S,
+    PRICING_URL_ENV,
+    PricingSettings,
+)
 
 DEFAULT_REGION = "us-east-1"
 
@@ -74,6 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch.add_argument(
         "--save", metavar="DIR", help="copy the fetched quotes into the project in DIR"
     )
+    fetch.add_argument(
+        "--deadline", type=_positive_float, metavar="S",
+        help=f"seconds the whole fetch may take (default: ${DEADLINE_ENV} or "
+        f"{DEFAULT_DEADLINE_S:g}); past it the cached copy is used",
+    )  # fmt: skip
+    fetch.add_argument(
+        "--force", action="store_true",
+        help="with --save: store prices that look implausible (see `price add --force`)",
+    )  # fmt: skip
     fetch.add_argument("--json", action="store_true", help="print JSON")
     fetch.set_defaults(func=cmd_fetch)
 
@@ -120,6 +135,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="vouch for this price (a signed or negotiated offer): it is used over the price "
         "list's and counts as verified",
+    )
+    add.add_argument(
+        "--force",
+        action="store_true",
+        help="store a price outside $0.05 to $200 per accelerator-hour (implausible: usually "
+        "a typing or unit mistake)",
     )
     add.set_defaults(func=cmd_add)
 
@@ -279,8 +300,23 @@ def _progress_printer() -> Any:
     return report
 
 
+def refuse_implausible(quotes: list[PriceQuote] | tuple[PriceQuote, ...], force: bool) -> None:
+    """Stop before storing a price that looks like a mistake, unless ``--force`` says it is
+    meant (``implausible_price`` states the rule)."""
+    doubts = [(quote, why) for quote in quotes if (why := implausible_price(quote)) is not None]
+    if not doubts or force:
+        return
+    quote, why = doubts[0]
+    more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
+    raise UserError(
+        f"not stored: {quote.instance_type} {quote.purchase_option} in {quote.region}: {why}"
+        f"{more}; check the figure, or pass --force to store it anyway"
+    )
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
-    settings = PricingSettings.from_env(args.pricing_url)
+    overrides = {} if args.deadline is None else {"deadline_s": args.deadline}
+    settings = PricingSettings.from_env(args.pricing_url, **overrides).started()
     progress = _progress_printer()
     try:
         result = fetch_instance_quotes(
@@ -306,7 +342,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         if progress is not None:
             print("\r", end="", file=sys.stderr)
     if args.save:
-        _save_into_project(Path(args.save), result, side, plans)
+        _save_into_project(Path(args.save), result, side, plans, args.force)
     if args.json:
         print(json.dumps(_fetch_json(result, side, plans), indent=2))
     else:
@@ -315,12 +351,24 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def _save_into_project(
-    root: Path, result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None
+    root: Path,
+    result: FetchResult,
+    side: SideRatesResult | None,
+    plans: FetchResult | None,
+    force: bool = False,
 ) -> None:
     from trntui.store.project import Project
-    from trntui.store.quotes import add_rates, record_lookups
+    from trntui.store.quotes import add_rates, record_lookups, unpriced_quotes
 
     found = [result, *([plans] if plans is not None else [])]
+    quotes = [quote for each in found for quote in each.quotes]
+    refuse_implausible([q for q in quotes if q.usd_per_hour is not None], force)
+    for quote in unpriced_quotes(quotes):
+        print(
+            f"not saved: {quote.instance_type} {quote.purchase_option} in {quote.region}: "
+            f"the price is unknown ({quote.source_note or 'no usable row'})",
+            file=sys.stderr,
+        )
     with Project.open(root) as project:
         project.require_writable()
         record_lookups(
@@ -350,6 +398,16 @@ def _quotes_json(result: FetchResult) -> dict[str, Any]:
     status = result.status
     return {
         "quotes": [quote_to_json(quote) for quote in result.quotes],
+        "notes": list(result.notes),
+        "implausible": [
+            {
+                "instance_type": quote.instance_type,
+                "purchase_option": quote.purchase_option,
+                "message": why,
+            }
+            for quote in result.quotes
+            if (why := implausible_price(quote)) is not None
+        ],
         "missing": [
             {
                 "instance_type": lookup.instance_type,
@@ -421,6 +479,13 @@ def _print_quotes(result: FetchResult, what: str) -> None:
     )
     for lookup in result.missing:
         print(f"  {lookup.message}")
+    for quote in result.quotes:
+        if quote.usd_per_hour is None:
+            print(f"  {quote.instance_type} {quote.purchase_option}: unknown, {quote.source_note}")
+        elif (why := implausible_price(quote)) is not None:
+            print(f"  {quote.instance_type} {quote.purchase_option}: implausible price: {why}")
+    for note in result.notes:
+        print(f"  skipped: {note}")
 
 
 def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -476,6 +541,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         source_url=args.url.strip() if args.url else None,
         ultraserver_instances=args.ultraserver,
     )
+    refuse_implausible([quote], args.force)
     with Project.open(Path(args.dir)) as project:
         project.require_writable()
         add_quotes(project.root, [quote])

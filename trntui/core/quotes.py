@@ -16,6 +16,7 @@ command must apply them the same way:
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,6 +52,72 @@ class InvalidQuoteError(UserError):
     def __init__(self, message: str, key: str | None = None) -> None:
         super().__init__(message)
         self.key = key
+
+
+def check_amount(
+    value: object, what: str, *, key: str | None = None, above_zero: bool = False
+) -> None:
+    """The one check every price and rate passes, whichever way it came in (the price list, a
+    manual entry, a hand-edited ``prices/quotes.toml``): a finite number, not negative (above
+    zero when ``above_zero``). ``inf``, ``nan`` and negative amounts are refused, never stored."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidQuoteError(f"{what}: {value!r} is not a number", key=key)
+    if not math.isfinite(value):
+        raise InvalidQuoteError(f"{what}: {value!r} is not a finite number", key=key)
+    if above_zero and not value > 0:
+        raise InvalidQuoteError(
+            f"{what} must be above $0 (got {value}); leave it unknown instead", key=key
+        )
+    if value < 0:
+        raise InvalidQuoteError(f"{what} cannot be negative (got {value})", key=key)
+
+
+PLAUSIBLE_USD_PER_ACCELERATOR_HOUR = (0.05, 200.0)
+"""Bounds per accelerator-hour. The instances in ``core/hardware.py`` bill roughly $0.3
+(Trainium on a 3-year term) to $15 (B200 on demand) per accelerator-hour; a price several times
+outside that on either side is taken for a typing or unit mistake (cents for dollars, a monthly
+figure, a vCPU count in the price column of a one-chip type) and must be confirmed."""
+PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR = 0.0005
+"""For a type whose accelerator count is unknown (a CPU type, a new trn3 size): below the
+cheapest EC2 instance (t4g.nano, about $0.004 on demand and $0.0015 on a 3-year term)."""
+
+
+def implausible_price(quote: PriceQuote) -> str | None:
+    """Why ``quote``'s hourly price looks like a mistake, or None when it is plausible.
+
+    The rule (from the facts in ``core/hardware.py``): per accelerator-hour the price must lie
+    within ``PLAUSIBLE_USD_PER_ACCELERATOR_HOUR`` ($0.05 to $200). When the type's accelerator
+    count is unknown, per instance-hour it must lie between
+    ``PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR`` and $200 x the most accelerators any known
+    instance carries (16). An implausible price is flagged (``quote_flags``) and stored only when
+    a person confirms it (``--force``, or a confirmation in the app); a price that is not a
+    finite positive number is refused outright (``check_amount``).
+    """
+    from trntui.core.hardware import HARDWARE, accelerators_per_instance
+
+    if quote.usd_per_hour is None:
+        return None
+    low, high = PLAUSIBLE_USD_PER_ACCELERATOR_HOUR
+    chips = accelerators_per_instance(quote)
+    price = quote.usd_per_hour
+    if chips:
+        per_chip = price / chips
+        if low <= per_chip <= high:
+            return None
+        return (
+            f"${per_chip:,.6g} per accelerator-hour ({quote.instance_type}, {chips} "
+            f"accelerators, ${price:,.6g}/hour) is outside ${low:g} to ${high:g}, the span "
+            "around every known instance's price: a typing or unit mistake?"
+        )
+    most = max(row.chips or 1 for row in HARDWARE.values())
+    floor, ceiling = PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR, high * most
+    if floor <= price <= ceiling:
+        return None
+    return (
+        f"${price:,.6g} per instance-hour ({quote.instance_type}) is outside ${floor:g} to "
+        f"${ceiling:,.0f}, the span around every known instance's price: a typing or unit "
+        "mistake?"
+    )
 
 
 def reserved_option(years: int, offering_class: str, payment: str) -> str:
@@ -164,14 +231,25 @@ class PriceQuote:
                 f"quote for {self.instance_type}: unknown purchase option "
                 f"{self.purchase_option!r}; expected one of {purchase_option_help()}"
             )
-        if self.usd_per_hour is not None and not self.usd_per_hour > 0:
+        what = f"quote for {self.instance_type} in {self.region}"
+        if self.usd_per_hour is not None:
+            check_amount(
+                self.usd_per_hour, f"{what}: the hourly price", key="usd_per_hour",
+                above_zero=True,
+            )  # fmt: skip
+        check_amount(self.upfront_usd, f"{what}: the upfront fee", key="upfront_usd")
+        if self.recurring_usd_per_hour is not None:
+            check_amount(
+                self.recurring_usd_per_hour, f"{what}: the recurring hourly price",
+                key="recurring_usd_per_hour",
+            )  # fmt: skip
+        if self.accelerator_count is not None and not (
+            isinstance(self.accelerator_count, int) and self.accelerator_count >= 1
+        ):
             raise InvalidQuoteError(
-                f"quote for {self.instance_type} in {self.region}: the hourly price must be "
-                f"above $0 (got {self.usd_per_hour}); leave it unknown instead"
-            )
-        if self.upfront_usd < 0:
-            raise InvalidQuoteError(
-                f"quote for {self.instance_type}: the upfront fee cannot be negative"
+                f"{what}: accelerators per instance must be a whole number from 1 "
+                f"(got {self.accelerator_count!r})",
+                key="accelerator_count",
             )
         if self.retrieved_at.tzinfo is None:
             raise InvalidQuoteError(
@@ -280,6 +358,16 @@ class RateTier:
     end: float | None
     usd_per_unit: float
 
+    def __post_init__(self) -> None:
+        check_amount(self.start, "a rate tier's start", key="tiers")
+        if self.end is not None:
+            check_amount(self.end, "a rate tier's end", key="tiers")
+            if self.end < self.start:
+                raise InvalidQuoteError(
+                    f"a rate tier ends ({self.end}) before it starts ({self.start})", key="tiers"
+                )
+        check_amount(self.usd_per_unit, "a rate tier's price", key="tiers")
+
 
 _CLOCK_SLACK = timedelta(days=1)
 """A date typed in a time zone ahead of UTC may be tomorrow in UTC."""
@@ -382,6 +470,7 @@ class FlagKind(enum.StrEnum):
     UNKNOWN_PRICE = "unknown-price"
     MANUAL = "manual"
     UNVERIFIED = "unverified"
+    IMPLAUSIBLE = "implausible"
 
 
 @dataclass(frozen=True)
@@ -430,6 +519,9 @@ def quote_flags(
         )
     if quote.usd_per_hour is None:
         flags.append(QuoteFlag(FlagKind.UNKNOWN_PRICE, "hourly price is unknown"))
+    doubt = implausible_price(quote)
+    if doubt is not None:
+        flags.append(QuoteFlag(FlagKind.IMPLAUSIBLE, f"implausible price: {doubt}"))
     if quote.manual:
         note = quote.source_note.strip()
         flags.append(QuoteFlag(FlagKind.MANUAL, f"manual quote: {note}"))

@@ -10,6 +10,7 @@ reverse (a sidecar claiming freshness for an old file).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,9 @@ from pathlib import Path
 from trntui.store.atomic import atomic_write_text
 
 _META_SUFFIX = ".meta.json"
+_MAX_META_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 64
+"""A region index nests 3 levels; deeper JSON is refused before it is parsed."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,10 @@ def read_cached(data_path: Path) -> CachedFile | None:
     if not data_path.is_file() or not sidecar.is_file():
         return None
     try:
-        meta = json.loads(sidecar.read_text("utf-8"))
+        data = sidecar.read_bytes()
+        if len(data) > _MAX_META_BYTES:
+            return None
+        meta = load_json_bounded(data)
         return CachedFile(
             path=data_path,
             url=str(meta["url"]),
@@ -62,7 +69,7 @@ def read_cached(data_path: Path) -> CachedFile | None:
             etag=meta.get("etag"),
             last_modified=meta.get("last_modified"),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -74,3 +81,24 @@ def write_meta(cached: CachedFile) -> None:
         "last_modified": cached.last_modified,
     }
     atomic_write_text(meta_path(cached.path), json.dumps(document, indent=2) + "\n")
+
+
+_JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def load_json_bounded(data: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``json.loads`` for files from the network or the cache: nesting deeper than
+    ``max_depth`` is a ``ValueError`` found by a scan before parsing, never a RecursionError."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(data):
+        bracket = token.group()[:1]
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                raise ValueError(f"nested more than {max_depth} levels deep")
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError(f"nested more than {max_depth} levels deep") from None

@@ -6,17 +6,32 @@ streamed to a temporary file in the cache folder, checked (complete, within the 
 expected format), and only then renamed over the cached file, so a failed, partial or cancelled
 download never replaces a good one. Redirects are not followed: the price list does not use
 them, and following one could leave the checked host.
+
+What a hostile or broken server cannot do:
+
+- hold a fetch forever: one deadline (``PricingSettings.deadline_s``, 15 minutes by default)
+  covers every file of a fetch, checked between the pieces of a body as they arrive (a server
+  dripping a byte a second is cut off) and bounding each read's timeout;
+- pass off a cut body as whole: a body must be framed (``Content-Length`` or chunked, which the
+  HTTP layer checks); a close-delimited one, whose end cannot be told from a cut, is refused;
+  an offer file's last record must also be whole (``check_offer_complete``);
+- fill the disk: the decoded size is capped (``max_offer_bytes``) and so is how far a
+  compressed body may expand (``max_expansion`` times its size beyond 16 MB);
+- crash the parser: JSON is refused beyond ``cache.MAX_JSON_DEPTH`` levels of nesting;
+- leave partial files: the temporary file is removed on any failure, and one a killed process
+  left behind is removed by the next fetch (a running download holds a lock on its file).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import fcntl
 import os
 import re
 import tempfile
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +41,7 @@ import httpx
 from trntui.core.quotes import SAVINGS_PLAN_OFFER
 from trntui.pricing.cache import (
     CachedFile,
+    load_json_bounded,
     meta_path,
     offer_csv_path,
     read_cached,
@@ -34,6 +50,7 @@ from trntui.pricing.cache import (
 )
 from trntui.pricing.errors import (
     PricingCancelledError,
+    PricingDeadlineError,
     PricingError,
     PricingFormatError,
     PricingHTTPError,
@@ -41,7 +58,7 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.extract import OfferPreamble, read_preamble
+from trntui.pricing.extract import OfferPreamble, check_offer_complete, read_preamble
 from trntui.pricing.settings import PricingSettings, check_pricing_url
 from trntui.store.atomic import fsync_folder
 
@@ -50,8 +67,13 @@ ProgressCallback = Callable[[int, int | None], None]
 CancelCheck = Callable[[], bool]
 """Returns True when the caller wants the download abandoned."""
 
-_CHUNK_BYTES = 1024 * 1024
 _TMP_PREFIX = ".trntui-download-"
+_EXPANSION_FLOOR_BYTES = 16 * 1024**2
+_ATOMIC_PREFIX = ".trntui-tmp-"  # store/atomic.py's temporary files (the cache sidecars)
+_SIDECAR_GRACE_S = 60.0
+_PARTIAL_GRACE_S = 5.0
+"""A temporary file younger than this is left alone even if unlocked (its download may have
+just created it and not yet taken its lock)."""
 _USER_AGENT = "trntui (price lookup)"
 
 
@@ -86,10 +108,15 @@ class PriceListClient:
         self, settings: PricingSettings, *, transport: httpx.BaseTransport | None = None
     ) -> None:
         self.settings = settings
+        self._deadline = (
+            settings.deadline_at
+            if settings.deadline_at is not None
+            else time.monotonic() + settings.deadline_s
+        )
         self._client = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s),
             follow_redirects=False,
-            headers={"User-Agent": _USER_AGENT},
+            headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip"},
             transport=transport,
         )
 
@@ -109,9 +136,11 @@ class PriceListClient:
 
     def offer_csv_url(self, offer_code: str, region: str) -> str:
         """Look the region up in the offer's region index and return its CSV URL."""
+        target = region_index_path(self.settings.cache_path, offer_code)
+        remove_partial_downloads(target.parent)
         cached = self.download(
             self.region_index_url(offer_code),
-            region_index_path(self.settings.cache_path, offer_code),
+            target,
             max_bytes=self.settings.max_index_bytes,
             validate=_validate_region_index,
         )
@@ -143,7 +172,9 @@ class PriceListClient:
                 url,
                 target,
                 max_bytes=self.settings.max_offer_bytes,
-                validate=lambda path: read_preamble(path, expected_offer=offer_code),
+                validate=lambda path: check_offer_complete(
+                    path, read_preamble(path, expected_offer=offer_code)
+                ),
                 progress=progress,
                 cancel=cancel,
             )
@@ -178,8 +209,10 @@ class PriceListClient:
                 headers["If-None-Match"] = previous.etag
             if previous.last_modified:
                 headers["If-Modified-Since"] = previous.last_modified
+        left = self._time_left(url)
+        timeout = httpx.Timeout(min(self.settings.timeout_s, left))
         try:
-            with self._client.stream("GET", url, headers=headers) as response:
+            with self._client.stream("GET", url, headers=headers, timeout=timeout) as response:
                 if response.status_code == 304 and previous is not None and headers:
                     confirmed = CachedFile(
                         path=target,
@@ -193,6 +226,7 @@ class PriceListClient:
                     return confirmed
                 _check_status(response, url)
                 _check_not_html(response, url)
+                _check_framed(response, url)
                 self._stream_to_cache(response, url, target, max_bytes, validate, progress, cancel)
                 fetched = CachedFile(
                     path=target,
@@ -202,12 +236,14 @@ class PriceListClient:
                     last_modified=response.headers.get("Last-Modified"),
                 )
         except httpx.TimeoutException as error:
+            if left < self.settings.timeout_s:  # the deadline bounded the wait
+                raise self._past_deadline(url) from None
             raise PricingNetworkError(
                 f"no answer from {url} within {self.settings.timeout_s:g} s "
                 f"({type(error).__name__})",
                 url=url,
             ) from None
-        except (httpx.RemoteProtocolError, httpx.DecodingError) as error:
+        except (httpx.RemoteProtocolError, httpx.DecodingError, zlib.error) as error:
             raise PricingFormatError(
                 f"the download of {url} was cut off or garbled ({error}); nothing was replaced",
                 url=url,
@@ -216,6 +252,21 @@ class PriceListClient:
             raise PricingNetworkError(f"could not reach {url}: {error}", url=url) from None
         write_meta(fetched)
         return fetched
+
+    def _time_left(self, url: str) -> float:
+        """Seconds until the fetch's deadline; past it, a ``PricingDeadlineError``."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise self._past_deadline(url)
+        return left
+
+    def _past_deadline(self, url: str) -> PricingDeadlineError:
+        return PricingDeadlineError(
+            f"the price list fetch did not finish within its deadline of "
+            f"{self.settings.deadline_s:g} s (still reading {url}); nothing was replaced "
+            "(raise it with --deadline or TRNTUI_PRICING_DEADLINE_S)",
+            url=url,
+        )
 
     def _stream_to_cache(
         self,
@@ -228,27 +279,62 @@ class PriceListClient:
         cancel: CancelCheck | None,
     ) -> None:
         total = _content_length(response)
-        if total is not None and total > max_bytes:
-            raise PricingTooLargeError(
-                f"{url} is {total:,} bytes, above the limit of {max_bytes:,}", url=url
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            decoder = None
+            if total is not None and total > max_bytes:
+                raise PricingTooLargeError(
+                    f"{url} is {total:,} bytes, above the limit of {max_bytes:,}", url=url
+                )
+        elif encoding in ("gzip", "x-gzip"):
+            decoder = zlib.decompressobj(wbits=31)
+        else:
+            raise PricingFormatError(
+                f"{url} came in an encoding that was not asked for ({encoding!r}); only gzip "
+                "is accepted",
+                url=url,
             )
+        expansion = self.settings.max_expansion
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=target.suffix, dir=target.parent)
         tmp = Path(tmp_name)
+        lock = os.open(tmp, os.O_RDONLY)
         try:
+            # "A download is running": see remove_partial_downloads.
+            fcntl.flock(lock, fcntl.LOCK_EX)
             written = 0
             with os.fdopen(fd, "wb") as handle:
-                for chunk in response.iter_bytes(_CHUNK_BYTES):
-                    if cancel is not None and cancel():
-                        raise PricingCancelledError(f"download of {url} cancelled", url=url)
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise PricingTooLargeError(
-                            f"{url} is larger than the limit of {max_bytes:,} bytes", url=url
-                        )
-                    handle.write(chunk)
+                # Raw reads, decoded here: the deadline and the caps are checked after every
+                # read from the network and every bounded piece of decompressed output.
+                for raw in response.iter_raw():
+                    received = response.num_bytes_downloaded
+                    for chunk in _decoded(decoder, raw):
+                        self._time_left(url)
+                        if cancel is not None and cancel():
+                            raise PricingCancelledError(f"download of {url} cancelled", url=url)
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise PricingTooLargeError(
+                                f"{url} is larger than the limit of {max_bytes:,} bytes", url=url
+                            )
+                        if decoder is not None and written > max(
+                            _EXPANSION_FLOOR_BYTES, expansion * received
+                        ):
+                            raise PricingTooLargeError(
+                                f"{url} expands from {received:,} compressed bytes to more "
+                                f"than {written:,} ({expansion} times is the limit): a "
+                                "decompression bomb or a broken server; nothing was replaced",
+                                url=url,
+                            )
+                        handle.write(chunk)
                     if progress is not None:
-                        progress(response.num_bytes_downloaded, total)
+                        progress(received, total)
+                if decoder is not None and not decoder.eof:
+                    raise PricingFormatError(
+                        f"the gzip stream of {url} ends before its end marker: the download "
+                        "was cut off; nothing was replaced",
+                        url=url,
+                    )
                 handle.flush()
                 os.fsync(handle.fileno())
             if total is not None and response.num_bytes_downloaded < total:
@@ -271,24 +357,79 @@ class PriceListClient:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
+        finally:
+            os.close(lock)
 
 
-def remove_partial_downloads(folder: Path, *, older_than_s: float = 86400) -> None:
-    """Delete temporary download files a killed process left in ``folder``.
+def remove_partial_downloads(folder: Path, *, grace_s: float = _PARTIAL_GRACE_S) -> list[Path]:
+    """Delete temporary files a killed or failed process left in ``folder``.
 
-    Only files older than ``older_than_s`` go, so a download running in another process right
-    now keeps its temporary file.
+    A running download holds an exclusive ``flock`` on its temporary file, so a file whose lock
+    can be taken has no download behind it and goes (unless younger than ``grace_s``: its
+    download may not have locked it yet). A cache sidecar's temporary file (``store/atomic.py``,
+    written in milliseconds) goes once it is a minute old. Returns what was removed.
     """
-    cutoff = time.time() - older_than_s
-    for leftover in Path(folder).glob(f"{_TMP_PREFIX}*"):
-        with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
+    removed: list[Path] = []
+    now = time.time()
+    leftovers = [(path, grace_s) for path in Path(folder).glob(f"{_TMP_PREFIX}*")]
+    leftovers += [(path, _SIDECAR_GRACE_S) for path in Path(folder).glob(f"{_ATOMIC_PREFIX}*")]
+    for leftover, grace in leftovers:
+        try:
+            fd = os.open(leftover, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_mtime < now - grace:
                 leftover.unlink()
+                removed.append(leftover)
+        except OSError:
+            continue  # locked: a download is running
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _check_framed(response: httpx.Response, url: str) -> None:
+    """Refuse a body whose end only the closing connection marks: a cut one looks the same."""
+    if not response.http_version.upper().startswith("HTTP/1"):
+        return  # HTTP/2 frames every body
+    if "Content-Length" in response.headers:
+        return
+    if "chunked" in response.headers.get("Transfer-Encoding", "").lower():
+        return
+    raise PricingFormatError(
+        f"{url} did not say how long its body is (no Content-Length, not chunked): a download "
+        "cut off by a dropped connection could not be told from a whole one; nothing was "
+        "replaced",
+        url=url,
+    )
+
+
+_PIECE_BYTES = 1024 * 1024
+
+
+def _decoded(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
+    """``raw`` as it goes to the file: as it is, or gunzipped in pieces of at most 1 MB (so a
+    bomb never sits whole in memory). Data after the gzip stream's end is refused."""
+    if decoder is None:
+        if raw:
+            yield raw
+        return
+    data = raw
+    while data:
+        if decoder.eof:
+            raise zlib.error("data after the end of the gzip stream")
+        piece = decoder.decompress(data, _PIECE_BYTES)
+        data = decoder.unconsumed_tail
+        if piece:
+            yield piece
 
 
 def _content_length(response: httpx.Response) -> int | None:
+    """The body's length on the wire (compressed, when it is), as the server stated it."""
     value = response.headers.get("Content-Length")
-    if value is None or response.headers.get("Content-Encoding", "identity") != "identity":
+    if value is None:
         return None
     try:
         return int(value)
@@ -337,7 +478,7 @@ def _load_region_index(path: Path) -> dict[str, str | None]:
     they are, never by prefix).
     """
     try:
-        document = json.loads(path.read_bytes())
+        document = load_json_bounded(path.read_bytes())
     except (OSError, ValueError) as error:
         raise PricingFormatError(f"{path}: the region index is not valid JSON ({error})") from None
     regions = document.get("regions") if isinstance(document, dict) else None
@@ -369,6 +510,7 @@ __all__ = [
     "PriceListClient",
     "PricingError",
     "ProgressCallback",
+    "load_json_bounded",
     "offer_csv_url",
     "remove_partial_downloads",
 ]

@@ -25,6 +25,15 @@ class PricingNetworkError(PricingError):
     """No answer in time, connection refused or reset, DNS failure."""
 
 
+class PricingDeadlineError(PricingNetworkError):
+    """The whole fetch did not finish within its deadline (a server that drips bytes)."""
+
+
+class PricingSettingsError(PricingError):
+    """A pricing setting (deadline, ...) given on the command line or in the environment is
+    not usable."""
+
+
 class PricingHTTPError(PricingError):
     """The server answered with an error status (4xx/5xx) or an unexpected redirect."""
 

@@ -170,6 +170,75 @@ def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPrea
     )
 
 
+_TAIL_BYTES = 1024 * 1024
+_LINE = "line"
+
+
+def check_offer_complete(path: Path, preamble: OfferPreamble) -> OfferPreamble:
+    """Refuse a file whose last record is cut short (a download cut mid-row); return
+    ``preamble``. A price list file holds one record per line (its values have no line breaks),
+    so the last line must have every column of the header and balanced quotes."""
+    with open(path, "rb") as handle:
+        handle.seek(0, io.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - _TAIL_BYTES))
+        tail = handle.read()
+    lines = tail.rstrip(b"\r\n").rsplit(b"\n", 1)
+    last = lines[-1].rstrip(b"\r")
+    if len(lines) == 1 and size > len(tail):
+        raise PricingFormatError(f"{path}: the last line is longer than {_TAIL_BYTES:,} bytes")
+    fields: list[str] = []
+    with contextlib.suppress(csv.Error):
+        fields = next(csv.reader([last.decode("utf-8", "replace")], strict=True), [])
+    if last.count(b'"') % 2 or len(fields) != len(preamble.columns):
+        raise PricingFormatError(
+            f"{path}: the last row has {len(fields)} of the {len(preamble.columns)} columns "
+            f"or an unclosed quote: the file is cut off"
+        )
+    return preamble
+
+
+def price_problem(text: object) -> str | None:
+    """Why the text in a price column is not a usable price (None when it is one): not a
+    number, not finite, or negative. Such a row is skipped with a note, never priced."""
+    try:
+        value = float(str(text))
+    except ValueError:
+        return "not a number"
+    if value != value or value in (float("inf"), float("-inf")):
+        return "not a finite number"
+    if value < 0:
+        return "negative"
+    return None
+
+
+def _skip_bad_prices(
+    path: Path, rows: pl.DataFrame, column: str, notes: list[str] | None
+) -> pl.DataFrame:
+    """``rows`` without those whose ``column`` is not a usable price, each noted in ``notes``
+    (the file's line, the row's SKU and type, the text); a blank price is no price, silently."""
+    value = pl.col(column).cast(pl.Float64, strict=False)
+    usable = (
+        pl.col(column).is_null()
+        | (pl.col(column).str.strip_chars() == "")
+        | (value.is_not_null() & value.is_finite() & (value >= 0))
+    )
+    bad = rows.filter(~usable)
+    if bad.height and notes is not None:
+        shown = bad.head(5).iter_rows(named=True)
+        for row in shown:
+            what = row.get("Instance Type") or row.get("DiscountedUsageType") or ""
+            notes.append(
+                f"{path}:{row.get(_LINE, '?')}: {column} {row[column]!r} of "
+                f"{row.get('RateCode') or row['SKU']} ({what}) is "
+                f"{price_problem(row[column]) or 'not a number'}; "
+                "row skipped"
+            )
+        if bad.height > 5:
+            notes.append(f"{path}: {bad.height - 5} more rows with no usable price skipped")
+    return rows.filter(usable)
+
+
 def filter_offer(
     path: Path,
     predicate: pl.Expr,
@@ -400,8 +469,11 @@ def instance_price_rows(
         "OfferingClass",
         "Instance Type",
         *columns,
+        _LINE,
     ]
-    return filter_offer(path, _instance_filter(instance_types, present, region), wanted)
+    return filter_offer(
+        path, _instance_filter(instance_types, present, region), wanted, line_column=_LINE
+    )
 
 
 def instance_quotes(
@@ -411,18 +483,22 @@ def instance_quotes(
     instance_types: Sequence[str] | None = None,
     *,
     columns: Sequence[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[PriceQuote]:
     """On-demand and reserved quotes for ``instance_types`` (all types when None).
 
     A type with no qualifying row gets no quote here; ``find_quote`` then reports it as not
     offered. If one type has several on-demand rows with different prices the quote's price is
-    left unknown, with a note, rather than picking one.
+    left unknown, with a note, rather than picking one (such a quote is shown, never stored).
+    A row whose price is not a number, not finite or negative is skipped, with a line in
+    ``notes``; the rest of the file still counts.
     """
     present = set(columns) if columns is not None else set(read_preamble(path).columns)
     extra = [name for name in ("GPU",) if name in present]
-    rows = instance_price_rows(
-        path, instance_types, columns=extra, present=present, region=region
-    ).with_columns(pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"))
+    rows = instance_price_rows(path, instance_types, columns=extra, present=present, region=region)
+    rows = _skip_bad_prices(path, rows, "PricePerUnit", notes).with_columns(
+        pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd")
+    )
     gpu = "GPU" if extra else None
     on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
     quotes = [
@@ -545,7 +621,6 @@ def _reserved_quote(
 
 _PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}
 _BOX_USAGE = r"^(?:[A-Z0-9]+-)?BoxUsage:(.+)$"
-_LINE = "line"
 _PLAN = ["Product Family", "LeaseContractLength", "LeaseContractLengthUnit", "PurchaseOption"]
 
 
@@ -577,14 +652,15 @@ def savings_plan_quotes(
     instance_types: Sequence[str] | None = None,
     *,
     columns: Sequence[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[PriceQuote]:
     """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None).
 
     One quote per type and plan (kind, 1 or 3 years, no/partial/all upfront), its hourly price
     the listed rate, which already spreads any upfront payment over the term. A type with no
     row gets no quote (it is not priced at $0); a plan with different rates for one type is
-    left unknown, with a note. A rate that is not a number is a ``PricingFormatError`` naming
-    the file and line.
+    left unknown, with a note. A rate that is not a number, not finite or negative is skipped,
+    with a line in ``notes`` naming the file's line.
     """
     present = set(
         read_preamble(path, expected_offer=source.offer_code).columns
@@ -597,7 +673,10 @@ def savings_plan_quotes(
         _savings_plan_filter(instance_types, present, region),
         [*wanted, *_PLAN, _LINE],
         line_column=_LINE,
-    ).with_columns(pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type"))
+    )
+    rows = _skip_bad_prices(path, rows, "DiscountedRate", notes).with_columns(
+        pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type")
+    )
     quotes = []
     for key, group in _groups(rows, ["type", *_PLAN]):
         instance_type, family, length, unit, payment = (str(value or "") for value in key)
@@ -605,7 +684,7 @@ def savings_plan_quotes(
         if years is None or payment not in _PURCHASE_PAYMENT:
             continue  # a term or payment this app has no purchase option for
         option = savings_plan_option(_PLAN_KINDS[family], years, _PURCHASE_PAYMENT[payment])
-        rated = ((_rate(path, row), row) for row in group.iter_rows(named=True))
+        rated = ((_rate(row), row) for row in group.iter_rows(named=True))
         priced = [(rate, row) for rate, row in rated if rate > 0]
         if not priced:
             continue
@@ -634,18 +713,10 @@ def savings_plan_quotes(
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
 
 
-def _rate(path: Path, row: dict[str, object]) -> float:
-    text = row["DiscountedRate"]
-    try:
-        rate = float(str(text))
-    except ValueError:
-        rate = float("nan")
-    if not 0 <= rate < float("inf"):
-        raise PricingFormatError(
-            f"{path}:{row[_LINE]}: DiscountedRate {text!r} of rate {row['RateCode']} is not a "
-            "price; delete the file from the cache and fetch again"
-        )
-    return rate
+def _rate(row: dict[str, object]) -> float:
+    """The row's rate; a blank one (no rate) is 0, which no plan is priced at."""
+    text = str(row["DiscountedRate"] or "").strip()
+    return float(text) if text else 0.0
 
 
 @dataclass(frozen=True)
@@ -728,7 +799,14 @@ def _side_rate(
             pl.col("StartingRange").cast(pl.Float64, strict=False).fill_null(0.0).alias("start"),
             pl.col("EndingRange").cast(pl.Float64, strict=False).fill_nan(None).alias("end"),
         )
-        .filter(pl.col("price_usd").is_not_null())
+        .filter(
+            pl.col("price_usd").is_not_null()
+            & pl.col("price_usd").is_finite()
+            & (pl.col("price_usd") >= 0)
+            & pl.col("start").is_finite()
+            & (pl.col("start") >= 0)
+            & (pl.col("end").is_null() | (pl.col("end") >= pl.col("start")))
+        )
     )
     if spec.drop_zero_tiers:
         rows = rows.filter(pl.col("price_usd") > 0)

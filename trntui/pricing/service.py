@@ -39,6 +39,7 @@ from trntui.pricing.errors import (
 )
 from trntui.pricing.extract import (
     OfferSource,
+    check_offer_complete,
     instance_quotes,
     read_preamble,
     savings_plan_quotes,
@@ -65,6 +66,8 @@ class OfferStatus:
     from_cache_after_error: bool
     not_modified: bool
     error: PricingError | None = None
+    publication_date: str | None = None
+    """The price list's publication date of the copy in use."""
 
     def age_s(self, now: datetime | None = None) -> float:
         return ((now or datetime.now(UTC)) - self.retrieved_at).total_seconds()
@@ -72,9 +75,10 @@ class OfferStatus:
     def describe(self, now: datetime | None = None) -> str:
         age = format_age(self.age_s(now))
         if self.error is not None:
+            published = f"published {self.publication_date}, " if self.publication_date else ""
             return (
-                f"{self.offer_code}: price list unreachable ({self.error}); "
-                f"using the copy retrieved {age} ago"
+                f"{self.offer_code}: no new price list ({self.error}); using the cached copy "
+                f"({published}retrieved {age} ago)"
             )
         if self.not_modified:
             return f"{self.offer_code}: unchanged since the cached copy (confirmed now)"
@@ -91,6 +95,8 @@ class FetchResult:
     status: OfferStatus
     misses: tuple[PriceLookup, ...] = ()
     """The asked-for types the price list has no row for (kept in the project on save)."""
+    notes: tuple[str, ...] = ()
+    """Rows skipped because their price is not a usable number (file and line of each)."""
 
     @property
     def error(self) -> PricingError | None:
@@ -141,6 +147,7 @@ def load_offer(
                 offer.cached.retrieved_at,
                 from_cache_after_error=False,
                 not_modified=offer.not_modified,
+                publication_date=offer.preamble.publication_date,
             )
             return offer, status
     offer = cached_offer(client.settings, offer_code, region)
@@ -159,6 +166,7 @@ def load_offer(
         from_cache_after_error=error is not None,
         not_modified=False,
         error=error,
+        publication_date=offer.preamble.publication_date,
     )
     return offer, status
 
@@ -169,8 +177,10 @@ def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> Off
     if cached is None:
         return None
     try:
-        preamble = read_preamble(cached.path, expected_offer=offer_code)
-    except PricingError:
+        preamble = check_offer_complete(
+            cached.path, read_preamble(cached.path, expected_offer=offer_code)
+        )
+    except (PricingError, OSError):
         return None
     return OfferFile(offer_code, region, cached, preamble, not_modified=False)
 
@@ -244,7 +254,8 @@ def _fetch_quotes(
     wanted = None if instance_types is None else list(dict.fromkeys(instance_types))
     source = offer_source(offer)
     columns = offer.preamble.columns
-    quotes = tuple(extract(offer.cached.path, source, region, wanted, columns=columns))
+    notes: list[str] = []
+    quotes = tuple(extract(offer.cached.path, source, region, wanted, columns=columns, notes=notes))
     looked_up = tuple(
         PriceLookup(
             instance_type,
@@ -260,7 +271,7 @@ def _fetch_quotes(
         find_quote(quotes, lookup.instance_type, region, looked_for, looked_up)
         for lookup in looked_up
     )
-    return FetchResult(region, quotes, missing, status, looked_up)
+    return FetchResult(region, quotes, missing, status, looked_up, tuple(notes))
 
 
 _SIDE_NAMES = {

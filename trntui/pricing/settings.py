@@ -7,8 +7,10 @@ The base URL can point at a mirror or a local test server (``--pricing-url`` or
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +18,22 @@ from pathlib import Path
 import httpx
 import platformdirs
 
-from trntui.pricing.errors import InsecurePricingURLError
+from trntui.pricing.errors import InsecurePricingURLError, PricingSettingsError
 
 DEFAULT_PRICING_URL = "https://pricing.us-east-1.amazonaws.com"
 PRICING_URL_ENV = "TRNTUI_PRICING_URL"
 CACHE_DIR_ENV = "TRNTUI_CACHE_DIR"
+DEADLINE_ENV = "TRNTUI_PRICING_DEADLINE_S"
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_OFFER_BYTES = 4 * 1024**3  # a regional EC2 offer file is a few hundred MB
 DEFAULT_MAX_INDEX_BYTES = 32 * 1024**2
+DEFAULT_DEADLINE_S = 900.0
+"""The whole fetch (every file of it) ends by then: 15 minutes is a regional EC2 file at about
+0.5 MB/s. A server that keeps sending a byte now and then cannot hold the fetch longer."""
+DEFAULT_MAX_EXPANSION = 100
+"""A compressed body may decode to at most this many times its size (a price list CSV
+compresses about 10 to 30 times; a decompression bomb 1,000 times), beyond a first 16 MB."""
 
 _LOOPBACK_NAMES = {"localhost"}
 
@@ -71,6 +80,12 @@ class PricingSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_offer_bytes: int = DEFAULT_MAX_OFFER_BYTES
     max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES
+    deadline_s: float = DEFAULT_DEADLINE_S
+    """Seconds the whole fetch may take (``--deadline``, ``TRNTUI_PRICING_DEADLINE_S``)."""
+    max_expansion: int = DEFAULT_MAX_EXPANSION
+    deadline_at: float | None = None
+    """The fetch's end on ``time.monotonic()``, shared by every file of one fetch
+    (``started``); None: each client starts its own ``deadline_s`` when it is made."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", check_pricing_url(self.base_url))
@@ -78,6 +93,14 @@ class PricingSettings:
         object.__setattr__(self, "cache_dir", cache_dir)
         if self.timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        if not self.deadline_s > 0 or self.deadline_s == float("inf"):
+            raise PricingSettingsError(
+                f"the fetch deadline must be a number of seconds above 0, got {self.deadline_s!r}"
+            )
+
+    def started(self) -> PricingSettings:
+        """These settings with the fetch's deadline counting from now (one for all its files)."""
+        return dataclasses.replace(self, deadline_at=time.monotonic() + self.deadline_s)
 
     @property
     def cache_path(self) -> Path:
@@ -96,4 +119,12 @@ class PricingSettings:
         environ = os.environ if environ is None else environ
         url = pricing_url or environ.get(PRICING_URL_ENV) or DEFAULT_PRICING_URL
         overrides.setdefault("cache_dir", default_cache_dir(environ))
+        if "deadline_s" not in overrides and environ.get(DEADLINE_ENV):
+            text = environ[DEADLINE_ENV]
+            try:
+                overrides["deadline_s"] = float(text)
+            except ValueError:
+                raise PricingSettingsError(
+                    f"{DEADLINE_ENV}={text!r} is not a number of seconds"
+                ) from None
         return cls(base_url=url, **overrides)  # type: ignore[arg-type]

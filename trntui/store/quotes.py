@@ -163,6 +163,15 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
 
     Returns the book in the order written (what ``load_quote_book`` will read back).
     """
+    unpriced = [quote for quote in book.quotes if quote.usd_per_hour is None]
+    if unpriced:
+        quote = unpriced[0]
+        raise InvalidQuoteError(
+            f"quote for {quote.instance_type} ({quote.purchase_option}, {quote.region}) has no "
+            "known price; a price that is not known is never written as a quote "
+            f"({quote.source_note or 'unknown'}); nothing was saved",
+            key="usd_per_hour",
+        )
     book = sorted_book(book)
     document: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if book.quotes:
@@ -184,7 +193,9 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
 
 @writes_project
 def add_quotes(root: Path, quotes: list[PriceQuote] | tuple[PriceQuote, ...]) -> QuoteBook:
-    """Add or replace quotes (same type, region, option and manual/fetched) and save."""
+    """Add or replace quotes (same type, region, option and manual/fetched) and save.
+
+    A quote without a known price is refused (``save_quote_book``), nothing is written."""
     book = load_quote_book(root)
     replaced = {quote.key for quote in quotes}
     kept = [quote for quote in book.quotes if quote.key not in replaced]
@@ -197,7 +208,12 @@ def record_lookups(
 ) -> QuoteBook:
     """Keep what a price-list lookup said: the quotes it found, and the types it found no
     row for (replacing older misses of those types from the same list, EC2 or Savings Plans;
-    a type found again drops the misses that spoke for the option it was found for)."""
+    a type found again drops the misses that spoke for the option it was found for).
+
+    A quote whose price the list left unknown (two different rows for one type: ambiguous) is
+    not kept: it never becomes a quote in the file, and an older quote for it stays as it was
+    (``unpriced_quotes`` tells a caller which to report)."""
+    quotes = tuple(quote for quote in quotes if quote.usd_per_hour is not None)
     book = load_quote_book(root)
     replaced = {quote.key for quote in quotes}
 
@@ -220,6 +236,11 @@ def record_lookups(
             misses=(*kept_misses, *misses),
         ),
     )
+
+
+def unpriced_quotes(quotes: tuple[PriceQuote, ...] | list[PriceQuote]) -> list[PriceQuote]:
+    """The quotes ``record_lookups`` leaves out: their price is not known."""
+    return [quote for quote in quotes if quote.usd_per_hour is None]
 
 
 @writes_project
@@ -290,6 +311,13 @@ def _table_checks(
 def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceQuote:
     required = ("instance_type", "region", "purchase_option", "retrieved_at")
     fail = _table_checks(path, text, "quote", index, table, tuple(_QUOTE_FIELDS), required)
+    if "usd_per_hour" not in table:
+        raise fail(
+            "usd_per_hour",
+            f"quote #{index + 1} has no 'usd_per_hour' (a price that is not known is never kept "
+            "as a quote: delete this [[quote]], or fetch or add its price again)",
+            "a price in USD above 0",
+        )
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key in _FLOAT_KEYS:
@@ -313,7 +341,18 @@ def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) 
     try:
         return PriceQuote(**values)
     except InvalidQuoteError as error:
-        raise fail(error.key or _key_of(str(error)), str(error)) from None
+        raise fail(error.key or _key_of(str(error)), str(error), _EXPECTED.get(error.key)) from None
+    except (TypeError, ValueError, OverflowError) as error:
+        raise fail(_key_of(str(error)), f"quote #{index + 1} cannot be read ({error})") from None
+
+
+_EXPECTED = {
+    "usd_per_hour": "a finite price in USD above 0",
+    "upfront_usd": "a finite amount in USD, 0 or more",
+    "recurring_usd_per_hour": "a finite price in USD, 0 or more",
+    "accelerator_count": "a whole number from 1",
+    "tiers": "tiers of finite, non-negative start, end and usd_per_unit",
+}
 
 
 _PROBLEM_KEYS = (
@@ -347,6 +386,12 @@ def _rate_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -
     required = ("service", "region", "tiers", "retrieved_at")
     fail = _table_checks(path, text, "rate", index, table, tuple(_RATE_FIELDS), required)
     values = dict(table)
+    for key, value in table.items():
+        if key == "manual":
+            if not isinstance(value, bool):
+                raise fail(key, f"{value!r} is not true/false", "true or false")
+        elif key not in ("tiers", "retrieved_at") and not isinstance(value, str):
+            raise fail(key, f"{value!r} is not text", "a quoted string")
     try:
         values["service"] = SideService(table["service"])
     except ValueError:
@@ -355,24 +400,38 @@ def _rate_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -
             ", ".join(service.value for service in SideService),
         ) from None  # fmt: skip
     tiers = []
-    for tier in table["tiers"] if isinstance(table["tiers"], list) else [None]:
-        if not isinstance(tier, dict) or not isinstance(tier.get("usd_per_unit"), int | float):
-            raise fail("tiers", "each tier needs start, usd_per_unit (and end unless last)")
-        tiers.append(
-            RateTier(
-                start=float(tier.get("start", 0.0)),
-                end=None if tier.get("end") is None else float(tier["end"]),
-                usd_per_unit=float(tier["usd_per_unit"]),
+    expected = "tiers such as [{ start = 0.0, usd_per_unit = 0.023 }]"
+    given = table["tiers"]
+    if not isinstance(given, list) or not given:
+        raise fail("tiers", f"rate #{index + 1}: 'tiers' must be a list of tables", expected)
+    for tier in given:
+        if not isinstance(tier, dict) or set(tier) - {"start", "end", "usd_per_unit"}:
+            raise fail("tiers", "each tier has start, usd_per_unit (and end unless last)", expected)
+        numbers = {key: tier.get(key) for key in ("start", "end", "usd_per_unit")}
+        for key, value in numbers.items():
+            if value is None and key != "usd_per_unit":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise fail("tiers", f"a tier's {key} {value!r} is not a number", expected)
+        try:
+            tiers.append(
+                RateTier(
+                    start=float(tier.get("start", 0.0)),
+                    end=None if tier.get("end") is None else float(tier["end"]),
+                    usd_per_unit=float(tier["usd_per_unit"]),
+                )
             )
-        )
+        except InvalidQuoteError as error:
+            raise fail("tiers", f"rate #{index + 1}: {error}", _EXPECTED["tiers"]) from None
     values["tiers"] = tuple(tiers)
     values["retrieved_at"] = _as_datetime(table["retrieved_at"])
     if values["retrieved_at"] is None:
         raise fail("retrieved_at", "not a date or date-time", "a date such as 2026-11-29")
     try:
         return ServiceRate(**values)
-    except (InvalidQuoteError, TypeError) as error:
-        raise fail("service", str(error)) from None
+    except (InvalidQuoteError, TypeError, ValueError) as error:
+        key = getattr(error, "key", None) or _key_of(str(error))
+        raise fail(key if key in table else "service", str(error)) from None
 
 
 def _as_datetime(value: object) -> datetime | None:

@@ -24,7 +24,7 @@ from trntui.pricing.service import (
     fetch_savings_plan_quotes,
     fetch_side_rates,
 )
-from trntui.pricing.settings import PRICING_URL_ENV
+from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
 from trntui.ui.format import short_option
 from trntui.ui.screens.worker_modal import WorkerModal
 
@@ -127,16 +127,19 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         def cancel() -> bool:
             return worker.is_cancelled
 
-        result = fetch_instance_quotes(region, types, progress=progress, cancel=cancel)
-        side = fetch_side_rates(region, progress=progress, cancel=cancel)
+        settings = PricingSettings.from_env().started()  # one deadline for the whole fetch
+        result = fetch_instance_quotes(
+            region, types, settings=settings, progress=progress, cancel=cancel
+        )
+        side = fetch_side_rates(region, settings=settings, progress=progress, cancel=cancel)
         found = [result]
-        notes = [lookup.message for lookup in result.missing]
+        notes = [lookup.message for lookup in result.missing] + list(result.notes)
         notes += list(side.missing.values())
         plan_types = [t for t, option in self.wanted if is_savings_plan(option) and t in types]
         if plan_types:
             try:
                 plans = fetch_savings_plan_quotes(
-                    region, plan_types, progress=progress, cancel=cancel
+                    region, plan_types, settings=settings, progress=progress, cancel=cancel
                 )
             except PricingCancelledError:
                 raise
@@ -144,7 +147,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
                 notes.append(f"Savings Plans rates: {error}")
             else:
                 found.append(plans)
-                notes += [lookup.message for lookup in plans.missing]
+                notes += [lookup.message for lookup in plans.missing] + list(plans.notes)
         self.misses = tuple(miss for each in found for miss in each.misses)
         quotes = tuple(quote for each in found for quote in each.quotes)
         self.app.call_from_thread(self._show, quotes, side.rates)

@@ -30,6 +30,7 @@ from trntui.core.quotes import (
     QuoteBook,
     SideService,
     find_quote,
+    implausible_price,
     quote_flags,
 )
 from trntui.store.quotes import (
@@ -39,8 +40,10 @@ from trntui.store.quotes import (
     record_lookups,
     remove_quote,
     save_quote_book,
+    unpriced_quotes,
 )
 from trntui.ui.format import fit, short_option
+from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -247,7 +250,11 @@ class PricesScreen(Screen[None]):
             if rates:
                 add_rates(root, rates)
 
-        self._change_book(keep, f"Added {len(quotes)} quote(s) and {len(rates)} side rate(s)")
+        unknown = unpriced_quotes(quotes)
+        done = f"Added {len(quotes) - len(unknown)} quote(s) and {len(rates)} side rate(s)"
+        if unknown:
+            done += f"; {len(unknown)} with an unknown price not kept"
+        self._change_book(keep, done)
 
     def _change_book(self, change: Callable[[Path], object], done: str) -> bool:
         """Apply a change to the project's quote book, keeping the old book for ctrl+z.
@@ -301,8 +308,22 @@ class PricesScreen(Screen[None]):
         except UserError as error:
             self._app.status = (str(error), "error")
             return
-        self._change_book(
-            lambda root: add_quotes(root, [quote]), f"Added manual quote for {quote.instance_type}"
+
+        def store(confirmed: bool | None = True) -> None:
+            if confirmed:
+                self._change_book(
+                    lambda root: add_quotes(root, [quote]),
+                    f"Added manual quote for {quote.instance_type}",
+                )
+            else:
+                self._app.status = ("Manual quote not stored (implausible price)", "error")
+
+        doubt = implausible_price(quote)
+        if doubt is None:
+            store()
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"The price looks implausible:\n{doubt}\n\nStore it anyway?"), store
         )
 
     def action_delete(self) -> None:
