@@ -267,3 +267,15 @@ def test_the_sample_on_another_instance_count_names_both_sizes(tmp_path, capsys)
         "measured on 1 x 8 NVIDIA H100-SXM5-80GB = 8; target is 2 x p5.48xlarge "
         "(8 NVIDIA H100 each) = 16" in text
     )
+
+
+def test_example_data_is_marked_in_the_plain_and_the_json_estimate(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trntui.cli import main
+
+    assert main(["estimate", str(sample_dir)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("EXAMPLE DATA")
+    assert main(["estimate", str(sample_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["example"] is True

@@ -127,3 +127,22 @@ def test_csv_unknown_is_empty_not_zero():
                  and r["item"] == "total_usd")  # fmt: skip
     assert total["value"] == ""
     assert "Instance price" in total["detail"]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (None, "unknown"),
+        (0.0048213, "$0.0048"),
+        (0.0129327, "$0.013"),
+        (0.00918276, "$0.0092"),
+        (0.5, "$0.50"),
+        (2.5, "$2.50"),
+        (1234.567, "$1,234.57"),
+        (0.0, "$0.00"),
+    ],
+)
+def test_a_cost_per_unit_shows_the_digits_that_matter(value: float | None, shown: str) -> None:
+    from trntui.core.format import usd_per_unit
+
+    assert usd_per_unit(value) == shown

@@ -436,3 +436,40 @@ async def test_four_targets_keep_every_total_the_ratio_and_what_is_missing_at_80
         assert [t.complete for t in estimates] == [True, True, False, False]
         ratio = app.analysis.comparison.cost_ratio
         assert ratio is not None and f"Trn3/GPU {ratio:.2f}" in shown
+
+
+def test_the_estimate_table_shows_every_figure_whole_and_uses_the_width_it_has(
+    sample_project: Project,
+) -> None:
+    from trntui.core.format import usd
+    from trntui.ui.screens.scenarios import EstimateTable
+
+    inventory = sample_project.inventory
+    trainium = trainium_target(sample_project)
+    copies = tuple(
+        dataclasses.replace(t, name=f"{t.name} copy {n}") for n in (1,) for t in inventory.targets
+    )
+    context = load_context(
+        sample_project.root,
+        dataclasses.replace(inventory, targets=(*inventory.targets, *copies)),
+    )
+    result = analyze(context).estimate
+    assert len(result.targets) == 4
+
+    def shown(width: int) -> str:
+        console = Console(width=width, record=True, color_system=None)
+        console.print(EstimateTable(result))
+        return console.export_text()
+
+    narrow, wide = shown(78), shown(118)
+    assert all(len(line.rstrip()) <= 78 for line in narrow.splitlines())
+    for text in (narrow, wide):
+        for item in result.targets:
+            assert usd(item.total_usd) in text
+            for stage in item.stages:
+                assert usd(stage.usd) in text
+    stage = result.target(trainium.name).stages[0]
+    hours_and_cost = f"{stage.instance_hours:,.3g} h {usd(stage.usd)}"
+    assert hours_and_cost in wide, "with room, each stage shows its hours and its cost"
+    assert hours_and_cost not in narrow, "without, the cost (hours are in their own row)"
+    assert "…" not in "".join(line[30:] for line in narrow.splitlines()), "no figure is cut"

@@ -37,6 +37,7 @@ from trntui.core.estimate import (
     Override,
     estimate,
 )
+from trntui.core.format import usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.report import (
     TERM_LABELS,
@@ -66,6 +67,7 @@ from trntui.store.scenarios import (
 
 RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
 _LABEL_WIDTH = 41
+EXAMPLE_NOTE = "EXAMPLE DATA: the project is marked as an illustration; do not quote these figures."
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -193,7 +195,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     result = estimate(context, overrides)
     comparison = compare(context, result)
     if args.json:
-        document = estimate_document(result)
+        document = {"example": context.inventory.project.example, **estimate_document(result)}
         document["scenario"] = scenario.name if scenario else None
         document["stale"] = list(stale)
         back = comparison.payback
@@ -211,6 +213,8 @@ def estimate_command(args: argparse.Namespace) -> int:
         }
         print(json.dumps(document, indent=2))
         return 0
+    if context.inventory.project.example:
+        print(EXAMPLE_NOTE)
     if scenario is not None:
         print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
     for note in stale:
@@ -245,7 +249,7 @@ def _estimate_text(result: Estimate) -> str:
         lines.append(f"  {'total':{_LABEL_WIDTH}} {item.headline()}")
         if item.usd_per_unit is not None:
             unit = (item.work_unit or "units").removesuffix("s")
-            lines.append(f"  {'per ' + unit:{_LABEL_WIDTH}} ${item.usd_per_unit:,.6g}")
+            lines.append(f"  {'per ' + unit:{_LABEL_WIDTH}} {usd_per_unit(item.usd_per_unit)}")
         for stage in item.stages:
             hours = "unknown" if stage.instance_hours is None else f"{stage.instance_hours:,.4g}"
             lines.append(f"  {stage.label:{_LABEL_WIDTH}} {hours} instance-hours")

@@ -37,6 +37,7 @@ from trntui.core.estimate import (
     quote_source,
     shown_unit,
 )
+from trntui.core.format import usd, usd_per_unit
 from trntui.core.sensitivity import (
     DEFAULT_DRAWS,
     Distribution,
@@ -465,10 +466,6 @@ def render_json(document: dict[str, Any]) -> str:
 # --- Markdown ------------------------------------------------------------------------------
 
 
-def usd(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
-
-
 def _num(value: float | None, digits: int = 4) -> str:
     return "unknown" if value is None else f"{value:,.{digits}g}"
 
@@ -521,7 +518,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
                 f"{t['instance_count']} x {t['instance_type']} ({t['region']}, "
                 f"{t['purchase_option']})",
                 usd(t["total_usd"]),
-                "unknown" if t["usd_per_unit"] is None else f"${t['usd_per_unit']:,.6g}",
+                usd_per_unit(t["usd_per_unit"]),
                 "complete" if t["total_usd"] is not None else t["headline"],
             ]
             for t in doc["targets"]

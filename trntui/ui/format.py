@@ -3,7 +3,9 @@ table, plot and detail."""
 
 from __future__ import annotations
 
-UNKNOWN = "unknown"
+from trntui.core.format import UNKNOWN
+
+__all__ = ["UNKNOWN", "duration", "fit", "fit_middle", "short_option"]
 
 
 def duration(seconds: float | None) -> str:

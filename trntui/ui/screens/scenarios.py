@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -46,7 +47,8 @@ from trntui.core.estimate import (
 from trntui.core.estimate import (
     Input as EstimateInput,
 )
-from trntui.core.report import TERM_LABELS, Analysis, shown_terms, usd
+from trntui.core.format import UNKNOWN, usd, usd_per_unit
+from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.core.scale_plan import scale_plan
 from trntui.store.scenarios import (
     DiffRow,
@@ -95,55 +97,121 @@ def _overrides_for(overrides: tuple[Override, ...], key: str, target: str | None
 # --- rendering ------------------------------------------------------------------------------
 
 
-def estimate_table(result: Estimate) -> Table:
-    """Stages (instance-hours and cost), terms, total and cost per unit, one column a target."""
+class EstimateTable:
+    """The estimate as a table that fits the width it is drawn in.
+
+    Every figure is shown whole: the value columns never shrink below their widest cell, and
+    a target name or instance type longer than its column wraps. Row labels are cut (with an
+    ellipsis) to make room, down to 30 cells; when even that is not enough, stages show their
+    cost only (the billed hours stay in their own row) and the labels get what is left.
+    """
+
+    def __init__(self, result: Estimate) -> None:
+        self.result = result
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        result, room = self.result, options.max_width
+        labels = max(Text(str(label)).cell_len for label, _ in _rows(result, False))
+        full = _cell_widths(result, compact=False)
+        if room - _table_width(0, full) >= min(labels, _LABELS_BEFORE_COMPACT):
+            widths, compact, label = full, False, min(labels, room - _table_width(0, full))
+        else:
+            # Stages show their cost only. Each column as wide as its widest figure, or its
+            # instance type when that leaves the labels 20 cells; the labels get the rest.
+            compact = True
+            figures = _cell_widths(result, compact=True, skip_instances=True)
+            types = [len(t.target.instance_type) for t in result.targets]
+            roomy = [max(f, t) for f, t in zip(figures, types, strict=True)]
+            widths = roomy if room - _table_width(0, roomy) >= 20 else figures
+            label = max(8, min(labels, room - _table_width(0, widths)))
+        # Room to spare goes to the target names, so that fewer of them wrap.
+        spare = room - _table_width(label, widths)
+        for index, item in enumerate(result.targets):
+            grow = min(spare, max(0, Text(item.name).cell_len - widths[index]))
+            widths[index] += grow
+            spare -= grow
+        yield estimate_table(result, compact=compact, widths=widths, label_width=label)
+
+
+_LABELS_BEFORE_COMPACT = 30
+"""Row labels are cut down to this many cells before stages give up their hours."""
+
+
+def _table_width(label: int, widths: list[int]) -> int:
+    """Cells a table takes: each column and its one-cell padding on both sides."""
+    return label + sum(widths) + 2 * (len(widths) + 1)
+
+
+def _cell_widths(result: Estimate, *, compact: bool, skip_instances: bool = False) -> list[int]:
+    rows = _rows(result, compact)[1 if skip_instances else 0 :]
+    return [
+        max(Text(str(cells[index])).cell_len for _, cells in rows)
+        for index in range(len(result.targets))
+    ]
+
+
+def estimate_table(
+    result: Estimate,
+    *,
+    compact: bool = False,
+    widths: list[int] | None = None,
+    label_width: int | None = None,
+) -> Table:
+    """Stages (instance-hours and cost; ``compact``: cost only), terms, total and cost per
+    unit, one column a target (``widths``: each one's width; ``label_width``: the labels')."""
     table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
-    table.add_column("", no_wrap=True, style="dim", max_width=34)
-    for item in result.targets:
-        table.add_column(item.name, justify="right", no_wrap=True, max_width=20)
+    table.add_column("", no_wrap=True, overflow="ellipsis", style="dim", width=label_width)
+    for index, item in enumerate(result.targets):
+        width = None if widths is None else widths[index]
+        table.add_column(item.name, justify="right", width=width, overflow="fold")
+    for label, cells in _rows(result, compact):
+        table.add_row(label, *cells)
+    return table
+
+
+def _rows(result: Estimate, compact: bool) -> list[tuple[str | Text, list[str | Text]]]:
     targets = result.targets
-    table.add_row(
-        "Instances", *[f"{t.target.instance_count} x {t.target.instance_type}" for t in targets]
-    )
-    table.add_row("Billed instance-hours", *[number(t.instance_hours) for t in targets])
+    rows: list[tuple[str | Text, list[str | Text]]] = [
+        ("Instances", [f"{t.target.instance_count} x {t.target.instance_type}" for t in targets]),
+        ("Billed instance-hours", [number(t.instance_hours) for t in targets]),
+    ]
     for index, (_, label) in enumerate(_stage_labels(targets)):
-        table.add_row(
-            f"  {label}",
-            *[
-                "unknown"
-                if t.stages[index].instance_hours is None
-                else f"{t.stages[index].instance_hours:,.3g} h {usd(t.stages[index].usd)}"
+        cells: list[str | Text] = []
+        for t in targets:
+            stage = t.stages[index]
+            if compact:
+                cells.append(usd(stage.usd))
+            elif stage.instance_hours is None:
+                cells.append(UNKNOWN)
+            else:
+                cells.append(f"{stage.instance_hours:,.3g} h {usd(stage.usd)}")
+        rows.append((f"  {label}", cells))
+    blocks = any(t.block_billed for t in targets)
+    if blocks:
+        rows.append(("  Block h paid / used per instance", [_block_cell(t) for t in targets]))
+    for term in shown_terms(blocks):
+        rows.append((TERM_LABELS[term], [usd(t.term(term)) for t in targets]))
+    rows.append(
+        (
+            Text("Total", style="bold"),
+            [
+                Text(usd(t.total_usd), style="bold")
+                if t.complete
+                else Text("incomplete", style="bold yellow")
                 for t in targets
             ],
         )
-    blocks = any(t.block_billed for t in targets)
-    if blocks:
-        table.add_row(
-            "  Block h paid / used per instance",
-            *[_block_cell(t) for t in targets],
-        )
-    for term in shown_terms(blocks):
-        table.add_row(TERM_LABELS[term], *[usd(t.term(term)) for t in targets])
-    table.add_row(
-        Text("Total", style="bold"),
-        *[
-            Text(usd(t.total_usd), style="bold")
-            if t.complete
-            else Text("incomplete", style="bold yellow")
-            for t in targets
-        ],
     )
     if any(t.term_years is not None for t in targets):
-        table.add_row(
-            "Term still owes (not in total)",
-            *["-" if t.term_years is None else usd(t.commitment_beyond_usd) for t in targets],
+        rows.append(
+            (
+                "Term still owes (not in total)",
+                ["-" if t.term_years is None else usd(t.commitment_beyond_usd) for t in targets],
+            )
         )
     unit = (result.work_unit or "unit").removesuffix("s")
-    table.add_row(
-        f"Per {unit}",
-        *["unknown" if t.usd_per_unit is None else f"${t.usd_per_unit:,.6g}" for t in targets],
-    )
-    return table
+    rows.append((f"Per {unit}", [usd_per_unit(t.usd_per_unit) for t in targets]))
+    return rows
 
 
 def _block_cell(item: TargetEstimate) -> str:
@@ -241,7 +309,7 @@ def comparison_text(analysis: Analysis) -> Text:
     for item in (comparison.trainium, comparison.gpu):
         if item is None:
             continue
-        per = "" if item.usd_per_unit is None else f", ${item.usd_per_unit:,.6g}/unit"
+        per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/unit"
         text.append(f"  {item.name}: ", style="bold")
         text.append(f"{item.headline()}{per}\n")
     for proto in comparison.protocols:
@@ -753,7 +821,7 @@ class ScenariosScreen(Screen[None]):
                 "No training target yet: add them on the Inventory screen (1)."
             )
         else:
-            self.query_one("#estimate-table", Static).update(estimate_table(result))
+            self.query_one("#estimate-table", Static).update(EstimateTable(result))
         self.query_one("#estimate-notes", Static).update(estimate_notes(result))
         self._show_inputs(result)
         self._show_sensitivity(analysis)
