@@ -173,8 +173,21 @@ def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> 
 
 
 def atomic_write_text(path: Path, text: str, *, root: Path | None = None) -> None:
-    """Replace ``path`` with UTF-8 ``text`` atomically (newlines kept as given)."""
-    atomic_write_bytes(path, text.encode("utf-8"), root=root)
+    """Replace ``path`` with UTF-8 ``text`` atomically (newlines kept as given).
+
+    Text holding a lone surrogate (bytes that were not UTF-8, passed on from a terminal) cannot
+    be stored: refused with ``UserError`` before anything on disk changes.
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = text[max(0, error.start - 20) : error.end].encode("utf-8", "backslashreplace")
+        raise UserError(
+            f"{path} was not written: it would hold characters that are not valid text "
+            f"(from bytes that are not UTF-8) near {bad.decode('ascii', 'replace')!r}; "
+            "the file is unchanged"
+        ) from None
+    atomic_write_bytes(path, data, root=root)
 
 
 def atomic_write_with(

@@ -56,7 +56,14 @@ from trntui.core.utilization import (
     utilization_report,
 )
 from trntui.core.verdict import Verdict, run_verdict
-from trntui.importers._base import CancelCheck, Progress, Steps, read_lines, read_source
+from trntui.importers._base import (
+    CancelCheck,
+    Progress,
+    Steps,
+    open_regular,
+    read_lines,
+    read_source,
+)
 from trntui.importers.neuron_monitor import import_neuron_monitor
 from trntui.importers.neuron_monitor import sniff as sniff_monitor
 from trntui.importers.nvidia_smi import import_nvidia_smi
@@ -242,9 +249,9 @@ def _placement(
 
 def _capture_kind(path: Path) -> str:
     try:
-        with Path(path).open("rb") as handle:
+        with open_regular(Path(path)) as handle:
             head = handle.read(1 << 16).decode("utf-8", errors="replace")
-    except OSError:
+    except (OSError, UserError):
         return COMPILE  # read_source reports the problem with the file
     if sniff_monitor(head):
         return "neuron-monitor"
