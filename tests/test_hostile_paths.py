@@ -124,10 +124,10 @@ def test_failed_scenario_replace_leaves_the_saved_snapshot_whole(
 
     monkeypatch.setattr(scenarios_store, "render_scenario", unreadable)
     code, _, err = _cli(capsys, "scenario", "save", str(sample_dir), "as-measured", "--replace")
+    assert path.read_bytes() == saved
     assert code == 2
     line = _one_error_line(err)
     assert "not saved" in line and "unchanged" in line
-    assert path.read_bytes() == saved
     monkeypatch.undo()
     assert load_scenario(sample_dir, "as-measured").estimate() == before
     assert not list((sample_dir / "scenarios").glob(".trntui-tmp-*"))
@@ -404,3 +404,24 @@ def test_stale_temp_files_are_cleaned_only_inside_the_project(
     with Project.open(new_project):
         pass
     assert _tree(outside) == before
+
+
+def test_without_a_folder_lock_a_holder_whose_lock_file_was_taken_writes_nothing(
+    new_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a file system that cannot lock folders, the lock file alone is the lock: a holder
+    that finds its file deleted and re-taken by someone else refuses to write."""
+    import fcntl
+
+    from trntui.core.run_facts import RecordedQuality
+    from trntui.store import project as project_store
+    from trntui.store.quality import quality_path, record_quality
+
+    monkeypatch.setattr(project_store, "_lock_folder", lambda root: -1)
+    with Project.open(new_project) as session:
+        (new_project / LOCK_FILE).unlink()
+        with open(new_project / LOCK_FILE, "w") as other:  # another process's new lock file
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with pytest.raises(UserError, match="nothing was written"):
+                record_quality(session.root, "0123456789abcdef", RecordedQuality(0.9, "eval"))
+    assert not quality_path(new_project).exists()

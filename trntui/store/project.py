@@ -14,6 +14,11 @@ Rules this module enforces:
 * One writer at a time. ``Project.open`` takes an exclusive ``flock`` on ``.trntui.lock`` and
   writes who holds it; a second session gets the project read-only (or ``ProjectLocked``) with
   the holder's name. The kernel drops the lock when the holder dies, so there are no stale locks.
+  The lock file is opened with ``O_NOFOLLOW`` (a link there is refused, never truncated), and
+  the lock is checked to be on the file at that name (a file deleted or replaced meanwhile is
+  opened again). The project folder itself is locked too, so deleting ``.trntui.lock`` under a
+  writer (``git clean -fdX``) admits no second one; the holder puts the file back before its
+  next write.
   Every store writer runs under ``write_access``: it proceeds when this process holds the lock
   and otherwise takes it for the one write, so no caller can write beside another session.
 * No lost update: a save first checks that ``trntui.toml`` still holds what this session last
@@ -452,18 +457,27 @@ class _Lock:
             try:
                 fd = _open_lock_file(self.path)
             except _LockRefused:
-                return  # a link or a FIFO put there: never followed; the folder lock holds
+                return self._lost()  # a link or a FIFO put there: never followed
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(fd)  # someone is between opening and giving up on the folder lock
-                return
+                return self._lost()
             if not _same_file(self.path, fd):
                 os.close(fd)
-                return
+                return self._lost()
             _write_holder(fd, self.holder)
             old, self.file_fd = self.file_fd, fd
             os.close(old)
+
+    def _lost(self) -> None:
+        """The lock file is not ours any more: fine while the folder lock holds, else refused."""
+        if self.folder_fd < 0:
+            raise ReadOnlyProject(
+                f"{self.root} cannot be written: this session's lock file {self.path} was "
+                "deleted or replaced and this file system cannot lock the folder, so nothing "
+                "was written (close and reopen the project)"
+            )
 
     def release(self) -> None:
         with self._guard:
@@ -472,7 +486,8 @@ class _Lock:
                     with contextlib.suppress(OSError):
                         os.ftruncate(self.file_fd, 0)
                     fcntl.flock(self.file_fd, fcntl.LOCK_UN)
-                fcntl.flock(self.folder_fd, fcntl.LOCK_UN)
+                if self.folder_fd >= 0:
+                    fcntl.flock(self.folder_fd, fcntl.LOCK_UN)
             finally:
                 self.close()
 
@@ -600,6 +615,6 @@ def _lock_folder(root: Path) -> int | str:
     except OSError as error:
         os.close(folder)
         if error.errno not in _BUSY:
-            raise
+            return -1  # a file system that cannot lock folders: the lock file alone, as before
         return "another trntui session (its lock file was deleted while it writes)"
     return folder
