@@ -281,6 +281,20 @@ def test_importing_a_fifo_is_refused_without_hanging(
     assert _tree(outside) == before
 
 
+def test_importing_a_socket_is_refused_naming_it(
+    new_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    path = tmp_path / "s.log"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        code, out, _ = _cli(capsys, "import", str(new_project), str(path))
+    assert code == 1
+    assert f"{path}: is a socket, not a file" in out
+    assert load_runs(new_project).is_empty()
+
+
 # --- case 10: a deleted lock file admits no second writer --------------------------------------
 
 _HOLDER = textwrap.dedent(
@@ -337,6 +351,34 @@ def test_a_deleted_lock_file_admits_no_second_writer(
     done = _cli_process("import", str(new_project), str(second_log))
     assert done.returncode == 0, done.stderr
     assert load_runs(new_project).height == runs_before.height + 1
+
+
+def test_a_lock_file_replaced_while_being_locked_is_opened_again(
+    new_project: Path, second_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is replaced between being opened and being locked: the lock taken must be on
+    the file now at that name, or a second process would lock that one and write beside us."""
+    import fcntl
+
+    path = new_project / LOCK_FILE
+    real_flock = fcntl.flock
+    swapped: list[bool] = []
+
+    def replace_then_lock(fd, operation):
+        if not swapped:
+            swapped.append(True)
+            path.unlink()
+            path.write_text("")
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", replace_then_lock)
+    with Project.open(new_project) as session:
+        monkeypatch.undo()
+        assert swapped and not session.read_only
+        second = _cli_process("import", str(new_project), str(second_log))
+        assert second.returncode == 2
+        assert f"pid {os.getpid()}" in _one_error_line(second.stderr)
+    assert load_runs(new_project).is_empty()
 
 
 # --- case 11: symlinked project folders ----------------------------------------------------
