@@ -47,6 +47,14 @@ def _tree(folder: Path) -> dict[str, tuple[str, bytes | None, int]]:
     return entries
 
 
+def _stored(project: Path) -> dict[str, tuple[str, bytes | None, int]]:
+    """What a project stores: ``_tree`` but the lock file (rewritten by every writer)."""
+    entries = _tree(project)
+    entries.pop(LOCK_FILE, None)
+    entries.pop(".", None)  # the folder's own time changes with the lock file's
+    return entries
+
+
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A folder beside the project holding a file trntui must never touch."""
@@ -214,6 +222,7 @@ def test_run_id_with_dot_dot_in_the_runs_table_is_refused_and_deletes_nothing(
     runs.with_columns(pl.lit(evil).alias("run_id")).write_parquet(table)
     edited = table.read_bytes()
     before = _tree(outside)
+    kept = _stored(new_project)
     with pytest.raises(UserError, match="run id"):
         remove_run(new_project, evil)
     with pytest.raises(UserError, match="not a usable run id"):
@@ -224,6 +233,7 @@ def test_run_id_with_dot_dot_in_the_runs_table_is_refused_and_deletes_nothing(
     assert "runs.parquet" in line and "run_id" in line and "'../../outside/victim'" in line
     assert _tree(outside) == before
     assert table.read_bytes() == edited  # nothing rewritten
+    assert _stored(new_project) == kept
     assert runs_store.timeline_path(new_project, outcome.run_id).is_file()
 
 
@@ -255,7 +265,7 @@ def test_importing_a_fifo_is_refused_without_hanging(
     new_project: Path, outside: Path, nxd_log: Path, tmp_path: Path, how: str
 ) -> None:
     (stored,) = import_paths(new_project, [nxd_log])
-    runs_before = load_runs(new_project)
+    runs_before, kept = load_runs(new_project), _stored(new_project)
     folder = tmp_path / "pipes"
     folder.mkdir()
     fifo = folder / "train.log"
@@ -278,6 +288,7 @@ def test_importing_a_fifo_is_refused_without_hanging(
     with Project.open(new_project) as project:
         assert not project.read_only
     assert load_runs(new_project).equals(runs_before)
+    assert _stored(new_project) == kept
     assert _tree(outside) == before
 
 
@@ -423,13 +434,14 @@ def test_a_linked_project_folder_is_refused_and_nothing_lands_outside(
     if dangling:
         shutil.rmtree(elsewhere, ignore_errors=True)
     inside.symlink_to(elsewhere)
-    before = _tree(outside)
+    before, kept = _tree(outside), _stored(new_project)
     argv = _write_into(folder, new_project, second_log, capture, stored.run_id)
     code, out, err = _cli(capsys, *argv)
     assert code in (1, 2), out + err
     message = out + err
     assert f"{inside} is a symbolic link" in message
     assert _tree(outside) == before
+    assert _stored(new_project) == kept
     assert inside.is_symlink()
     # The lock was released and the project still opens.
     with Project.open(new_project) as project:
