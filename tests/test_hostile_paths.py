@@ -306,6 +306,25 @@ def test_importing_a_socket_is_refused_naming_it(
     assert load_runs(new_project).is_empty()
 
 
+@pytest.mark.parametrize(
+    "stored", ["prices/quotes.toml", "runs/runs.parquet", "scenarios/as-measured.toml"]
+)
+def test_a_fifo_in_place_of_a_project_file_is_refused_without_hanging(
+    sample_dir: Path, stored: str
+) -> None:
+    path = sample_dir / stored
+    path.unlink()
+    os.mkfifo(path)
+    argv = {
+        "prices/quotes.toml": ["price", "list", str(sample_dir)],
+        "runs/runs.parquet": ["runs", str(sample_dir)],
+        "scenarios/as-measured.toml": ["scenario", "show", str(sample_dir), "as-measured"],
+    }[stored]
+    done = _cli_process(*argv)
+    assert done.returncode == 2
+    assert f"{path} is not a regular file" in _one_error_line(done.stderr)
+
+
 # --- case 10: a deleted lock file admits no second writer --------------------------------------
 
 _HOLDER = textwrap.dedent(
