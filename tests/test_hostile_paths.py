@@ -325,6 +325,17 @@ def test_a_fifo_in_place_of_a_project_file_is_refused_without_hanging(
     assert f"{path} is not a regular file" in _one_error_line(done.stderr)
 
 
+def test_a_fifo_among_the_snapshots_is_listed_as_unreadable_without_hanging(
+    sample_dir: Path,
+) -> None:
+    fifo = sample_dir / "scenarios" / "stuck.toml"
+    os.mkfifo(fifo)
+    done = _cli_process("scenario", "list", str(sample_dir))
+    assert done.returncode == 0, done.stderr
+    assert "as-measured" in done.stdout
+    assert f"{fifo} is not a regular file" in done.stdout
+
+
 # --- case 10: a deleted lock file admits no second writer --------------------------------------
 
 _HOLDER = textwrap.dedent(

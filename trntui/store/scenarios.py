@@ -19,6 +19,7 @@ import datetime as dt
 import getpass
 import math
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -345,8 +346,11 @@ def list_scenarios(root: Path) -> list[ScenarioInfo]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    if path.is_symlink():
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
         raise UserError(f"{path} is a symbolic link; trntui reads snapshots only from the project")
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{path} is not a regular file; trntui will not read it")
     return _document(path, decode_utf8(path, path.read_bytes()))
 
 
