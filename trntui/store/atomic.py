@@ -109,7 +109,8 @@ def _open_existing_folder(parent: int, part: str, here: Path) -> int:
 
 
 def check_inside(root: Path, path: Path) -> None:
-    """Refuse ``path`` (below ``root``) when it or a folder on the way is a symbolic link.
+    """Refuse ``path`` (below ``root``) when it or a folder on the way is a symbolic link, or
+    when it is there but is neither a regular file nor a folder (a FIFO, a device).
 
     For reading: a project's files are read only from inside the project, as they are written.
     """
@@ -126,6 +127,9 @@ def check_inside(root: Path, path: Path) -> None:
             return  # the reader reports what is wrong with it
         if stat.S_ISLNK(info.st_mode):
             raise _link_refusal(here, "folder" if here != Path(path) else "file")
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            # A FIFO or device put in place of a project file would block its reader forever.
+            raise UnsafePath(f"{here} is not a regular file or folder; trntui will not read it")
 
 
 def _relative(root: Path, path: Path) -> Path:
