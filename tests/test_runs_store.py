@@ -83,10 +83,10 @@ def test_failed_table_write_leaves_nothing_behind(
 ) -> None:
     real_write = store.atomic_write_with
 
-    def failing(path: Path, write) -> None:
+    def failing(path: Path, write, **kwargs) -> None:
         if Path(path).name == store.RUNS_FILE:
             raise OSError("disk full")
-        real_write(path, write)
+        real_write(path, write, **kwargs)
 
     monkeypatch.setattr(store, "atomic_write_with", failing)
     with pytest.raises(OSError):

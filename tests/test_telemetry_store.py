@@ -124,10 +124,10 @@ def test_failed_table_write_leaves_no_samples(
 ) -> None:
     real = store.atomic_write_with
 
-    def failing(path: Path, write) -> None:
+    def failing(path: Path, write, **kwargs) -> None:
         if path.name == store.CAPTURES_FILE:
             raise OSError("disk full")
-        real(path, write)
+        real(path, write, **kwargs)
 
     monkeypatch.setattr(store, "atomic_write_with", failing)
     with pytest.raises(OSError):

@@ -18,7 +18,7 @@ from pathlib import Path
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun
 from trntui.importers import hf, megatron, mlperf, nxd
-from trntui.importers._base import CancelCheck, Cancelled, Progress, Steps
+from trntui.importers._base import CancelCheck, Cancelled, Progress, Steps, open_regular
 
 __all__ = ["FORMATS", "CancelCheck", "Cancelled", "Progress", "detect_format", "import_file"]
 
@@ -51,15 +51,7 @@ def detect_format(path: Path) -> str:
     so reading continues past the first chunk until a marker is seen or 32 MB were read.
     """
     path = Path(path)
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise InputFileError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(str(path), "is a folder, not a log file") from None
-    except OSError as error:
-        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
-    with handle:
+    with open_regular(path) as handle:  # a FIFO or device is refused, never waited on
         head = ""
         read = 0
         while read < _SNIFF_LIMIT:

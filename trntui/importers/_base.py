@@ -10,10 +10,12 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import math
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 
@@ -77,24 +79,60 @@ _SEPARATOR = b"\x1f"
 _HASHER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trntui-hash")
 
 
-def read_source(path: Path) -> SourceFile:
-    """Open ``path``; a missing, unreadable or empty file is the user's problem, not a bug."""
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _refuse_unless_regular(path: Path, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise InputFileError(str(path), "is a folder, not a log file")
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise InputFileError(
+            str(path), f"is {kind}, not a file; trntui reads only regular files", expected="a file"
+        )
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a file the user named, for reading; anything but a regular file is refused.
+
+    A FIFO, socket or device would block a read forever (holding the project's write lock) or
+    never end; it is refused from its ``stat`` before it is opened, and opened without blocking
+    so one swapped in meanwhile is refused by ``fstat`` instead of hanging.
+    """
     path = Path(path)
     try:
-        size = path.stat().st_size
+        _refuse_unless_regular(path, os.stat(path).st_mode)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InputFileError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputFileError(str(path), "is a folder, not a log file") from None
     except OSError as error:
         raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
-    if path.is_dir():
-        raise InputFileError(str(path), "is a folder, not a log file")
-    if size == 0:
-        raise InputFileError(str(path), "file is empty", expected="a training log")
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
-    if data.isspace():
+        _refuse_unless_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_source(path: Path) -> SourceFile:
+    """Open ``path``; a missing, unreadable, empty or non-regular file is the user's problem."""
+    path = Path(path)
+    with open_regular(path) as handle:
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
+    if not data or data.isspace():
         raise InputFileError(str(path), "file is empty", expected="a training log")
     return SourceFile(path, data)
 

@@ -40,6 +40,7 @@ from trntui.core.run_facts import (
 )
 from trntui.core.timeline import RunMetadata
 from trntui.store.atomic import atomic_write_with
+from trntui.store.paths import project_path
 from trntui.store.project import may_store_derived, read_inventory, write_access
 from trntui.store.quality import load_recorded_quality
 from trntui.store.runs import RUNS_FOLDER, load_run, load_runs
@@ -98,7 +99,7 @@ _WRITE_LOCK = threading.Lock()
 
 
 def facts_path(root: Path) -> Path:
-    return Path(root) / RUNS_FOLDER / FACTS_FILE
+    return project_path(root, RUNS_FOLDER, FACTS_FILE)
 
 
 def run_key(
@@ -205,7 +206,9 @@ def _store(root: Path, table: pl.DataFrame) -> bool:
     with _WRITE_LOCK:
         try:
             with write_access(root):
-                atomic_write_with(facts_path(root), lambda handle: table.write_parquet(handle))
+                atomic_write_with(
+                    facts_path(root), lambda handle: table.write_parquet(handle), root=root
+                )
         except (UserError, OSError):
             return False  # another session writes, or the folder is read-only
     return True

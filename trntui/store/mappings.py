@@ -15,6 +15,7 @@ from typing import Any
 from trntui.core.errors import InputFileError
 from trntui.importers.mapped import ColumnMapping, shape_key
 from trntui.store.atomic import atomic_write_text
+from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, dump_toml, parse_toml
 
@@ -22,7 +23,7 @@ MAPPINGS_FILE = Path("runs") / "mappings.toml"
 
 
 def mappings_path(root: Path) -> Path:
-    return Path(root) / MAPPINGS_FILE
+    return project_path(root, *MAPPINGS_FILE.parts)
 
 
 def _entries(root: Path) -> list[dict[str, Any]]:
@@ -58,4 +59,4 @@ def remember_mapping(root: Path, columns: Iterable[str], mapping: ColumnMapping)
     shape = shape_key(names)
     entries = [e for e in _entries(root) if e.get("shape") != shape]
     entries.append({"shape": shape, "columns": names, **mapping.to_dict()})
-    atomic_write_text(mappings_path(root), dump_toml({"mapping": entries}))
+    atomic_write_text(mappings_path(root), dump_toml({"mapping": entries}), root=root)

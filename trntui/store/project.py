@@ -14,6 +14,11 @@ Rules this module enforces:
 * One writer at a time. ``Project.open`` takes an exclusive ``flock`` on ``.trntui.lock`` and
   writes who holds it; a second session gets the project read-only (or ``ProjectLocked``) with
   the holder's name. The kernel drops the lock when the holder dies, so there are no stale locks.
+  The lock file is opened with ``O_NOFOLLOW`` (a link there is refused, never truncated), and
+  the lock is checked to be on the file at that name (a file deleted or replaced meanwhile is
+  opened again). The project folder itself is locked too, so deleting ``.trntui.lock`` under a
+  writer (``git clean -fdX``) admits no second one; the holder puts the file back before its
+  next write.
   Every store writer runs under ``write_access``: it proceeds when this process holds the lock
   and otherwise takes it for the one write, so no caller can write beside another session.
 * No lost update: a save first checks that ``trntui.toml`` still holds what this session last
@@ -24,6 +29,7 @@ Rules this module enforces:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import fcntl
@@ -32,6 +38,7 @@ import getpass
 import hashlib
 import os
 import socket
+import stat
 import threading
 import time
 import weakref
@@ -39,7 +46,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
@@ -179,10 +186,10 @@ def init_project(root: Path, name: str | None = None) -> Path:
         raise UserError(f"{root} exists and is not a folder")
     root.mkdir(parents=True, exist_ok=True)
     inventory = Inventory(project=ProjectInfo(name=name or root.resolve().name))
-    atomic_write_text(path, render_project_toml(inventory))
+    atomic_write_text(path, render_project_toml(inventory), root=root)
     gitignore = root / ".gitignore"
-    if not gitignore.exists():
-        atomic_write_text(gitignore, _GITIGNORE)
+    if not gitignore.exists() and not gitignore.is_symlink():
+        atomic_write_text(gitignore, _GITIGNORE, root=root)
     return root
 
 
@@ -212,7 +219,7 @@ class Project:
     Use as a context manager, or call ``close`` to release the lock.
     """
 
-    def __init__(self, root: Path, loaded: LoadedInventory, lock: IO[str] | None, holder: str):
+    def __init__(self, root: Path, loaded: LoadedInventory, lock: _Lock | None, holder: str):
         self.root = Path(root)
         self.inventory = loaded.inventory
         self._digest = loaded.digest
@@ -225,12 +232,12 @@ class Project:
             # Registered under the path resolved now (a later chdir cannot change the key), and
             # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
             key = self.root.resolve()
-            _count(_SESSIONS, key, +1)
+            _count_session(key, +1, lock)
             self._session = weakref.finalize(self, _end_session, key, lock)
         else:
             key = self.root.resolve()
-            _count(_LOOKING, key, +1)
-            self._session = weakref.finalize(self, _count, _LOOKING, key, -1)
+            _count_looking(key, +1)
+            self._session = weakref.finalize(self, _count_looking, key, -1)
 
     @classmethod
     def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
@@ -244,6 +251,8 @@ class Project:
             return cls(root, loaded, None, "")
         lock, holder = _acquire_lock(root, wait_s=_BRIEF_WAIT_S)
         if lock is None and not allow_read_only:
+            if holder.startswith(_NOBODY):
+                raise ReadOnlyProject(f"{root} cannot be written: {_why_nobody(holder)}")
             raise ProjectLocked(root, holder)
         if lock is not None:
             try:
@@ -268,6 +277,8 @@ class Project:
             return ""
         if not self.holder:
             return "opened read-only on request"
+        if self.holder.startswith(_NOBODY):
+            return _why_nobody(self.holder)
         return f"{self.holder} has it open for writing"
 
     def require_writable(self) -> None:
@@ -277,6 +288,8 @@ class Project:
     def save_inventory(self, inventory: Inventory) -> None:
         """Write the inventory atomically, unless the file changed on disk since we read it."""
         self.require_writable()
+        if self._lock is not None:
+            self._lock.reassert()
         current = self.path.read_bytes() if self.path.exists() else b""
         if _digest(current) != self._digest:
             raise ChangedOnDisk(
@@ -287,8 +300,10 @@ class Project:
         data = text.encode("utf-8")
         if self._version < SCHEMA_VERSION and current:
             # The first save in the new format keeps the old file, for an older trntui.
-            atomic_write_bytes(self.path.with_name(f"{PROJECT_FILE}.v{self._version}.bak"), current)
-        atomic_write_bytes(self.path, data)
+            atomic_write_bytes(
+                self.path.with_name(f"{PROJECT_FILE}.v{self._version}.bak"), current, root=self.root
+            )
+        atomic_write_bytes(self.path, data, root=self.root)
         self.inventory = inventory
         self._digest = _digest(data)
         self._version = SCHEMA_VERSION
@@ -315,8 +330,8 @@ class Project:
 
 
 _REGISTRY = threading.Lock()
-_SESSIONS: dict[Path, int] = {}
-"""Open writable ``Project`` objects of this process, by resolved root."""
+_SESSIONS: dict[Path, list[_Lock]] = {}
+"""The locks of this process's open writable ``Project`` objects, by resolved root."""
 _BRIEF_GUARDS: dict[Path, threading.RLock] = {}
 """Per root: serialises this process's threads that write without an open ``Project``."""
 _BRIEF_HELD: dict[Path, list[Any]] = {}
@@ -327,13 +342,13 @@ _LOOKING: dict[Path, int] = {}
 """Open read-only ``Project`` objects of this process, by resolved root."""
 
 
-def _count(table: dict[Path, int], key: Path, change: int) -> None:
+def _count_looking(key: Path, change: int) -> None:
     with _REGISTRY:
-        count = table.get(key, 0) + change
+        count = _LOOKING.get(key, 0) + change
         if count > 0:
-            table[key] = count
+            _LOOKING[key] = count
         else:
-            table.pop(key, None)
+            _LOOKING.pop(key, None)
 
 
 def may_store_derived(root: Path) -> bool:
@@ -341,11 +356,22 @@ def may_store_derived(root: Path) -> bool:
     process has the project open for writing, or has not opened it read-only."""
     key = Path(root).resolve()
     with _REGISTRY:
-        return _SESSIONS.get(key, 0) > 0 or _LOOKING.get(key, 0) == 0
+        return bool(_SESSIONS.get(key)) or _LOOKING.get(key, 0) == 0
 
 
-def _end_session(key: Path, lock: IO[str]) -> None:
-    _count(_SESSIONS, key, -1)
+def _count_session(key: Path, change: int, lock: _Lock) -> None:
+    with _REGISTRY:
+        locks = _SESSIONS.setdefault(key, [])
+        if change > 0:
+            locks.append(lock)
+        elif lock in locks:
+            locks.remove(lock)
+        if not locks:
+            _SESSIONS.pop(key, None)
+
+
+def _end_session(key: Path, lock: _Lock) -> None:
+    _count_session(key, -1, lock)
     _release_lock(lock)
 
 
@@ -363,11 +389,13 @@ def write_access(root: Path) -> Iterator[None]:
     root = Path(root)
     key = root.resolve()
     with _REGISTRY:
-        in_session = _SESSIONS.get(key, 0) > 0
-        guard = None if in_session else _BRIEF_GUARDS.setdefault(key, threading.RLock())
-    if guard is None:
+        session = next(iter(_SESSIONS.get(key, ())), None)
+        guard = None if session is not None else _BRIEF_GUARDS.setdefault(key, threading.RLock())
+    if session is not None:
+        session.reassert()  # a deleted lock file is put back before the write
         yield
         return
+    assert guard is not None
     with guard:
         entry = _BRIEF_HELD.get(key)
         if entry is None:
@@ -375,9 +403,11 @@ def write_access(root: Path) -> Iterator[None]:
             lock, holder = _acquire_lock(root, brief=True, wait_s=_BRIEF_WAIT_S)
             if lock is None:
                 if holder.startswith(_NOBODY):
-                    raise ReadOnlyProject(f"{root} cannot be written: {holder}")
+                    raise ReadOnlyProject(f"{root} cannot be written: {_why_nobody(holder)}")
                 raise ProjectLocked(root, holder)
             entry = _BRIEF_HELD[key] = [lock, 0]
+        else:
+            entry[0].reassert()
         entry[1] += 1
         try:
             yield
@@ -405,49 +435,211 @@ def writes_project(
     return write
 
 
-def _release_lock(handle: IO[str]) -> None:
-    try:
-        handle.seek(0)
-        handle.truncate()
-        handle.flush()
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    finally:
-        handle.close()
-
-
 _NOBODY = "nobody"
+_BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+_LOCK_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+"""Never through a link (a linked lock file would be truncated wherever it points), and never
+blocking on a FIFO put in its place."""
+_LOCK_TRIES = 5
+"""Attempts when the lock file is deleted or replaced between opening and locking it."""
+
+
+class _Lock:
+    """The write lock, held: an exclusive ``flock`` on ``.trntui.lock`` and on the folder.
+
+    The lock file names the holder for others to read; the lock on the project folder itself is
+    what a deleted or replaced lock file cannot take away (``git clean -fdX`` removes the file,
+    not the folder), so a second writer that creates a new lock file still finds the folder
+    locked. The holder re-creates a deleted lock file before each write (``reassert``).
+    """
+
+    def __init__(self, root: Path, file_fd: int, folder_fd: int, holder: str) -> None:
+        self.root = root
+        self.path = root / LOCK_FILE
+        self.file_fd = file_fd
+        self.folder_fd = folder_fd
+        self.holder = holder
+        self._guard = threading.Lock()
+
+    def file_is_ours(self) -> bool:
+        return _same_file(self.path, self.file_fd)
+
+    def reassert(self) -> None:
+        """Before a write: if the lock file was deleted or replaced, put ours back.
+
+        The folder lock still keeps every other writer out; this restores the name others
+        read (and the file lock an older trntui would look at).
+        """
+        with self._guard:
+            if self.file_fd < 0 or self.file_is_ours():
+                return
+            try:
+                fd = _open_lock_file(self.path)
+            except _LockRefused:
+                return self._lost()  # a link or a FIFO put there: never followed
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)  # someone is between opening and giving up on the folder lock
+                return self._lost()
+            if not _same_file(self.path, fd):
+                os.close(fd)
+                return self._lost()
+            _write_holder(fd, self.holder)
+            old, self.file_fd = self.file_fd, fd
+            os.close(old)
+
+    def _lost(self) -> None:
+        """The lock file is not ours any more: fine while the folder lock holds, else refused."""
+        if self.folder_fd < 0:
+            raise ReadOnlyProject(
+                f"{self.root} cannot be written: this session's lock file {self.path} was "
+                "deleted or replaced and this file system cannot lock the folder, so nothing "
+                "was written (close and reopen the project)"
+            )
+
+    def release(self) -> None:
+        with self._guard:
+            try:
+                if self.file_fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(self.file_fd, 0)
+                    fcntl.flock(self.file_fd, fcntl.LOCK_UN)
+                if self.folder_fd >= 0:
+                    fcntl.flock(self.folder_fd, fcntl.LOCK_UN)
+            finally:
+                self.close()
+
+    def close(self) -> None:
+        for fd in (self.file_fd, self.folder_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.file_fd = self.folder_fd = -1
+
+
+class _LockRefused(Exception):
+    """The lock file cannot be used; the message says why, in words."""
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    """Whether ``path`` (not followed if a link) is the file open on ``fd``."""
+    try:
+        named = os.lstat(path)
+        held = os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _open_lock_file(path: Path) -> int:
+    try:
+        fd = os.open(path, _LOCK_FLAGS, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP or path.is_symlink():
+            try:
+                target = f" (to {os.readlink(path)})"
+            except OSError:
+                target = ""
+            raise _LockRefused(
+                f"{path} is a symbolic link{target}; trntui never follows a link for a file it "
+                "writes: delete the link"
+            ) from None
+        raise _LockRefused(f"the lock file cannot be created: {error.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _LockRefused(f"{path} is not a regular file; delete it")
+    return fd
+
+
+def _write_holder(fd: int, holder: str) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (holder + "\n").encode("utf-8"), 0)
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        return os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _release_lock(lock: _Lock) -> None:
+    lock.release()
+
+
+def _why_nobody(holder: str) -> str:
+    """Why nobody can hold the lock, from a holder text ``nobody (<why>)``."""
+    return holder.removeprefix(_NOBODY).strip().removeprefix("(").removesuffix(")")
 
 
 def _acquire_lock(
     root: Path, *, brief: bool = False, wait_s: float = 0.0
-) -> tuple[IO[str] | None, str]:
+) -> tuple[_Lock | None, str]:
     """Take the exclusive lock; on failure return ``(None, <who holds it>)``.
 
-    A holder that writes once (``brief``) is waited for, up to ``wait_s`` seconds.
+    A holder that writes once (``brief``) is waited for, up to ``wait_s`` seconds. The lock
+    file is never followed through a link; one deleted or replaced between being opened and
+    being locked is opened again, so the lock taken is always on the file at that name.
     """
+    root = Path(root)
     path = root / LOCK_FILE
-    try:
-        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
-    except OSError as error:
-        return None, f"{_NOBODY} (the lock file cannot be created: {error.strerror})"
     deadline = time.monotonic() + wait_s
+    tries = 0
     while True:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
+            fd = _open_lock_file(path)
+        except _LockRefused as refused:
+            return None, f"{_NOBODY} ({refused})"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
-            if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                handle.close()
+            holder = _read_holder(fd) or "another trntui session"
+            os.close(fd)
+            if error.errno not in _BUSY:
                 raise
-            handle.seek(0)
-            holder = handle.read().strip() or "another trntui session"
             if _BRIEF not in holder or time.monotonic() >= deadline:
-                handle.close()
                 return None, holder
             time.sleep(0.02)
-    holder = _holder_text(brief)
-    handle.seek(0)
-    handle.truncate()
-    handle.write(holder + "\n")
-    handle.flush()
-    return handle, holder
+            continue
+        if not _same_file(path, fd):
+            # Deleted or replaced since we opened it: a lock on it would keep nobody out.
+            os.close(fd)
+            tries += 1
+            if tries >= _LOCK_TRIES:
+                return None, f"{_NOBODY} ({path} keeps being deleted or replaced)"
+            continue
+        folder = _lock_folder(root)
+        if isinstance(folder, str):
+            # Another session holds the project although the lock file was ours to take: its
+            # lock file was deleted under it. It is still the writer; wait like for any holder.
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                return None, folder
+            time.sleep(0.02)
+            continue
+        holder = _holder_text(brief)
+        _write_holder(fd, holder)
+        return _Lock(root, fd, folder, holder), holder
+
+
+def _lock_folder(root: Path) -> int | str:
+    """The project folder, locked (its descriptor); or who holds it, in words."""
+    try:
+        folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError as error:
+        return f"{_NOBODY} ({root} cannot be opened: {error.strerror})"
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(folder)
+        if error.errno not in _BUSY:
+            return -1  # a file system that cannot lock folders: the lock file alone, as before
+        return "another trntui session (its lock file was deleted while it writes)"
+    return folder

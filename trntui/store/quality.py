@@ -16,6 +16,7 @@ from typing import Any
 from trntui.core.errors import InputFileError
 from trntui.core.run_facts import RecordedQuality
 from trntui.store.atomic import atomic_write_text
+from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
@@ -25,7 +26,7 @@ _KEYS = {"run_id", "value", "source", "evaluation_minutes"}
 
 
 def quality_path(root: Path) -> Path:
-    return Path(root) / "runs" / QUALITY_FILE
+    return project_path(root, "runs", QUALITY_FILE)
 
 
 def load_recorded_quality(root: Path) -> dict[str, RecordedQuality]:
@@ -119,4 +120,4 @@ def record_quality(root: Path, run_id: str, result: RecordedQuality | None) -> N
         "# checkpoint), one [[result]] per run id; see `trntui quality`.\n"
     )
     document = {"schema_version": SCHEMA_VERSION, "result": entries}
-    atomic_write_text(quality_path(root), header + dump_toml(document))
+    atomic_write_text(quality_path(root), header + dump_toml(document), root=root)

@@ -47,6 +47,7 @@ from trntui.core.quotes import (
     SideService,
 )
 from trntui.store.atomic import atomic_write_text
+from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, locate, parse_toml
 
@@ -69,7 +70,7 @@ _BOOL_KEYS = {"manual", "pinned"}
 
 
 def quotes_path(root: Path) -> Path:
-    return Path(root) / QUOTES_FILE
+    return project_path(root, *QUOTES_FILE.parts)
 
 
 def load_quote_book(root: Path) -> QuoteBook:
@@ -187,7 +188,7 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
         "# Price quotes this project's estimates use (written by trntui; see `trntui price`).\n"
         "# Fetched quotes keep their AWS Price List provenance; manual ones a source note.\n"
     )
-    atomic_write_text(quotes_path(root), header + tomli_w.dumps(document))
+    atomic_write_text(quotes_path(root), header + tomli_w.dumps(document), root=root)
     return book
 
 

@@ -38,7 +38,9 @@ from trntui.core.mlperf_score import (
 from trntui.core.run_facts import SUCCEEDED, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
-from trntui.store.atomic import atomic_write_with
+from trntui.store.atomic import atomic_write_with, remove_file
+from trntui.store.paths import check_column, project_path
+from trntui.store.paths import timeline_file as _timeline_file
 from trntui.store.project import writes_project
 
 RUNS_FOLDER = "runs"
@@ -98,11 +100,12 @@ class RunSetInfo:
 
 
 def runs_path(root: Path) -> Path:
-    return Path(root) / RUNS_FOLDER / RUNS_FILE
+    return project_path(root, RUNS_FOLDER, RUNS_FILE)
 
 
 def timeline_path(root: Path, run_id: str) -> Path:
-    return Path(root) / RUNS_FOLDER / TIMELINES_FOLDER / f"{run_id}.parquet"
+    """``runs/timelines/<run_id>.parquet``; a ``run_id`` that is not 16 hex digits is refused."""
+    return _timeline_file(root, run_id)
 
 
 def load_runs(root: Path) -> pl.DataFrame:
@@ -119,7 +122,10 @@ def load_runs(root: Path) -> pl.DataFrame:
         raise InputFileError(
             str(path), "runs table lacks columns", key=missing[0], expected=", ".join(RUNS_SCHEMA)
         )
-    return frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    frame = frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    # Run ids become file names: one edited by hand (``../x``) is refused here, on reading.
+    check_column(path, "run id", "run_id", frame["run_id"])
+    return frame
 
 
 def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:
@@ -219,12 +225,12 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
         row = row.with_columns(pl.lit(existing["imported_at"][0]).alias("imported_at"))
     updated = pl.concat([runs, row])
     timeline_file = timeline_path(root, run_id)
-    atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle))
+    atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle), root=root)
     try:
-        atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
+        atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
     except BaseException:
-        with contextlib.suppress(OSError):
-            timeline_file.unlink()
+        with contextlib.suppress(OSError, UserError):
+            remove_file(timeline_file, root=root)
         raise
     return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 
@@ -347,7 +353,7 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
         .otherwise(pl.col("set_name"))
         .alias("set_name")
     )
-    atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
+    atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
 
 
 @writes_project
@@ -361,7 +367,8 @@ def _remove_run(root: Path, run_id: str) -> None:
     runs = load_runs(root)
     if runs.filter(pl.col("run_id") == run_id).is_empty():
         raise UserError(f"no run {run_id!r} in {root}")
+    timeline_file = timeline_path(root, run_id)  # a bad id is refused before anything changes
     remaining = runs.filter(pl.col("run_id") != run_id)
-    atomic_write_with(runs_path(root), lambda handle: remaining.write_parquet(handle))
-    with contextlib.suppress(OSError):
-        timeline_path(root, run_id).unlink()
+    atomic_write_with(runs_path(root), lambda handle: remaining.write_parquet(handle), root=root)
+    with contextlib.suppress(OSError, UserError):
+        remove_file(timeline_file, root=root)

@@ -18,8 +18,8 @@ import dataclasses
 import datetime as dt
 import getpass
 import math
-import re
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from trntui.core.quotes import (
 from trntui.core.system_size import effective_size
 from trntui.store.atomic import atomic_write_text
 from trntui.store.facts import derived_runs
+from trntui.store.paths import SCENARIO_NAME, project_path, scenario_file
 from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
@@ -65,7 +66,6 @@ from trntui.store.toml_file import decode_utf8, parse_toml
 
 SCHEMA_VERSION = 1
 SCENARIOS_FOLDER = "scenarios"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
 class ScenarioNotFound(UserError):
@@ -162,7 +162,8 @@ class ScenarioInfo:
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    """``name`` when it is a usable scenario name (the whole of it: a trailing newline is not)."""
+    if not isinstance(name, str) or not SCENARIO_NAME.fullmatch(name):
         raise UserError(
             f"{name!r} is not a usable scenario name: use letters, digits, '.', '_' or '-' "
             "(up to 80 characters, not starting with a dot or dash)"
@@ -171,7 +172,8 @@ def check_name(name: str) -> str:
 
 
 def scenario_path(root: Path, name: str) -> Path:
-    return Path(root) / SCENARIOS_FOLDER / f"{check_name(name)}.toml"
+    """``scenarios/<name>.toml``: the one way a snapshot's path is built from its name."""
+    return scenario_file(root, check_name(name))
 
 
 def current_user() -> str:
@@ -312,13 +314,23 @@ def save_scenario(
     text = render_scenario(
         name, context, overrides, result, note=note, saved_by=who, saved_at=saved_at
     )
-    atomic_write_text(scenario_path(root, name), text)
+    path = scenario_path(root, name)
+    try:
+        # Read back before anything on disk changes: a snapshot that would not reopen is
+        # never written, and one saved under this name before stays whole.
+        _scenario_from_document(path, _document(path, text), name)
+    except UserError as error:
+        raise UserError(
+            f"scenario {name!r} was not saved: it would not read back ({error}); "
+            + (f"{path} is unchanged" if path.exists() else "nothing was written")
+        ) from None
+    atomic_write_text(path, text, root=root)
     return load_scenario(root, name)
 
 
 def list_scenarios(root: Path) -> list[ScenarioInfo]:
     """Saved snapshots, by name; a file that cannot be read is listed with its problem."""
-    folder = Path(root) / SCENARIOS_FOLDER
+    folder = project_path(root, SCENARIOS_FOLDER)
     infos = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         try:
@@ -334,7 +346,15 @@ def list_scenarios(root: Path) -> list[ScenarioInfo]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    text = decode_utf8(path, path.read_bytes())
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        raise UserError(f"{path} is a symbolic link; trntui reads snapshots only from the project")
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{path} is not a regular file; trntui will not read it")
+    return _document(path, decode_utf8(path, path.read_bytes()))
+
+
+def _document(path: Path, text: str) -> dict[str, Any]:
     document = parse_toml(path, text)
     version = document.get("schema_version")
     if isinstance(version, int) and version > SCHEMA_VERSION:
@@ -358,7 +378,19 @@ def load_scenario(root: Path, name: str) -> Scenario:
     if not path.is_file():
         known = ", ".join(info.name for info in list_scenarios(root)) or "none saved yet"
         raise ScenarioNotFound(f"no scenario {name!r} in {root} (scenarios: {known})")
-    document = _read(path)
+    return _scenario_from_document(path, _read(path), name)
+
+
+def _scenario_from_document(path: Path, document: dict[str, Any], name: str) -> Scenario:
+    """The snapshot a parsed file holds; ``InputFileError`` when it cannot be rebuilt."""
+    saved_name = document.get("name", name)
+    if not isinstance(saved_name, str) or not SCENARIO_NAME.fullmatch(saved_name):
+        raise InputFileError(
+            str(path),
+            f"name {saved_name!r} is not a usable scenario name",
+            key="name",
+            expected="letters, digits, '.', '_' or '-' (up to 80 characters)",
+        )
     try:
         inventory = Inventory.from_dict(_without_retired_keys(document.get("inventory", {})))
         overrides = tuple(Override(**o) for o in document.get("override", []))
@@ -379,12 +411,13 @@ def load_scenario(root: Path, name: str) -> Scenario:
             max_quote_age_days=document.get("max_quote_age_days", 30),
             ties_system_size=not before_sizes,
         )
+        totals = {r["target"]: r.get("total_usd") for r in document.get("result", [])}
+        saved_at = document["saved_at"]
     except (InventoryInvalid, TypeError, KeyError, ValueError, UserError) as error:
         raise InputFileError(str(path), f"snapshot cannot be read back ({error})") from None
-    totals = {r["target"]: r.get("total_usd") for r in document.get("result", [])}
     return Scenario(
-        name=document.get("name", name),
-        saved_at=document["saved_at"],
+        name=saved_name,
+        saved_at=saved_at,
         saved_by=document.get("saved_by", ""),
         note=document.get("note", ""),
         overrides=overrides,

@@ -21,6 +21,7 @@ from trntui.core.errors import InputFileError, UserError
 from trntui.core.system_size import effective_size, is_complete
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.atomic import atomic_write_text
+from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.runs import load_runs
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
@@ -33,7 +34,7 @@ _MAX_COUNT = 100_000
 
 
 def sets_path(root: Path) -> Path:
-    return Path(root) / "runs" / SETS_FILE
+    return project_path(root, "runs", SETS_FILE)
 
 
 def load_stated_sizes(root: Path) -> dict[str, SystemSize]:
@@ -202,4 +203,4 @@ def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) 
         "# (an assumption each; `trntui size`) and its scaling family (`trntui family`).\n"
     )
     document = {"schema_version": SCHEMA_VERSION, "set": rows}
-    atomic_write_text(sets_path(root), header + dump_toml(document))
+    atomic_write_text(sets_path(root), header + dump_toml(document), root=root)

@@ -56,12 +56,20 @@ from trntui.core.utilization import (
     utilization_report,
 )
 from trntui.core.verdict import Verdict, run_verdict
-from trntui.importers._base import CancelCheck, Progress, Steps, read_lines, read_source
+from trntui.importers._base import (
+    CancelCheck,
+    Progress,
+    Steps,
+    open_regular,
+    read_lines,
+    read_source,
+)
 from trntui.importers.neuron_monitor import import_neuron_monitor
 from trntui.importers.neuron_monitor import sniff as sniff_monitor
 from trntui.importers.nvidia_smi import import_nvidia_smi
 from trntui.importers.nvidia_smi import sniff as sniff_smi
-from trntui.store.atomic import atomic_write_with
+from trntui.store.atomic import atomic_write_with, remove_file
+from trntui.store.paths import check_column, project_path, samples_file
 from trntui.store.project import writes_project
 from trntui.store.runs import load_run, stored_source
 
@@ -115,11 +123,12 @@ _OFFSET_HINT = " (seconds after the run's start: the attach dialog's Offset, or 
 
 
 def captures_path(root: Path) -> Path:
-    return Path(root) / TELEMETRY_FOLDER / CAPTURES_FILE
+    return project_path(root, TELEMETRY_FOLDER, CAPTURES_FILE)
 
 
 def samples_path(root: Path, capture_id: str) -> Path:
-    return Path(root) / TELEMETRY_FOLDER / SAMPLES_FOLDER / f"{capture_id}.parquet"
+    """``telemetry/samples/<capture_id>.parquet``; an id that is not 16 hex digits is refused."""
+    return samples_file(root, capture_id)
 
 
 def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
@@ -136,6 +145,8 @@ def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
         if missing:
             raise InputFileError(str(path), "captures table lacks columns", key=missing[0])
         frame = frame.select(list(CAPTURES_SCHEMA)).cast(dict(CAPTURES_SCHEMA))
+        # Capture ids become file names: one edited by hand is refused here, on reading.
+        check_column(path, "capture id", "capture_id", frame["capture_id"])
     return frame if run_id is None else frame.filter(pl.col("run_id") == run_id)
 
 
@@ -238,9 +249,9 @@ def _placement(
 
 def _capture_kind(path: Path) -> str:
     try:
-        with Path(path).open("rb") as handle:
+        with open_regular(Path(path)) as handle:
             head = handle.read(1 << 16).decode("utf-8", errors="replace")
-    except OSError:
+    except (OSError, UserError):
         return COMPILE  # read_source reports the problem with the file
     if sniff_monitor(head):
         return "neuron-monitor"
@@ -351,13 +362,15 @@ def attach_capture(
     if telemetry is not None:
         written = samples_path(root, capture_id)
         samples = telemetry.samples
-        atomic_write_with(written, lambda handle: samples.write_parquet(handle))
+        atomic_write_with(written, lambda handle: samples.write_parquet(handle), root=root)
     try:
-        atomic_write_with(captures_path(root), lambda handle: updated.write_parquet(handle))
+        atomic_write_with(
+            captures_path(root), lambda handle: updated.write_parquet(handle), root=root
+        )
     except BaseException:
         if written is not None and existing.filter(pl.col("capture_id") == capture_id).is_empty():
-            with contextlib.suppress(OSError):
-                written.unlink()
+            with contextlib.suppress(OSError, UserError):
+                remove_file(written, root=root)
         raise
     steps.at(1.0)
     message = note + (f"; covers {coverage:.0%} of the run" if coverage is not None else "")
