@@ -92,7 +92,7 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
         await pilot.press("ctrl+s")
         await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)
-        assert table.get_row_at(0)[2:4] == [status, run_min]  # after Set and Size
+        assert table.get_row_at(0)[3:5] == [status, run_min]  # after Set, Log and Size
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
@@ -243,3 +243,19 @@ async def test_run_detail_records_a_quality_result(trn_project: tuple[Path, str]
     assert run_id in recorded
     assert recorded[run_id].value == 0.92
     assert recorded[run_id].source == "eval job 7"
+
+
+def test_run_set_labels_read_apart_where_the_names_differ() -> None:
+    from trntui.ui.format import distinct_labels
+
+    systems = [f"HPE-Cray-XD670-H200-SXM5-141GB_n{n}_24.09/llama2_70b_lora" for n in (1, 2, 4)]
+    names = [*systems, "gpu-baseline", "trn3"]
+    labels = distinct_labels(names + systems, 16)
+    assert set(labels) == set(names)
+    assert all(len(label) <= 16 for label in labels.values())
+    assert len(set(labels.values())) == len(names), labels
+    assert labels["gpu-baseline"] == "gpu-baseline" and labels["trn3"] == "trn3"
+    assert [labels[s][:3] for s in systems] == ["…n1", "…n2", "…n4"]
+    # A single long name shows its beginning, marked as cut (the line under the table has it all).
+    (only,) = distinct_labels([systems[0]], 16).values()
+    assert only == systems[0][:15] + "…"

@@ -7,6 +7,7 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
@@ -38,6 +39,7 @@ from trntui.store.runs import (
 from trntui.store.scenarios import current_user, load_observations
 from trntui.store.set_sizes import load_stated_sizes, run_sizes, state_size
 from trntui.store.telemetry import run_detail
+from trntui.ui.format import distinct_labels, fit_middle
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.inventory import ItemFormScreen
@@ -81,6 +83,12 @@ def minutes(value: float | None) -> str:
 
 def number(value: float | None) -> str:
     return UNKNOWN if value is None else f"{value:,.4g}"
+
+
+SET_WIDTH = 16
+"""Cells for a run set's name in the table (names are cut where they differ, see
+``distinct_labels``; the line under the table names the highlighted run's set in full)."""
+LOG_WIDTH = 14
 
 
 class RunsScreen(Screen[None]):
@@ -129,6 +137,7 @@ class RunsScreen(Screen[None]):
         table = self.query_one("#runs", DataTable)
         for label in (
             "Set",
+            "Log",
             "Size",
             "Status",
             "Run min",
@@ -204,6 +213,7 @@ class RunsScreen(Screen[None]):
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
         table.clear()
+        sets = distinct_labels(self.runs["set_name"].to_list(), SET_WIDTH)
         for row in self.runs.sort("set_name", "source").iter_rows(named=True):
             facts = self.facts.get(row["run_id"])
             if facts is None:
@@ -219,7 +229,8 @@ class RunsScreen(Screen[None]):
                     UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
                 )
             size = self.sizes.get(row["run_id"])
-            table.add_row(row["set_name"][-16:], _size_cell(size), *cells, key=row["run_id"])
+            log = fit_middle(PurePath(row["source"]).name, LOG_WIDTH)
+            table.add_row(sets[row["set_name"]], log, _size_cell(size), *cells, key=row["run_id"])
         if row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 
