@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,39 @@ def test_opening_the_app_loads_no_polars_until_the_estimate_needs_it() -> None:
     probe = "import sys, trntui.ui.app; print('polars' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged(
+    sample_project: Project,
+) -> None:
+    from textual.widgets import Select, Static
+
+    from trntui.store.runs import run_sets
+
+    sets = [info.name for info in run_sets(sample_project.root)]
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_section(pilot, "targets")
+        table = app.screen.query_one("#section-targets DataTable", DataTable)
+        assert "Run set" in [str(column.label) for column in table.columns.values()]
+        await pilot.press("e")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        picker = form.query_one("#field-run_set", Select)
+        offered = [value for _, value in picker._options if value is not Select.NULL]
+        assert offered == sets, "the run sets as imported, nothing to mistype"
+        labels = [str(label) for label, _ in picker._options]
+        assert any("runs)" in label for label in labels), labels
+        await pilot.press("escape")
+        await settle(pilot)
+        # A hand edit with a typo: Checks names it instead of "Nothing missing".
+        target = app.inventory.targets[0]
+        typo = dataclasses.replace(target, run_set=f"{target.run_set}x")
+        inventory = dataclasses.replace(app.inventory, targets=(typo, *app.inventory.targets[1:]))
+        assert app.apply_inventory(inventory, label="edit target")
+        await settle(pilot)
+        await open_section(pilot, "checks")
+        text = str(app.screen.query_one("#checks-body", Static).content)
+        assert f"no run set '{target.run_set}x'" in text

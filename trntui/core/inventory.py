@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -276,6 +277,7 @@ class TrainingTarget:
         "name",
         "instance_type",
         "instance_count",
+        "run_set",
         "region",
         "purchase_option",
     )
@@ -312,7 +314,10 @@ class TrainingTarget:
         short="Purchase",
     )
     run_set: str | None = spec_field(
-        "text", "Measured by run set", help="the imported run set that measures this target"
+        "text",
+        "Measured by run set",
+        help="the imported run set that measures this target",
+        short="Run set",
     )
     accelerators_per_instance: int | None = spec_field(
         "int",
@@ -525,9 +530,21 @@ class Inventory:
             return math.ceil(goal.work_amount / (batch * self.model.sequence_length))
         return None
 
-    def warnings(self) -> list[str]:
-        """What is missing before an estimate can be defended (not errors: the file stays valid)."""
+    def warnings(self, run_sets: Collection[str] | None = None) -> list[str]:
+        """What is missing before an estimate can be defended (not errors: the file stays valid).
+
+        ``run_sets``: the imported run sets, when known; a target measured by a run set that
+        is not among them is named (a typo would otherwise leave it unmeasured silently).
+        """
         notes = []
+        if run_sets is not None:
+            for target in self.targets:
+                if target.run_set and target.run_set not in run_sets:
+                    known = ", ".join(sorted(run_sets)) or "none imported yet"
+                    notes.append(
+                        f"Target '{target.name}': no run set '{target.run_set}' "
+                        f"(run sets: {known})."
+                    )
         families = {t.accelerator_family for t in self.targets}
         if "Trainium3" not in families:
             notes.append("No Trainium3 target yet: add one under Targets (instance type trn3.*).")

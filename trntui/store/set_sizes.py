@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.system_size import effective_size, is_complete
+from trntui.core.system_size import effective_size, is_complete, set_size
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
@@ -204,3 +204,15 @@ def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) 
     )
     document = {"schema_version": SCHEMA_VERSION, "set": rows}
     atomic_write_text(sets_path(root), header + dump_toml(document), root=root)
+
+
+def set_summaries(root: Path) -> list[tuple[str, str, int]]:
+    """Each stored run set as (name, its size in words, how many runs), by name."""
+    runs = load_runs(root)
+    sizes = run_sizes(runs, load_stated_sizes(root))
+    summaries = []
+    for (name,), group in runs.sort("set_name").group_by("set_name", maintain_order=True):
+        members = group["run_id"].to_list()
+        size = set_size([sizes.get(run_id) for run_id in members])
+        summaries.append((str(name), size.short_text(), len(members)))
+    return summaries

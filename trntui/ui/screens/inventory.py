@@ -27,6 +27,7 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
 from trntui.core.inventory import (
     LIST_SECTIONS,
@@ -95,7 +96,7 @@ class ItemTable(Vertical):
         columns = self._columns()
         for position, (key, spec) in enumerate(columns):
             # A leading name is clipped so that the short columns after it stay visible.
-            clip = key in ("name", "title") and position < len(columns) - 1
+            clip = key in ("name", "title", "run_set") and position < len(columns) - 1
             table.add_column(spec.short or spec.label, key=key, width=15 if clip else None)
         self.show_items(self.items)
 
@@ -125,9 +126,27 @@ class ItemTable(Vertical):
             self._app.notify_read_only()
             return
         self.app.push_screen(
-            ItemFormScreen(self.item_cls, self.item_cls(), title=f"New {self.item_cls.TITLE}"),
+            ItemFormScreen(
+                self.item_cls,
+                self.item_cls(),
+                title=f"New {self.item_cls.TITLE}",
+                choices=self._choices(),
+            ),
             self._added,
         )
+
+    def _choices(self) -> dict[str, list[tuple[str, str]]]:
+        """A target's run set is picked from the imported ones, each with its size and runs."""
+        if self.section != "targets":
+            return {}
+        from trntui.store.set_sizes import set_summaries  # Polars: only when a form opens
+
+        try:
+            sets = set_summaries(self._app.project.root)
+        except UserError as error:
+            self._app.status = (f"Run sets not listed: {error}", "warning")
+            return {}
+        return {"run_set": [(f"{name} ({size}, {runs} runs)", name) for name, size, runs in sets]}
 
     def _added(self, item: Any) -> None:
         if item is not None:
@@ -144,7 +163,12 @@ class ItemTable(Vertical):
             return
         index = table.cursor_row
         self.app.push_screen(
-            ItemFormScreen(self.item_cls, self.items[index], title=f"Edit {self.item_cls.TITLE}"),
+            ItemFormScreen(
+                self.item_cls,
+                self.items[index],
+                title=f"Edit {self.item_cls.TITLE}",
+                choices=self._choices(),
+            ),
             lambda item: self._edited(index, item),
         )
 
@@ -203,16 +227,24 @@ class ItemFormScreen(ModalScreen[Any]):
         Binding("escape", "discard", "Cancel", id="item.cancel"),
     ]
 
-    def __init__(self, cls: type, item: Any, *, title: str) -> None:
+    def __init__(
+        self,
+        cls: type,
+        item: Any,
+        *,
+        title: str,
+        choices: dict[str, list[tuple[str, str]]] | None = None,
+    ) -> None:
         super().__init__()
         self.item_cls = cls
         self.item = item
         self.title_text = title
+        self.choices = choices
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = self.title_text
-            yield FieldForm(self.item_cls, self.item)
+            yield FieldForm(self.item_cls, self.item, choices=self.choices)
             yield Static("", classes="modal-error")
             yield Static("ctrl+s keep   esc cancel", classes="modal-hint")
 
@@ -245,8 +277,22 @@ class ChecksPane(Vertical):
         yield Label("Checks", classes="form-title")
         yield Static("", id="checks-body")
 
+    def on_mount(self) -> None:
+        # The run sets come with the estimate (after the first one, and after each import).
+        self.watch(self.app, "analysis", lambda: self.show(self._inventory()), init=False)
+
+    def _inventory(self) -> Inventory:
+        return self.app.inventory  # type: ignore[attr-defined]
+
     def show(self, inventory: Inventory) -> None:
-        notes = inventory.warnings()
+        context = getattr(self.app, "estimate_context", None)
+        observations = None if context is None else context.observations
+        sets = (
+            set(observations["set_name"].to_list())
+            if observations is not None and "set_name" in observations.columns
+            else None
+        )
+        notes = inventory.warnings(sets)
         text = "\n".join(f"- {n}" for n in notes) if notes else "Nothing missing."
         risks = [r for r in inventory.risks if r.status != "resolved"]
         if risks:

@@ -45,23 +45,39 @@ class FieldRow(Vertical):
     FieldRow.-invalid Input { color: $error; }
     """
 
-    def __init__(self, cls: type, key: str, spec: FieldSpec, value: Any, *, disabled: bool):
+    def __init__(
+        self,
+        cls: type,
+        key: str,
+        spec: FieldSpec,
+        value: Any,
+        *,
+        disabled: bool,
+        choices: list[tuple[str, str]] | None = None,
+    ):
         super().__init__(id=f"row-{key}", classes="field-row")
         self.section_cls = cls
         self.key = key
         self.spec = spec
         self.initial = value
         self._disabled = disabled
+        self.choices = choices
+        """(label, value) pairs to pick a text field's value from, instead of typing it."""
 
     def compose(self) -> ComposeResult:
         spec = self.spec
         label = spec.label + (" *" if spec.required else "")
         with Horizontal():
             yield Label(label, classes="field-label" + (" -required" if spec.required else ""))
-            if spec.kind in ("choice", "bool"):
+            if spec.kind in ("choice", "bool") or self.choices is not None:
                 options: list[tuple[str, Any]]
                 if spec.kind == "bool":
                     options = [("yes", True), ("no", False)]
+                elif self.choices is not None:
+                    options = list(self.choices)
+                    if self.initial is not None and self.initial not in {v for _, v in options}:
+                        # Kept, and marked, so that opening the form never changes the value.
+                        options.append((f"{self.initial} (no such run set)", self.initial))
                 else:
                     options = [(choice, choice) for choice in spec.choices]
                 yield Select(
@@ -173,12 +189,15 @@ class FieldForm(VerticalScroll, can_focus=False):
         read_only: bool = False,
         help_text: str = "",
         id: str | None = None,
+        choices: dict[str, list[tuple[str, str]]] | None = None,
     ) -> None:
         super().__init__(id=id)
         self.section_cls = cls
         self.obj = obj
         self.read_only = read_only
         self.help_text = help_text
+        self.choices = choices or {}
+        """Per text field: the (label, value) pairs it is picked from."""
         self._idle_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -187,7 +206,12 @@ class FieldForm(VerticalScroll, can_focus=False):
             yield Static(self.help_text, classes="form-help")
         for key, spec in specs_of(self.section_cls).items():
             yield FieldRow(
-                self.section_cls, key, spec, getattr(self.obj, key), disabled=self.read_only
+                self.section_cls,
+                key,
+                spec,
+                getattr(self.obj, key),
+                disabled=self.read_only,
+                choices=self.choices.get(key),
             )
 
     def rows(self) -> list[FieldRow]:
