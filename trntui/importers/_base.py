@@ -1,9 +1,9 @@
 """What every importer shares: reading a file safely, progress and cancellation.
 
 A log is first scanned in chunks (line lengths, line breaks: a file of one 1 GB line is refused
-without holding it), then read whole (training logs fit in memory; a 100 MB Megatron log is read in well under a
-second) and split into lines by Polars, so each format's parser works on a column of lines with
-vectorized string expressions instead of a Python loop per line.
+without holding it), then read whole (training logs fit in memory; a 100 MB Megatron log is
+read in well under a second) and split into lines by Polars, so each format's parser works on a
+column of lines with vectorized string expressions instead of a Python loop per line.
 """
 
 from __future__ import annotations

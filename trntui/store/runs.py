@@ -35,7 +35,7 @@ from trntui.core.mlperf_score import (
     read_scaling_factor,
     run_minutes,
 )
-from trntui.core.run_facts import SUCCEEDED, QualityTarget, RunFacts, run_facts
+from trntui.core.run_facts import SUCCEEDED, SUSPECT, QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with
@@ -181,7 +181,9 @@ def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
         # MLPerf's summarizer counts a run only when it passes the compliance check, which
         # includes an evaluation meeting the benchmark's target.
         "mlperf_minutes": (
-            run_minutes(run.timeline) if is_mlperf and facts.quality_reached is not False else None
+            run_minutes(run.timeline)
+            if is_mlperf and facts.quality_reached is not False and facts.status != SUSPECT
+            else None
         ),
         "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
         "metadata_json": dataclasses.replace(meta, source=source).to_json(),
@@ -224,8 +226,9 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     try:
         atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle))
     except BaseException:
-        with contextlib.suppress(OSError):
-            timeline_file.unlink()
+        if outcome == ADDED:  # a refreshed run keeps its (re-read) timeline and its old row
+            with contextlib.suppress(OSError):
+                timeline_file.unlink()
         raise
     return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 
