@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
@@ -25,6 +26,7 @@ from trntui.core.errors import UserError
 from trntui.core.estimate import EstimateContext, Override, TargetInputs, apply_overrides, prepare
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.core.report import Analysis, analyze
+from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.store.scenarios import load_context
 from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
@@ -252,6 +254,25 @@ class TrnTuiApp(App[None]):
         self._dirty = False
         self.status = (f"Saved {time.strftime('%H:%M:%S')} to {self._short_path()}", "")
         return True
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Notifications quote names and errors from files: shown literally and printable
+        (``core.text.printable``), never as markup."""
+        super().notify(
+            printable(message),
+            title=printable(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def notify_read_only(self) -> None:
         self.notify(f"Read-only: {self.project.read_only_reason}", severity="warning")
