@@ -31,6 +31,9 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.errors import InputFileError
+from trntui.core.safe_json import parse_json
+
 
 class Kind(StrEnum):
     """Event kinds of the ``kind`` column."""
@@ -219,7 +222,22 @@ class RunMetadata:
 
     @classmethod
     def from_json(cls, text: str) -> RunMetadata:
-        data: dict[str, Any] = json.loads(text)
+        """The metadata stored as ``text``; text that does not give one raises
+        ``InputFileError`` (a hand-edited or damaged runs table), never a traceback."""
+        try:
+            return cls._from_json(text)
+        except InputFileError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise InputFileError(
+                "run metadata", f"cannot be read ({type(error).__name__}: {error})"
+            ) from None
+
+    @classmethod
+    def _from_json(cls, text: str) -> RunMetadata:
+        data: dict[str, Any] = parse_json(text, path="run metadata")
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
         launch = data.get("launch_time")
         data["launch_time"] = dt.datetime.fromisoformat(launch) if launch else None
         data["time_source"] = TimeSource(data["time_source"])

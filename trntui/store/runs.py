@@ -120,7 +120,18 @@ def load_runs(root: Path) -> pl.DataFrame:
         raise InputFileError(
             str(path), "runs table lacks columns", key=missing[0], expected=", ".join(RUNS_SCHEMA)
         )
-    return frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    try:
+        frame = frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    except pl.exceptions.PolarsError as error:
+        raise InputFileError(str(path), f"runs table has wrong column types ({error})") from None
+    for index, (run_id, text) in enumerate(frame.select("run_id", "metadata_json").iter_rows()):
+        try:
+            RunMetadata.from_json(text)
+        except UserError as error:
+            raise InputFileError(
+                str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
+            ) from None
+    return frame
 
 
 def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:
