@@ -152,6 +152,17 @@ def test_deeply_nested_jsonl_table_is_refused_naming_its_line(tmp_path: Path) ->
     assert (caught.value.path, caught.value.line) == (str(path), line)
 
 
+def test_deeply_nested_neuron_monitor_report_is_refused_naming_its_line(tmp_path: Path) -> None:
+    from trntui.core.errors import InputFileError
+    from trntui.importers.neuron_monitor import import_neuron_monitor
+
+    path = tmp_path / "capture.jsonl"
+    path.write_text('{"neuron_runtime_data": [], "x": ' + DEEP + "}\n")
+    with pytest.raises(InputFileError, match="nested more than 64 levels") as caught:
+        import_neuron_monitor(path)
+    assert (caught.value.path, caught.value.line) == (str(path), 1)
+
+
 @pytest.mark.parametrize("where", ["systems", "sysjson", "scaling"])
 def test_deep_json_beside_or_inside_an_mlperf_log_gives_no_traceback(
     where: str, stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -243,6 +254,35 @@ def test_runs_table_that_cannot_be_written_leaves_the_stored_runs_whole(
     assert code == 1
     assert f"{runs_path(stored)}: cannot be written ({os.strerror(error)})" in out
     assert "Traceback" not in out + err
+    assert snapshot(stored) == before
+    assert no_temp_files(stored)
+
+
+async def test_the_app_shows_a_full_disk_on_import_as_one_line(
+    stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import dialog stores in a worker: the same ``StorageError`` is its message, and
+    the project is as it was."""
+    from tests import SIZE
+    from tests.test_ui_runs import message_of, open_import
+    from tests.ui_support import settle
+    from trntui.store.project import Project
+    from trntui.ui.app import TrnTuiApp
+
+    log = tmp_path / "second.log"
+    write_megatron(log, MegatronSpec(seed=2, train_iters=200, crash_at=None, stall_at=None))
+    before = snapshot(stored)
+    with Project.open(stored) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_import(pilot, app, str(log))
+            await settle(pilot)
+            _fail_fsync_of(monkeypatch, runs_path(stored).parent, errno.ENOSPC)
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            message = message_of(screen)
+    assert message.startswith("Import failed: ")
+    assert f"{runs_path(stored)}: cannot be written (No space left on device)" in message
     assert snapshot(stored) == before
     assert no_temp_files(stored)
 

@@ -33,7 +33,12 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.errors import InputFileError
-from trntui.core.safe_json import check_json_bounds, json_depth_exceeds, parse_json
+from trntui.core.safe_json import (
+    MAX_JSON_DEPTH,
+    check_json_bounds,
+    json_depth_exceeds,
+    parse_json,
+)
 from trntui.core.utilization import (
     HOST,
     Metric,
@@ -110,10 +115,12 @@ def _first_report(lines: pl.DataFrame, path: str) -> tuple[int, dict]:
 
 
 def _check_depth(source: SourceFile, lines: pl.DataFrame) -> None:
-    """Polars decodes the reports: a line nested deeper than JSON may be is refused first."""
-    if not json_depth_exceeds(source.data.decode("utf-8", errors="replace")):
+    """Polars decodes the reports: a line nested deeper than JSON may be is refused first
+    (all lines are checked at once; only a capture that fails is looked at line by line)."""
+    many = lines.filter(pl.col("text").str.count_matches(r"[\[{]") > MAX_JSON_DEPTH)
+    if many.is_empty() or not json_depth_exceeds("\n".join(many["text"])):
         return
-    for line, text in lines.iter_rows():
+    for line, text in many.iter_rows():
         check_json_bounds(text, path=source.name, line=line, expected=_EXPECTED)
 
 
