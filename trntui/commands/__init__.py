@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import sys
 
+from trntui.core.text import printable
+
 USAGE_ERROR = 2
 """Exit status for a refused command (bad input or arguments), as argparse uses."""
 
 
 def fail(message: object, status: int = USAGE_ERROR) -> int:
     """Print ``trntui: error: <message>`` to stderr (the one error format); return ``status``."""
-    print(f"trntui: error: {message}", file=sys.stderr)
+    print(f"trntui: error: {printable(message)}", file=sys.stderr)
     return status
