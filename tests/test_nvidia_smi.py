@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.telemetry_gen import START, nvidia_smi_lines
@@ -85,6 +85,7 @@ def test_sniff() -> None:
 
 @settings(max_examples=60)
 @given(position=st.integers(0, 2000), junk=st.text(max_size=6))
+@example(position=428, junk="/")  # a timestamp damaged into the year -26 once crashed
 def test_damaged_csv_imports_or_raises_input_error(tmp_path: Path, position: int, junk: str):
     text = "\n".join(nvidia_smi_lines([(4, [50, 20])])) + "\n"
     position %= len(text)

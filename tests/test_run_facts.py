@@ -18,12 +18,19 @@ from trntui.core.run_facts import (
     ABORTED,
     INCOMPLETE,
     SUCCEEDED,
+    SUSPECT,
     QualityTarget,
     run_facts,
     spread,
     summarize_set,
 )
-from trntui.core.timeline import ImportedRun, RunMetadata, TimeSource, conform
+from trntui.core.timeline import (
+    ImportedRun,
+    RunMetadata,
+    TimeSource,
+    conform,
+    timeline_problems,
+)
 from trntui.importers import import_file
 
 SPEC = loggen.MegatronSpec()
@@ -344,7 +351,10 @@ def test_any_timeline_gives_facts_without_crashing(events, target, planned) -> N
         frame = conform(pl.DataFrame({"kind": []}, schema={"kind": pl.String}))
     meta = RunMetadata("x", "x", "0" * 64, TimeSource.WALL_CLOCK, throughput_unit="samples/s")
     facts = run_facts(ImportedRun(frame, meta), target, planned)
-    assert facts.status in (SUCCEEDED, ABORTED, INCOMPLETE)
+    # Negative steps or durations, NaN, and a clock running back between steps are not what any
+    # log gives: such a timeline is suspect (issue 16, case 14), and says why.
+    assert facts.status in (SUCCEEDED, ABORTED, INCOMPLETE, SUSPECT)
+    assert (facts.status == SUSPECT) == bool(timeline_problems(frame))
     if not facts.counts_as_completed:
         assert facts.effective_throughput == 0.0
 

@@ -225,6 +225,7 @@ def test_cli_import_and_list_json(
         "redone_steps",
         "counts",
         "outcome",
+        "suspect",
         "nodes",
         "accelerators_per_node",
         "accelerator",
@@ -236,7 +237,7 @@ def test_cli_import_and_list_json(
         "protocol",
     }
     assert (run["set"], run["format"], run["status"]) == ("trn3", "megatron", "succeeded")
-    assert (run["counts"], run["outcome"]) == (True, "succeeded")
+    assert (run["counts"], run["outcome"], run["suspect"]) == (True, "succeeded", [])
     (run_set,) = report["sets"]
     assert {k: run_set[k] for k in ("name", "runs", "succeeded", "counted")} == {
         "name": "trn3",

@@ -24,7 +24,9 @@ async def settle(pilot: Pilot) -> None:
         # A cancelled or failed worker is finished too: the screens report it, not this wait.
         await asyncio.gather(*(worker.wait() for worker in app.workers), return_exceptions=True)
         await pilot.pause()
-        if all(worker.is_finished for worker in app.workers):
+        # What the workers posted may change a widget's height (the estimate bar takes a
+        # second line): done when the screen has no layout pending either.
+        if all(worker.is_finished for worker in app.workers) and not app.screen._layout_required:
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"workers still running: {list(app.workers)}")

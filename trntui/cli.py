@@ -1,21 +1,28 @@
 """Command line entry point: ``trntui [DIR]`` opens the app; subcommands work headless.
 
 User mistakes (a missing folder, a malformed file, a busy project) print one line to stderr and
-exit with status 2; tracebacks are left for bugs.
+exit with status 2; so does a refusal by the system (a full disk, a file-size limit, a
+permission): one line naming the file. Tracebacks are left for bugs.
+
+Everything a headless command prints passes through ``core.text.printable``: a set name, a
+fact from a log or a path never reaches the terminal as a control sequence.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from trntui import __version__
 from trntui.commands import COMMANDS, fail
-from trntui.core.errors import UserError
+from trntui.core.errors import StorageError, UserError
+from trntui.core.text import printable
 
 
 def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, set[str]]:
@@ -101,17 +108,56 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     else:
         args = parser.parse_args(argv)
+    if args.func is _cmd_open:  # the app draws with escape sequences of its own
+        return _run(args)
+    with printable_output():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as error:
         return fail(error)
-    except KeyboardInterrupt:
-        print("trntui: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away; stop quietly like other command-line tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as error:
+        # A write or read the system refused where no layer below named it (a full disk, a
+        # file-size limit, a permission): one line naming the file, as for any user error.
+        where = str(error.filename or "a project file")
+        return fail(StorageError(where, error, action="read or written"))
+    except KeyboardInterrupt:
+        print("trntui: interrupted", file=sys.stderr)
+        return 130
+
+
+class _PrintableStream:
+    """A text stream that shows control characters as escapes (``core.text.printable``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        # A progress line redraws itself with a leading CR (``price fetch``): that one is ours.
+        if text.startswith("\r"):
+            return self._stream.write("\r" + printable(text[1:]))
+        return self._stream.write(printable(text))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def printable_output() -> Iterator[None]:
+    """Route ``sys.stdout`` and ``sys.stderr`` through ``printable`` while a command runs."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _PrintableStream(out), _PrintableStream(err)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":

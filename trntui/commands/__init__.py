@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
+from trntui.core.text import printable
+
 
 class Command(NamedTuple):
     module: str
@@ -65,5 +67,5 @@ USAGE_ERROR = 2
 
 def fail(message: object, status: int = USAGE_ERROR) -> int:
     """Print ``trntui: error: <message>`` to stderr (the one error format); return ``status``."""
-    print(f"trntui: error: {message}", file=sys.stderr)
+    print(f"trntui: error: {printable(message)}", file=sys.stderr)
     return status

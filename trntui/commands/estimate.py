@@ -270,6 +270,13 @@ def _estimate_text(result: Estimate) -> str:
             f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
         )
         lines += [f"  unknown: {i.label}: {i.provenance.source}" for i in item.unknown_inputs()]
+        suspect = {
+            part.strip()
+            for i in item.inputs
+            for part in i.provenance.detail.split(";")
+            if "suspect" in part
+        }
+        lines += [f"  {'runs left out':{_LABEL_WIDTH}} {note}" for note in sorted(suspect)]
     open_risks = sum(r.status != "resolved" for r in result.risks)
     lines.append(
         f"Porting risks: {result.risk_effort_text} over {open_risks} open risk(s), "

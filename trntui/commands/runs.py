@@ -223,6 +223,8 @@ def runs_command(args: argparse.Namespace) -> int:
             f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['outcome']:10}  "
             f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
         )
+        if run["suspect"]:
+            print(f"    suspect, not counted: {'; '.join(run['suspect'])}")
     if report["stale_runs"]:
         print(STALE_RUNS_HINT.format(n=report["stale_runs"]))
     if report["facts_note"]:
@@ -298,6 +300,15 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         # Counts as completed work: finished, and the quality target not missed.
         row["counts"] = run_facts.counts_as_completed if run_facts is not None else None
         row["outcome"] = run_facts.outcome if run_facts is not None else row["status"]
+        row["suspect"] = (
+            [
+                note.removeprefix("suspect: ")
+                for note in run_facts.notes
+                if note.startswith("suspect: ")
+            ]
+            if run_facts is not None
+            else []
+        )
         succeeded[row["set"]] = succeeded.get(row["set"], 0) + (row["status"] == SUCCEEDED)
         counted[row["set"]] = counted.get(row["set"], 0) + bool(row["counts"])
         rows.append(row)

@@ -35,3 +35,14 @@ class InputFileError(UserError):
         if expected:
             parts.append(f"expected {expected}")
         super().__init__("; ".join(parts))
+
+
+class StorageError(UserError):
+    """The project's files could not be written or read because of the system: a full disk,
+    a file-size limit, a permission. Names the file; what was stored before is unchanged."""
+
+    def __init__(self, path: str, error: OSError, *, action: str = "written") -> None:
+        self.path = path
+        self.errno = error.errno
+        reason = error.strerror or str(error)
+        super().__init__(f"{path}: cannot be {action} ({reason}); nothing was changed")

@@ -80,7 +80,7 @@ from trntui.core.quotes import (
     quote_flags,
     term_years,
 )
-from trntui.core.run_facts import RunFacts
+from trntui.core.run_facts import SUSPECT, RunFacts
 from trntui.core.scaling import INTERPOLATED, Family, families, family_of, throughput_at
 from trntui.core.scaling import MEASURED as SCALE_MEASURED
 from trntui.core.system_size import SetSize, set_size, size_problem
@@ -825,6 +825,8 @@ class RunSetStats:
     """``PROTOCOL_FACTS`` the set's logs state: every value seen, by fact."""
     formats: frozenset[str] = frozenset()
     """The log formats of the set's runs (fact names differ between formats)."""
+    suspect: tuple[str, ...] = ()
+    """Ids of runs left out because their timelines cannot be trusted (``run_facts.SUSPECT``)."""
 
 
 def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
@@ -840,7 +842,9 @@ def _spread_exprs(key: str, alias: str, mask: pl.Expr) -> list[pl.Expr]:
 
 def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
     """Medians and ranges of one run set in one Polars pass (no per-run Python loop)."""
-    runs = observations.filter(pl.col("set_name") == set_name).with_columns(
+    in_set = observations.filter(pl.col("set_name") == set_name)
+    trusted = pl.col("status").fill_null("") != SUSPECT
+    runs = in_set.filter(trusted).with_columns(
         (pl.col("retry_ratio") * pl.col("training_s") / pl.col("restarts")).alias("restart_cost_s")
     )
     counted = pl.col("counted")
@@ -884,6 +888,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         size=set_size([_observed_size(row) for row in runs.iter_rows(named=True)]),
         protocol={fact: frozenset(values) for fact, values in protocol.items()},
         formats=frozenset(runs["format"].drop_nulls().to_list()),
+        suspect=tuple(in_set.filter(~trusted)["run_id"].to_list()),
     )
 
 
@@ -914,15 +919,19 @@ def _run_set_inputs(
         return {key: _unknown(key, why, name) for key in keys}, empty
     source = target.run_set
     stats = context.run_set(source)
+    ids = ", ".join(stats.suspect)
+    left_out = f"; suspect run(s) left out: {ids} (`trntui runs` says why)" if stats.suspect else ""
     if stats.runs == 0:
         why = f"run set {source!r} has no imported runs"
+        if stats.suspect:
+            why = f"every run of {source!r} is suspect: {ids} (`trntui runs` says why)"
         return {key: _unknown(key, why, name) for key in keys}, empty
     failed = stats.runs - stats.counted
     inputs = {
         "failed_fraction": Input(
             "failed_fraction",
             failed / stats.runs,
-            Provenance(MEASURED, source, f"{failed} of {stats.runs} runs did not count"),
+            Provenance(MEASURED, source, f"{failed} of {stats.runs} runs did not count{left_out}"),
             name,
             runs=stats.runs,
         )

@@ -16,7 +16,6 @@ The rules of MLCommons' ``result_summarizer``:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.errors import InputFileError
+from trntui.core.safe_json import MAX_JSON_CHARS, parse_json
 from trntui.core.timeline import Kind
 
 SCALING_FILE = "scaling.json"
@@ -91,13 +91,16 @@ def read_scaling_factor(folder: Path) -> float:
     path = Path(folder) / SCALING_FILE
     if not path.is_file():
         return 1.0
+    expected = '{"scaling_factor": <number>}'
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        line = getattr(error, "lineno", None)
-        raise InputFileError(
-            str(path), "not valid JSON", line=line, expected='{"scaling_factor": <number>}'
-        ) from None
+        if path.stat().st_size > MAX_JSON_CHARS:
+            raise InputFileError(str(path), "is too large", expected=expected)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputFileError(str(path), "not UTF-8 text", expected=expected) from None
+    except OSError as error:
+        raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
+    data = parse_json(text, path=str(path), expected=expected)
     factor = data.get("scaling_factor") if isinstance(data, dict) else None
     if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
         raise InputFileError(

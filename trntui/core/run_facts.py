@@ -47,9 +47,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from trntui.core.quality import QualityTarget, RecordedQuality
-from trntui.core.timeline import ImportedRun, Kind, RunMetadata, with_interval_steps
+from trntui.core.timeline import (
+    ImportedRun,
+    Kind,
+    RunMetadata,
+    timeline_problems,
+    with_interval_steps,
+)
 
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
@@ -61,6 +67,9 @@ SUCCEEDED = "succeeded"
 ABORTED = "aborted"
 INCOMPLETE = "incomplete"
 MISSED = "missed"
+SUSPECT = "suspect"
+"""The timeline holds values no log gives (NaN or infinite times, a clock running backwards,
+negative steps): nothing is derived from it, and it counts neither as done nor as failed."""
 _SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
 
 
@@ -436,6 +445,39 @@ def _misses_own_rule(
     return f"the log says success, but {seen} meets the benchmark's target {rule}"
 
 
+def _suspect_facts(meta: RunMetadata, problems: tuple[str, ...]) -> RunFacts:
+    """Facts of a run whose timeline cannot be trusted: all unknown, and why."""
+    unknown = PhaseSplit(None, None, None, None, None, None, None, None)
+    return RunFacts(
+        status=SUSPECT,
+        counts_as_completed=False,
+        init_s=None,
+        run_s=None,
+        launch_to_result_s=None,
+        total_s=None,
+        phases=unknown,
+        median_step_time_s=None,
+        warmup_end_s=None,
+        warmup_steps=None,
+        steady_start_s=None,
+        steady_end_s=None,
+        steady_throughput=None,
+        throughput_unit=meta.throughput_unit,
+        steady_tokens_per_s=None,
+        effective_throughput=0.0,
+        stalls=(),
+        restarts=0,
+        redone_steps=None,
+        completed_steps=None,
+        planned_steps=meta.planned_steps,
+        quality_metric=meta.quality_metric,
+        quality_value=None,
+        quality_target=None,
+        quality_reached=None,
+        notes=tuple(f"suspect: {problem}" for problem in problems),
+    )
+
+
 def run_facts(
     run: ImportedRun,
     target: QualityTarget | None = None,
@@ -449,6 +491,9 @@ def run_facts(
     """
     tl = run.timeline
     meta = run.metadata
+    problems = timeline_problems(tl)
+    if problems:
+        return _suspect_facts(meta, problems)
     # A trial is judged by its own plan (the steps its log says it will run); the inventory's
     # planned steps only where the log states none.
     planned = meta.planned_steps if meta.planned_steps is not None else planned_steps

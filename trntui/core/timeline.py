@@ -31,6 +31,9 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.errors import InputFileError
+from trntui.core.safe_json import parse_json
+
 
 class Kind(StrEnum):
     """Event kinds of the ``kind`` column."""
@@ -219,7 +222,22 @@ class RunMetadata:
 
     @classmethod
     def from_json(cls, text: str) -> RunMetadata:
-        data: dict[str, Any] = json.loads(text)
+        """The metadata stored as ``text``; text that does not give one raises
+        ``InputFileError`` (a hand-edited or damaged runs table), never a traceback."""
+        try:
+            return cls._from_json(text)
+        except InputFileError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise InputFileError(
+                "run metadata", f"cannot be read ({type(error).__name__}: {error})"
+            ) from None
+
+    @classmethod
+    def _from_json(cls, text: str) -> RunMetadata:
+        data: dict[str, Any] = parse_json(text, path="run metadata")
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
         launch = data.get("launch_time")
         data["launch_time"] = dt.datetime.fromisoformat(launch) if launch else None
         data["time_source"] = TimeSource(data["time_source"])
@@ -276,3 +294,57 @@ def with_interval_steps(progress: pl.DataFrame) -> pl.DataFrame:
         .clip(lower_bound=1.0)
         .alias("interval_steps")
     )
+
+
+_CLOCK_SLACK_S = 1.0
+"""Lines of one log may be stamped by clocks of different resolution (Megatron stamps a
+checkpoint save to the second): a step is out of order only when it is more than this before
+the step printed above it."""
+_NON_NEGATIVE = ("step", "epoch", "samples", "tokens", "step_time_s", "duration_s")
+
+
+def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
+    """Why a timeline cannot be trusted, or ``()``: a time or figure that is NaN or infinite,
+    a clock that runs backwards between printed steps or before the start, a negative step or
+    duration.
+
+    Importers never produce these (they refuse or drop such values); a timeline that has them
+    was edited by hand or read by a bug, and the run is shown as suspect instead of priced.
+    """
+    problems: list[str] = []
+
+    def where(frame: pl.DataFrame) -> str:
+        line = frame["line"][0] if "line" in frame.columns else None
+        return f"log line {line}" if line is not None else f"row {frame['row'][0] + 1}"
+
+    frame = timeline.with_row_index("row")
+    for name, dtype in TIMELINE_SCHEMA.items():
+        if name not in frame.columns:
+            continue
+        column = pl.col(name)
+        if dtype == pl.Float64:
+            bad = frame.filter(column.is_nan() | column.is_infinite())
+            if bad.height:
+                problems.append(f"{name} is {bad[name][0]} at {where(bad)}")
+                continue
+        if name in _NON_NEGATIVE:
+            bad = frame.filter(column < 0)
+            if bad.height:
+                problems.append(f"{name} is negative ({bad[name][0]}) at {where(bad)}")
+    clock = frame.filter(pl.col("t_s").is_not_null() & pl.col("t_s").is_finite())
+    if not problems and clock.height:
+        before = clock.filter(pl.col("t_s") < 0)
+        if before.height:
+            problems.append(
+                f"t_s is before the log's start ({before['t_s'][0]}) at {where(before)}"
+            )
+        steps = clock.filter(pl.col("kind") == Kind.STEP)
+        back = steps.with_columns(pl.col("t_s").shift(1).alias("previous")).filter(
+            pl.col("t_s") < pl.col("previous") - _CLOCK_SLACK_S
+        )
+        if back.height:
+            problems.append(
+                f"time runs backwards at {where(back)} "
+                f"({back['previous'][0]:g} s, then {back['t_s'][0]:g} s)"
+            )
+    return tuple(problems)

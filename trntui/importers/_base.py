@@ -1,8 +1,9 @@
 """What every importer shares: reading a file safely, progress and cancellation.
 
-A log is read whole (training logs fit in memory; a 100 MB Megatron log is read in well under a
-second) and split into lines by Polars, so each format's parser works on a column of lines with
-vectorized string expressions instead of a Python loop per line.
+A log is first scanned in chunks (line lengths, line breaks: a file of one 1 GB line is refused
+without holding it), then read whole (training logs fit in memory; a 100 MB Megatron log is
+read in well under a second) and split into lines by Polars, so each format's parser works on a
+column of lines with vectorized string expressions instead of a Python loop per line.
 """
 
 from __future__ import annotations
@@ -55,14 +56,18 @@ class SourceFile:
     """A log file's bytes and their SHA-256.
 
     The hash runs on a background thread (hashlib releases the GIL) while the parser works:
-    hashing a 100 MB log costs about as much as splitting it into lines.
+    hashing a 100 MB log costs about as much as splitting it into lines. ``data`` has LF line
+    breaks; a file whose lines end in CR alone (old Mac style) is read with them turned into
+    LF (``line_breaks`` says so), while the hash is that of the file's own bytes.
     """
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, *, raw: bytes | None = None) -> None:
         self.path = path
         self.data = data
+        self.line_breaks = "LF" if raw is None else "CR"
+        hashed = data if raw is None else raw
         self._hash: concurrent.futures.Future[str] = _HASHER.submit(
-            lambda: hashlib.sha256(data).hexdigest()
+            lambda: hashlib.sha256(hashed).hexdigest()
         )
 
     @property
@@ -78,6 +83,12 @@ _SEPARATOR = b"\x1f"
 """A control byte that logs do not contain; a file that does is split in Python instead."""
 _HASHER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trntui-hash")
 
+MAX_LINE_BYTES = 16 << 20
+"""The longest line a log may have. Real lines are short (a neuron-monitor report on the
+largest instance is well under 1 MB); a file of one 1 GB line is not a log, and splitting it
+would take many times its size in memory. Such a file is refused after reading at most this
+much of it, naming the line."""
+_READ_CHUNK = 1 << 20
 
 _NOT_REGULAR = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -124,16 +135,69 @@ def open_regular(path: Path) -> BinaryIO:
         raise
 
 
+def _scan_lines(handle: BinaryIO, path: Path) -> tuple[int, bool]:
+    """Read ``path`` once in chunks, holding one chunk at a time: its size, and whether its
+    lines end in CR alone. A line longer than ``MAX_LINE_BYTES`` raises ``InputFileError``."""
+    cap = MAX_LINE_BYTES
+    chunk_size = max(1, min(_READ_CHUNK, cap))  # so no line inside one chunk exceeds the cap
+    size = 0
+    line = 1  # number of the line the current LF run belongs to
+    has_cr = has_lf = False
+    run_lf = run_any = 0  # bytes since the last LF / since the last CR or LF
+    longest_any = 0
+    too_long: int | None = None  # first line over the cap (unless CR turns out to end lines)
+    while chunk := handle.read(chunk_size):
+        size += len(chunk)
+        lf_first, cr_first = chunk.find(b"\n"), chunk.find(b"\r")
+        has_cr = has_cr or cr_first >= 0
+        if lf_first < 0:
+            run_lf += len(chunk)
+        else:
+            has_lf = True
+            if run_lf + lf_first > cap and too_long is None:
+                too_long = line
+            line += chunk.count(b"\n")
+            run_lf = len(chunk) - chunk.rfind(b"\n") - 1
+        if run_lf > cap and too_long is None:
+            too_long = line
+        breaks = [i for i in (lf_first, cr_first) if i >= 0]
+        if breaks:
+            longest_any = max(longest_any, run_any + min(breaks))
+            run_any = len(chunk) - max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) - 1
+        else:
+            run_any += len(chunk)
+        if too_long is not None and (has_lf or max(longest_any, run_any) > cap):
+            break
+    cr_only = has_cr and not has_lf
+    if too_long is not None and not (cr_only and max(longest_any, run_any) <= cap):
+        raise InputFileError(
+            str(path),
+            f"line is longer than {cap:,} bytes (not a text log, or no line breaks); "
+            "the file was not imported",
+            line=too_long,
+            expected="a training log of text lines",
+        )
+    return size, cr_only
+
+
 def read_source(path: Path) -> SourceFile:
-    """Open ``path``; a missing, unreadable, empty or non-regular file is the user's problem."""
+    """Open ``path``; a missing, unreadable, empty, not-line-shaped or non-regular file is the
+    user's problem, not a bug. The file is scanned in chunks first (line lengths, line breaks),
+    so a file that is refused never sits in memory whole."""
     path = Path(path)
     with open_regular(path) as handle:
         try:
-            data = handle.read()
+            size, cr_only = _scan_lines(handle, path)
+            handle.seek(0)
+            data = handle.read() if size else b""
         except OSError as error:
             raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
     if not data or data.isspace():
         raise InputFileError(str(path), "file is empty", expected="a training log")
+    if len(data) != size:
+        raise InputFileError(str(path), "changed while it was read; try again")
+    if cr_only:
+        return SourceFile(path, data.replace(b"\r", b"\n"), raw=data)
     return SourceFile(path, data)
 
 

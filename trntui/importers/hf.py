@@ -13,11 +13,11 @@ run's duration is the summary's ``train_runtime`` (put on the ``run_stop`` row a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from trntui.core.errors import InputFileError
+from trntui.core.safe_json import parse_json
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
 from trntui.importers._base import (
     Steps,
@@ -81,17 +81,7 @@ def _quality_metric(history: list[dict[str, Any]]) -> str | None:
 def import_hf(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     text = decode_text(source)
-    try:
-        state = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputFileError(
-            source.name,
-            f"not valid JSON ({error.msg})",
-            line=error.lineno,
-            expected="a trainer_state.json object",
-        ) from None
-    except RecursionError:
-        raise InputFileError(source.name, "JSON nested too deeply", line=1) from None
+    state = parse_json(text, path=source.name, expected="a trainer_state.json object")
     steps.at(0.4)
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):

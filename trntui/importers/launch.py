@@ -29,7 +29,6 @@ before the first line stays unknown (the span is still known).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import shlex
 from pathlib import Path
@@ -37,6 +36,8 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.errors import InputFileError
+from trntui.core.safe_json import MAX_JSON_CHARS, parse_json
 from trntui.core.timeline import JobClock, SystemSize
 
 SYSJSON = ":::SYSJSON"
@@ -101,8 +102,8 @@ def sysjson_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
         if start < 0 or end <= start:
             continue
         try:
-            data = json.loads(payload[start : end + 1])
-        except (json.JSONDecodeError, RecursionError):
+            data = parse_json(payload[start : end + 1], path=path, line=line)
+        except InputFileError:
             continue
         size = _described_size(data, f"{Path(path).name} line {line} (:::SYSJSON)")
         if size is not None:
@@ -130,9 +131,15 @@ def submission_size(path: Path) -> tuple[SystemSize | None, str | None]:
         return None, None
     shown = f"{SYSTEMS_FOLDER}/{file.name}"
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, f"{shown} cannot be read ({error}); system size not taken from it"
+        if file.stat().st_size > MAX_JSON_CHARS:
+            raise InputFileError(shown, "is larger than a system description can be")
+        data = parse_json(file.read_text(encoding="utf-8"), path=shown)
+    except OSError as error:
+        return None, f"{shown} cannot be read ({error.strerror}); system size not taken from it"
+    except UnicodeDecodeError:
+        return None, f"{shown} is not UTF-8 text; system size not taken from it"
+    except InputFileError as error:
+        return None, f"{error}; system size not taken from it"
     size = _described_size(data, shown)
     if size is None:
         return None, f"{shown} states no number_of_nodes / accelerators_per_node"

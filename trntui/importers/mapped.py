@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import InputFileError
+from trntui.core.safe_json import parse_json
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
 from trntui.importers._base import SourceFile, Steps, decode_text, read_source
 
@@ -135,15 +136,9 @@ def _read_jsonl(source: SourceFile) -> RawTable:
     for number, text in enumerate(decode_text(source).split("\n"), start=1):
         if not text.strip():
             continue
-        try:
-            record = json.loads(text)
-        except ValueError:
-            raise InputFileError(
-                source.name,
-                "line is not valid JSON",
-                line=number,
-                expected="one JSON object a line",
-            ) from None
+        record = parse_json(
+            text, path=source.name, line=number, expected="one JSON object a line", what="line"
+        )
         if not isinstance(record, dict):
             raise InputFileError(
                 source.name,

@@ -49,6 +49,7 @@ import polars as pl
 from trntui.core.errors import InputFileError
 from trntui.core.mlperf_rules import EPOCHS, SAMPLES, STEPS, TOKENS, BenchmarkRules, rules_for
 from trntui.core.mlperf_score import benchmark_of
+from trntui.core.safe_json import parse_json
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
 from trntui.importers._base import (
     Steps,
@@ -84,7 +85,7 @@ _INTERVAL_KEYS = {
 _FACT_KEYS_SKIPPED = {"weights_initialization", "cache_clear", "tracked_stats", "eval_accuracy"}
 _MAX_FACT_CHARS = 200
 _LATEST_MS = 32_503_680_000_000.0
-_DECODER = json.JSONDecoder()
+_RECORD = '":::MLLOG {"key": ..., "time_ms": ..., ...}"'
 
 _SNIFF = re.compile(r':::MLLOG\s*\{\s*"')
 
@@ -93,13 +94,24 @@ def sniff(head: str) -> bool:
     return _SNIFF.search(head) is not None
 
 
-def _decode(payload: str) -> Any:
+def _decode(payload: str, path: str, line: int) -> Any:
     """The JSON object at the start of ``payload``; text glued after it is ignored."""
     start = payload.find("{")
     if start < 0:
-        raise json.JSONDecodeError("no object", payload, 0)
-    value, _ = _DECODER.raw_decode(payload, start)
-    return value
+        raise InputFileError(
+            path,
+            "the MLLOG record is not valid JSON (truncated line?)",
+            line=line,
+            expected=_RECORD,
+        )
+    return parse_json(
+        payload[start:],
+        path=path,
+        line=line,
+        expected=_RECORD,
+        prefix=True,
+        what="the MLLOG record (truncated line?)",
+    )
 
 
 def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str, Any]]:
@@ -108,15 +120,7 @@ def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str
     for index, (line, payload) in enumerate(frame.iter_rows()):
         if index % 2000 == 0:
             steps.at(0.2 + 0.5 * index / total)
-        try:
-            event = _decode(payload)
-        except (json.JSONDecodeError, RecursionError):
-            raise InputFileError(
-                path,
-                "the MLLOG record is not valid JSON (truncated line?)",
-                line=line,
-                expected='":::MLLOG {"key": ..., "time_ms": ..., ...}"',
-            ) from None
+        event = _decode(payload, path, line)
         if not isinstance(event, dict):
             raise InputFileError(
                 path, "the MLLOG record is not a JSON object", line=line, expected="{...}"

@@ -27,13 +27,18 @@ Rules applied:
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from pathlib import Path
 
 import polars as pl
 
 from trntui.core.errors import InputFileError
+from trntui.core.safe_json import (
+    MAX_JSON_DEPTH,
+    check_json_bounds,
+    json_depth_exceeds,
+    parse_json,
+)
 from trntui.core.utilization import (
     HOST,
     Metric,
@@ -102,14 +107,21 @@ def _first_report(lines: pl.DataFrame, path: str) -> tuple[int, dict]:
     for line, text in lines.head(50).iter_rows():
         if not text.strip():
             continue
-        try:
-            report = json.loads(text)
-        except ValueError:
-            raise InputFileError(path, "line is not JSON", line=line, expected=_EXPECTED) from None
+        report = parse_json(text, path=path, line=line, expected=_EXPECTED, what="line")
         if not isinstance(report, dict) or "neuron_runtime_data" not in report:
             raise InputFileError(path, "not a neuron-monitor report", line=line, expected=_EXPECTED)
         return line, report
     raise InputFileError(path, "no neuron-monitor report found", line=1, expected=_EXPECTED)
+
+
+def _check_depth(source: SourceFile, lines: pl.DataFrame) -> None:
+    """Polars decodes the reports: a line nested deeper than JSON may be is refused first
+    (all lines are checked at once; only a capture that fails is looked at line by line)."""
+    many = lines.filter(pl.col("text").str.count_matches(r"[\[{]") > MAX_JSON_DEPTH)
+    if many.is_empty() or not json_depth_exceeds("\n".join(many["text"])):
+        return
+    for line, text in many.iter_rows():
+        check_json_bounds(text, path=source.name, line=line, expected=_EXPECTED)
 
 
 def _wrapper_field(first: dict) -> tuple[str | None, pl.DataType | None]:
@@ -136,8 +148,8 @@ def _core_keys(data: bytes, lines: pl.DataFrame) -> list[str]:
         keys = set()
         for text in lines["text"]:
             try:
-                report = json.loads(text)
-            except ValueError:
+                report = parse_json(text, path="", line=0)
+            except InputFileError:
                 continue  # reported with its line number when the reports are decoded
             runtimes = report.get("neuron_runtime_data") if isinstance(report, dict) else None
             for runtime in runtimes if isinstance(runtimes, list) else ():
@@ -154,11 +166,9 @@ def _bad_line(source: SourceFile, lines: pl.DataFrame, schema: pl.Struct) -> Inp
     """Find the first line Polars refused, by decoding line by line (only on this error path)."""
     for line, text in lines.iter_rows():
         try:
-            report = json.loads(text)
-        except ValueError:
-            return InputFileError(
-                source.name, "line is not valid JSON (truncated?)", line=line, expected=_EXPECTED
-            )
+            report = parse_json(text, path=source.name, line=line, expected=_EXPECTED)
+        except InputFileError as error:
+            return error
         if not isinstance(report, dict):
             return InputFileError(
                 source.name, "line is not a JSON object", line=line, expected=_EXPECTED
@@ -286,6 +296,7 @@ def import_neuron_monitor(path: Path, steps: Steps | None = None) -> Telemetry:
     lines = lines.filter(pl.col("text").str.strip_chars() != "")
     steps.at(0.2)
     _, first = _first_report(lines, source.name)
+    _check_depth(source, lines)
     stamp_field, stamp_type = _wrapper_field(first)
     if stamp_field is not None and stamp_field != "timestamp":
         lines = lines.with_columns(

@@ -101,7 +101,10 @@ def import_nvidia_smi(path: Path, steps: Steps | None = None) -> Telemetry:
             else pl.lit(None, pl.String)
         ).alias("gpu"),
     )
-    bad_time = frame.filter(pl.col("wall").is_null())
+    # A damaged year (``-26``, ``0002``) parses but is no capture's clock.
+    bad_time = frame.filter(
+        pl.col("wall").is_null() | ~pl.col("wall").dt.year().is_between(1970, 2200)
+    )
     if bad_time.height:
         raise InputFileError(
             source.name,

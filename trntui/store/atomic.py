@@ -11,6 +11,11 @@ folder between the root and the file that is a link, dangling or not. The walk f
 holds each folder open (``O_DIRECTORY | O_NOFOLLOW``) and the temporary file, the rename and a
 deletion are done relative to that open folder, so a link swapped in meanwhile cannot redirect
 them outside the project.
+
+A write the system refuses (a full disk, a file-size limit, a permission) raises
+``StorageError`` naming the file, after the temporary file is removed: the old file is whole.
+Polars reports an I/O error of its own writer as a ``ComputeError``; the handle given to a
+writer records the ``OSError`` underneath, so that case names the file the same way.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from trntui.core.errors import UserError
+from trntui.core.errors import StorageError, UserError
 
 _TMP_PREFIX = ".trntui-tmp-"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -194,6 +200,34 @@ def atomic_write_text(path: Path, text: str, *, root: Path | None = None) -> Non
     atomic_write_bytes(path, data, root=root)
 
 
+class _RecordingHandle:
+    """A binary file handle that remembers the ``OSError`` a write raised (a writer such as
+    Polars wraps it into an error of its own)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as error:
+            self.error = error
+            raise
+
+    def __getattr__(self, name: str) -> object:
+        if name == "fileno":  # writers that find a descriptor bypass write(): keep them on it
+            raise AttributeError(name)
+        return getattr(self._handle, name)
+
+
 def atomic_write_with(
     path: Path, write: Callable[[object], object], *, root: Path | None = None
 ) -> None:
@@ -201,25 +235,37 @@ def atomic_write_with(
 
     Useful for writers that want a file object, such as ``polars.DataFrame.write_parquet``.
     ``root``: the project folder; no folder between it and ``path`` may be a symbolic link.
+    An ``OSError`` on the way raises ``StorageError`` naming ``path``; nothing is left behind.
     """
     path = Path(path)
-    with _target_folder(path, root) as folder:
-        mode = _check_target(folder, path)
-        tmp_name, fd = _create_temp(folder, path.suffix)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                write(handle)
-                handle.flush()
-                os.fchmod(handle.fileno(), 0o644 if mode is None else mode)
-                os.fsync(handle.fileno())
-            _check_target(folder, path)  # a link put there meanwhile is refused, not replaced
-            os.replace(tmp_name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
-        except BaseException:
+    recorder: _RecordingHandle | None = None
+    try:
+        with _target_folder(path, root) as folder:
+            mode = _check_target(folder, path)
+            tmp_name, fd = _create_temp(folder, path.suffix)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    recorder = _RecordingHandle(handle)
+                    write(recorder)
+                    handle.flush()
+                    os.fchmod(handle.fileno(), 0o644 if mode is None else mode)
+                    os.fsync(handle.fileno())
+                _check_target(folder, path)  # a link put there meanwhile is refused, not replaced
+                os.replace(tmp_name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp_name, dir_fd=folder)
+                raise
             with contextlib.suppress(OSError):
-                os.unlink(tmp_name, dir_fd=folder)
-            raise
-        with contextlib.suppress(OSError):
-            os.fsync(folder)
+                os.fsync(folder)
+    except UserError:
+        raise
+    except OSError as error:
+        raise StorageError(str(path), error) from None
+    except Exception:
+        if recorder is not None and recorder.error is not None:
+            raise StorageError(str(path), recorder.error) from None
+        raise
 
 
 def _create_temp(folder: int, suffix: str) -> tuple[str, int]:

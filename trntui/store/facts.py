@@ -5,7 +5,8 @@ Layout::
     runs/facts.parquet   one row per run: the facts derived from its timeline, what limits it and
                          its steady-window utilization, with the key they were derived under
 
-A run's facts follow from its timeline and from inputs outside it: the goal's quality criterion
+A run's facts follow from its timeline (the stored file's SHA-256, so a timeline edited by hand
+is derived again) and from inputs outside it: the goal's quality criterion
 and planned steps, a quality result recorded for the run, the telemetry captures attached to it,
 and the rules themselves (``FACTS_VERSION``). The key is a hash of all of these, so a stored row
 is used only while every one of them is unchanged; otherwise the run is derived again from its
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,9 +46,11 @@ from trntui.store.atomic import atomic_write_with
 from trntui.store.paths import project_path
 from trntui.store.project import may_store_derived, read_inventory, write_access
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import RUNS_FOLDER, load_run, load_runs
+from trntui.store.runs import RUNS_FOLDER, load_run, load_runs, timeline_path
 from trntui.store.telemetry import load_captures, run_limit
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 FACTS_FILE = "facts.parquet"
 FACTS_SCHEMA = pl.Schema(
     {
@@ -102,8 +107,24 @@ def facts_path(root: Path) -> Path:
     return project_path(root, RUNS_FOLDER, FACTS_FILE)
 
 
+def timeline_digest(path: Path) -> str:
+    """The SHA-256 of a stored timeline file, so a timeline edited by hand is derived again
+    (``missing`` or ``unreadable`` when it cannot be read: deriving it then says why)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "unreadable"
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "unreadable"  # a FIFO or device in its place is never read here
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def run_key(
     sha256: str,
+    timeline: str,
     importer_version: int,
     target: QualityTarget | None,
     planned_steps: int | None,
@@ -114,6 +135,7 @@ def run_key(
     parts = [
         FACTS_VERSION,
         sha256,
+        timeline,
         importer_version,
         None if target is None else [target.metric, target.threshold, target.higher_is_better],
         planned_steps,
@@ -162,6 +184,7 @@ def derived_runs(
         metadata = RunMetadata.from_json(metadata_json)
         key = run_key(
             metadata.sha256,
+            timeline_digest(timeline_path(root, run_id)),
             metadata.importer_version,
             target,
             planned_steps,

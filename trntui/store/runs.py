@@ -35,7 +35,7 @@ from trntui.core.mlperf_score import (
     read_scaling_factor,
     run_minutes,
 )
-from trntui.core.run_facts import SUCCEEDED, run_facts
+from trntui.core.run_facts import SUCCEEDED, SUSPECT, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
 from trntui.store.atomic import atomic_write_with, remove_file
@@ -122,7 +122,17 @@ def load_runs(root: Path) -> pl.DataFrame:
         raise InputFileError(
             str(path), "runs table lacks columns", key=missing[0], expected=", ".join(RUNS_SCHEMA)
         )
-    frame = frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    try:
+        frame = frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
+    except pl.exceptions.PolarsError as error:
+        raise InputFileError(str(path), f"runs table has wrong column types ({error})") from None
+    for index, (run_id, text) in enumerate(frame.select("run_id", "metadata_json").iter_rows()):
+        try:
+            RunMetadata.from_json(text)
+        except UserError as error:
+            raise InputFileError(
+                str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
+            ) from None
     # Run ids become file names: one edited by hand (``../x``) is refused here, on reading.
     check_column(path, "run id", "run_id", frame["run_id"])
     return frame
@@ -186,7 +196,9 @@ def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
         # MLPerf's summarizer counts a run only when it passes the compliance check, which
         # includes an evaluation meeting the benchmark's target.
         "mlperf_minutes": (
-            run_minutes(run.timeline) if is_mlperf and facts.quality_reached is not False else None
+            run_minutes(run.timeline)
+            if is_mlperf and facts.quality_reached is not False and facts.status != SUSPECT
+            else None
         ),
         "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
         "metadata_json": dataclasses.replace(meta, source=source).to_json(),
@@ -229,8 +241,9 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
     try:
         atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
     except BaseException:
-        with contextlib.suppress(OSError, UserError):
-            remove_file(timeline_file, root=root)
+        if outcome == ADDED:  # a refreshed run keeps its (re-read) timeline and its old row
+            with contextlib.suppress(OSError, UserError):
+                remove_file(timeline_file, root=root)
         raise
     return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
@@ -23,6 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -254,6 +256,25 @@ class TrnTuiApp(App[None]):
         self._dirty = False
         self.status = (f"Saved {time.strftime('%H:%M:%S')} to {self._short_path()}", "")
         return True
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Notifications quote names and errors from files: shown literally and printable
+        (``core.text.printable``), never as markup."""
+        super().notify(
+            printable(message),
+            title=printable(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def notify_read_only(self) -> None:
         self.notify(f"Read-only: {self.project.read_only_reason}", severity="warning")

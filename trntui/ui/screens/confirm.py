@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from trntui.ui.text import shown_markup
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question (y / n or esc)."""
@@ -32,7 +34,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question + "\n\n[b]y[/b] yes   [b]n[/b] no")
+            yield Static(shown_markup(self.question) + "\n\n[b]y[/b] yes   [b]n[/b] no")
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

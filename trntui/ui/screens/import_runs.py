@@ -41,6 +41,7 @@ from trntui.store.runs import (
 )
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.text import cell
 
 AUTO = "auto"
 
@@ -276,7 +277,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 else f"{facts.steady_throughput:,.4g} {facts.throughput_unit or ''}",
                 note,
             )
-        table.add_row(*row)
+        table.add_row(*(cell(text) for text in row))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "import":

@@ -18,6 +18,7 @@ from trntui.core.errors import UserError
 from trntui.core.fields import spec_field
 from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
+from trntui.core.text import printable
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.quality import record_quality
 from trntui.store.telemetry import RunTelemetryDetail
@@ -51,7 +52,7 @@ def facts_text(
 
     def line(label: str, value: str, style: str = "") -> None:
         text.append(f"{label:<22}", style="dim")
-        text.append(value + "\n", style=style)
+        text.append(printable(value) + "\n", style=style)
 
     status_style = "green" if facts.counts_as_completed else "bold red"
     counted = "counts as completed work" if facts.counts_as_completed else "does NOT count"
@@ -121,9 +122,9 @@ def facts_text(
         whose = "the log's" if metadata.planned_steps is not None else "the inventory's"
         line("Plan", f"{facts.planned_steps} steps ({whose} plan)")
     for note in (*facts.notes, *metadata.notes):
-        text.append(f"- {note}\n", style="dim")
+        text.append(f"- {printable(note)}\n", style="dim")
     for missing in metadata.not_derivable:
-        text.append(f"- not in this format: {missing}\n", style="dim italic")
+        text.append(f"- not in this format: {printable(missing)}\n", style="dim italic")
     return text
 
 

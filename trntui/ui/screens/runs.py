@@ -44,6 +44,7 @@ from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
+from trntui.ui.text import cell, shown
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
@@ -229,8 +230,9 @@ class RunsScreen(Screen[None]):
                     UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
                 )
             size = self.sizes.get(row["run_id"])
-            log = fit_middle(PurePath(row["source"]).name, LOG_WIDTH)
-            table.add_row(sets[row["set_name"]], log, _size_cell(size), *cells, key=row["run_id"])
+            log = cell(fit_middle(PurePath(row["source"]).name, LOG_WIDTH))
+            name = cell(sets[row["set_name"]])
+            table.add_row(name, log, _size_cell(size), *cells, key=row["run_id"])
         if row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 
@@ -276,7 +278,7 @@ class RunsScreen(Screen[None]):
             if check is None
             else ("FLAGGED " if check.flagged else "") + "back-test: " + check.text()
         )
-        self.query_one("#set-summary", Static).update("\n".join((head, spread, tested)))
+        self.query_one("#set-summary", Static).update(shown("\n".join((head, spread, tested))))
 
     @work(thread=True, exclusive=True, group="plot", exit_on_error=False)
     def _load_plot(self, run_id: str) -> None:

@@ -8,6 +8,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from trntui.ui.text import shown
+
 ResultType = TypeVar("ResultType")
 
 
@@ -34,4 +36,4 @@ class WorkerModal(ModalScreen[ResultType]):
     def _message(self, text: str, *, error: bool = False) -> None:
         widget = self.query_one("#message", Static)
         widget.styles.color = "red" if error else None
-        widget.update(text)
+        widget.update(shown(text))

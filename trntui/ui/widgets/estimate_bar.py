@@ -137,7 +137,8 @@ class EstimateBar(Static):
             estimate_line(
                 getattr(app, "analysis", None),
                 getattr(app, "estimate_problem", ""),
-                width=self.size.width or None,
+                # Before the first layout the bar has no width yet: the screen's, less padding.
+                width=self.size.width or max(1, app.size.width - 2),
                 example=bool(inventory is not None and inventory.project.example),
                 lines=MAX_LINES,
             )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from trntui.ui.text import shown
+
 
 class StatusLine(Static):
     DEFAULT_CSS = """
@@ -22,4 +24,4 @@ class StatusLine(Static):
     def show_message(self, text: str, *, error: bool = False, warning: bool = False) -> None:
         self.set_class(error, "-error")
         self.set_class(warning and not error, "-warning")
-        self.update(text)
+        self.update(shown(text))
