@@ -99,14 +99,13 @@ async def test_the_palette_adds_a_target_on_the_inventory_list(sample_project: P
         assert "target" in str(app.screen.title_text).lower()
 
 
-async def test_the_palette_attaches_telemetry_to_the_highlighted_run(
+async def test_the_palette_attaches_telemetry_to_the_highlighted_run_from_another_screen(
     trn_project: tuple[Path, str],
 ) -> None:
     root, _ = trn_project
     with Project.open(root) as project:
         app = TrnTuiApp(project)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("2")
             await settle(pilot)
             chosen = await choose_in_palette(pilot, "attach telemetry")
             assert chosen.startswith("Run detail: Attach telemetry")

@@ -161,7 +161,7 @@ def current_key(app: App[object], binding: Binding) -> str:
 
 def _app_command_help(app: App[object], command: AppCommand) -> str:
     key = current_key(app, Binding(command.key, command.action, id=command.id))
-    return f"{command.help}  [{key}]"
+    return f"{command.help}  · key {key}"
 
 
 def _score(matcher: Matcher, title: str, help_text: str) -> float:
@@ -312,14 +312,20 @@ async def run_screen_command(app: App[object], screen: DOMNode, command: ScreenC
 async def _open_from(app: App[object], place: Place) -> DOMNode | None:
     """Open a screen that its mode's screen opens in a worker (the run detail), and wait for it."""
     opener = app.screen
+    await _workers_done(app, opener)  # a screen shown just now is still loading its rows
     await app.run_action(str(place.opens), opener)
-    pending = [w for w in app.workers if w.node is opener and not w.is_finished]
-    await asyncio.gather(*(w.wait() for w in pending), return_exceptions=True)
-    await asyncio.sleep(0)  # the worker's push_screen has run; let the screen be current
+    await _workers_done(app, opener)  # the worker's push_screen has run
     if app.screen is opener:
         app.notify(f"No {place.title.lower()} to open: choose one first.", severity="warning")
         return None
     return app.screen
+
+
+async def _workers_done(app: App[object], node: DOMNode) -> None:
+    """Wait for ``node``'s workers, and for those they started, to finish."""
+    while pending := [w for w in app.workers if w.node is node and not w.is_finished]:
+        await asyncio.gather(*(w.wait() for w in pending), return_exceptions=True)
+        await asyncio.sleep(0)  # what the workers posted back runs (and may start more)
 
 
 def _show_list_section(app: App[object], section: str) -> DOMNode | None:
@@ -344,7 +350,7 @@ class ScreenCommandsProvider(Provider):
     def _hits(self) -> Iterator[tuple[ScreenCommand, str]]:
         for command in offered(self.screen, screen_commands()):
             key = current_key(self.app, command.binding)
-            yield command, f"{command.help}  [{key}]"
+            yield command, f"{command.help}  · key {key}"
 
     def _run(self, command: ScreenCommand) -> Callable[[], Awaitable[None]]:
         return partial(run_screen_command, self.app, self.screen, command)

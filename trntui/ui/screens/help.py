@@ -28,8 +28,8 @@ _HABITS = (
     "\nq or esc goes back: it closes Help, the run detail and the snapshot comparison; a "
     "dialog with fields closes with esc (there q types a q). ctrl+q quits from anywhere (it "
     "asks first if something is not saved). Esc then a digit typed quickly (it may arrive as "
-    "alt+digit) still switches screens. In the run detail, r records a quality result (it "
-    "was q)."
+    "alt+digit) still switches screens. a adds and d deletes on every screen that has items "
+    "(x too on Runs and Scenarios). In the run detail, r records a quality result (it was q)."
 )
 
 _NOTES: dict[str, str] = {

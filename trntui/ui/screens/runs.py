@@ -108,6 +108,14 @@ class RunsScreen(Screen[None]):
         Binding(
             "x", "remove_run", "Remove", tooltip="Remove the highlighted run", id="runs.remove"
         ),
+        Binding(
+            "d",
+            "remove_run",
+            "Remove",
+            show=False,
+            tooltip="Remove the highlighted run (d deletes on every screen)",
+            id="runs.remove_d",
+        ),
     ]
 
     def __init__(self) -> None:

@@ -672,6 +672,14 @@ class ScenariosScreen(Screen[None]):
             id="scenarios.drop",
         ),
         Binding(
+            "d",
+            "drop_override",
+            "Drop",
+            show=False,
+            tooltip="Drop the highlighted override (d deletes on every screen)",
+            id="scenarios.drop_d",
+        ),
+        Binding(
             "t",
             "next_target",
             "Target",
