@@ -14,7 +14,7 @@ import asyncio
 import tomllib
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -225,7 +225,7 @@ PLACES: dict[str, Place] = {
     "SaveSnapshotScreen": Place("Save snapshot dialog"),
     "DiffScreen": Place("Snapshot comparison"),
 }
-"""Every class with its own ``BINDINGS`` (``test_every_binding_class_has_a_place`` holds it)."""
+"""Every class with its own ``BINDINGS`` (a test holds it): a new screen adds its place here."""
 
 LIST_SECTION_TITLES = {"risks": "Risks", "targets": "Targets"}
 
@@ -369,9 +369,10 @@ class ScreenCommandsProvider(Provider):
                 )
 
 
-def owned_bindings() -> list[tuple[str, Binding]]:
+@cache
+def owned_bindings() -> tuple[tuple[str, Binding], ...]:
     """The bindings trntui's own screens and widgets declare (not those they inherit), each
-    with the name of the class declaring it."""
+    with the name of the class declaring it. Read once: the palette asks on every keystroke."""
     import importlib
     import pkgutil
 
@@ -386,7 +387,7 @@ def owned_bindings() -> list[tuple[str, Binding]]:
                 if isinstance(value, type) and value.__module__ == module.__name__:
                     own = vars(value).get("BINDINGS", ())
                     found += [(value.__name__, b) for b in own if isinstance(b, Binding)]
-    return found
+    return tuple(found)
 
 
 def declared_bindings() -> list[Binding]:
