@@ -230,7 +230,7 @@ async def test_run_detail_records_a_quality_result(trn_project: tuple[Path, str]
             await settle(pilot)
             assert isinstance(app.screen, RunDetailScreen)
             assert "not verified" in str(app.screen.query_one("#facts").content)
-            await pilot.press("q")
+            await pilot.press("r")
             await settle(pilot)
             form = app.screen
             assert isinstance(form, ItemFormScreen)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive, var
@@ -26,7 +26,12 @@ from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.core.text import printable
 from trntui.store.project import Project
-from trntui.ui.commands import AppCommandsProvider, app_bindings, load_user_keymap
+from trntui.ui.commands import (
+    AppCommandsProvider,
+    ScreenCommandsProvider,
+    app_bindings,
+    load_user_keymap,
+)
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.inventory import InventoryScreen
 
@@ -60,7 +65,7 @@ class TrnTuiApp(App[None]):
     }
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar = app_bindings()
-    COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider}
+    COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
     save_delay_s: float = SAVE_DELAY_S
     """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
 
@@ -96,11 +101,15 @@ class TrnTuiApp(App[None]):
         ``overrides`` differ from them."""
         self.estimate_context: EstimateContext | None = None
         self._prepared: list[TargetInputs] | None = None
+        self.keymap: dict[str, str] = {}
+        """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
+        show these keys."""
 
     async def on_mount(self) -> None:
         self.sub_title = self._sub_title()
         keymap, warning = load_user_keymap()
         if keymap:
+            self.keymap = keymap
             self.set_keymap(keymap)
         if warning:
             self.notify(warning, severity="warning")
@@ -321,8 +330,21 @@ class TrnTuiApp(App[None]):
     def action_help(self) -> None:
         from trntui.ui.screens.help import HelpScreen  # Markdown: loaded when first asked for
 
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)  # f1 toggles Help
+        else:
+            self.push_screen(HelpScreen(self.screen))
+
+    async def action_escape_then(self, key: str) -> None:
+        """Esc then ``key`` arrived as one alt+key (typed quickly, or batched over SSH): do
+        what esc does here (leave the field, close the dialog), then press ``key``.
+
+        Esc runs its binding now and ``key`` is posted behind the focus change that causes, so
+        the key reaches the screen esc led to, never the field esc left."""
+        escape = self.screen.active_bindings.get("escape")
+        if escape is not None and escape.enabled:
+            await self.run_action(escape.binding.action, escape.node)
+        self.call_later(self.post_message, events.Key(key, key))
 
     async def action_quit(self) -> None:
         if isinstance(self.screen, ConfirmScreen):

@@ -70,10 +70,17 @@ class ItemTable(Vertical):
     """
 
     BINDINGS = [
-        Binding("a", "add", "Add", id="items.add"),
-        Binding("e", "edit", "Edit", id="items.edit"),
-        Binding("d", "delete", "Delete", id="items.delete"),
-        Binding("delete", "delete", "Delete", show=False, id="items.delete_alt"),
+        Binding("a", "add", "Add", tooltip="Add a risk or target (Risks, Targets)", id="items.add"),
+        Binding("e", "edit", "Edit", tooltip="Edit the highlighted item", id="items.edit"),
+        Binding("d", "delete", "Delete", tooltip="Delete the highlighted item", id="items.delete"),
+        Binding(
+            "delete",
+            "delete",
+            "Delete",
+            show=False,
+            tooltip="Delete the highlighted item",
+            id="items.delete_alt",
+        ),
     ]
 
     def __init__(self, name: str, items: tuple[Any, ...], *, read_only: bool) -> None:
@@ -345,7 +352,15 @@ class InventoryScreen(Screen[None]):
     InventoryScreen #body { height: 1fr; }
     """
 
-    BINDINGS = [Binding("escape", "focus_nav", "Sections", id="inventory.sections")]
+    BINDINGS = [
+        Binding(
+            "escape",
+            "focus_nav",
+            "Sections",
+            tooltip="Leave the field for the section list (then 1-4 switch screens)",
+            id="inventory.sections",
+        )
+    ]
 
     def __init__(self) -> None:
         super().__init__(id="inventory")

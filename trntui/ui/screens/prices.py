@@ -90,9 +90,19 @@ class PricesScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("f", "fetch", "Fetch", id="prices.fetch"),
-        Binding("a", "add_manual", "Manual quote", id="prices.add"),
-        Binding("d", "delete", "Delete", id="prices.delete"),
+        Binding(
+            "f", "fetch", "Fetch", tooltip="Fetch prices from the AWS Price List", id="prices.fetch"
+        ),
+        Binding(
+            "a",
+            "add_manual",
+            "Manual quote",
+            tooltip="Enter a price quote by hand (price, source, date)",
+            id="prices.add",
+        ),
+        Binding(
+            "d", "delete", "Delete", tooltip="Delete the highlighted quote", id="prices.delete"
+        ),
     ]
 
     def __init__(self) -> None:

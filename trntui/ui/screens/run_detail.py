@@ -137,9 +137,24 @@ class RunDetailScreen(ModalScreen[None]):
     RunDetailScreen .hint { color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", id="run.close"),
-        Binding("q", "record_quality", "Record quality", id="run.quality"),
-        Binding("t", "attach", "Attach telemetry", id="run.attach"),
+        Binding("escape", "close", "Close", tooltip="Back to the Runs table", id="run.close"),
+        Binding(
+            "q", "close", "Close", show=False, tooltip="Back to the Runs table", id="run.close_q"
+        ),
+        Binding(
+            "r",
+            "record_quality",
+            "Record quality",
+            tooltip="Record the evaluated quality of this run (value, source, eval time)",
+            id="run.quality",
+        ),
+        Binding(
+            "t",
+            "attach",
+            "Attach telemetry",
+            tooltip="Attach a neuron-monitor, nvidia-smi or compiler capture to this run",
+            id="run.attach",
+        ),
     ]
 
     def __init__(
@@ -180,7 +195,7 @@ class RunDetailScreen(ModalScreen[None]):
                 )
                 yield Static(self._telemetry_text(), id="limits")
             yield Static(
-                "q record a quality result   t attach telemetry   esc close", classes="hint"
+                "r record a quality result   t attach telemetry   q/esc close", classes="hint"
             )
 
     def _lines(self) -> list[str]:

@@ -100,9 +100,31 @@ class RunsScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("i", "import_runs", "Import", id="runs.import"),
-        Binding("z", "state_size", "Set size", id="runs.size"),
-        Binding("x", "remove_run", "Remove", id="runs.remove"),
+        Binding(
+            "i",
+            "import_runs",
+            "Import",
+            tooltip="Import run logs (files or folders), previewed before storing",
+            id="runs.import",
+        ),
+        Binding(
+            "z",
+            "state_size",
+            "Set size",
+            tooltip="State the system size of the highlighted run's set",
+            id="runs.size",
+        ),
+        Binding(
+            "x", "remove_run", "Remove", tooltip="Remove the highlighted run", id="runs.remove"
+        ),
+        Binding(
+            "d",
+            "remove_run",
+            "Remove",
+            show=False,
+            tooltip="Remove the highlighted run (d deletes on every screen)",
+            id="runs.remove_d",
+        ),
     ]
 
     def __init__(self) -> None:

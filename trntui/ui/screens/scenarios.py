@@ -628,7 +628,12 @@ class DiffScreen(ModalScreen[None]):
     DiffScreen .hint { color: $text-muted; padding: 0 1; }
     """
 
-    BINDINGS = [Binding("escape", "close", "Close", id="diff.close")]
+    BINDINGS = [
+        Binding("escape", "close", "Close", tooltip="Back to the snapshots", id="diff.close"),
+        Binding(
+            "q", "close", "Close", show=False, tooltip="Back to the snapshots", id="diff.close_q"
+        ),
+    ]
 
     def __init__(self, a_name: str, a: Estimate, b_name: str, b: Estimate) -> None:
         super().__init__()
@@ -640,7 +645,7 @@ class DiffScreen(ModalScreen[None]):
             box.border_title = f"A {self.a_name} vs B {self.b_name}"
             yield Static(self._totals(), id="totals")
             yield DataTable(cursor_type="row", zebra_stripes=True)
-            yield Static("esc close", classes="hint")
+            yield Static("q/esc close", classes="hint")
 
     def _totals(self) -> Text:
         text = Text()
@@ -704,16 +709,86 @@ class ScenariosScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("right_square_bracket", "tab(1)", "Tab", key_display="]", id="scenarios.next"),
-        Binding("left_square_bracket", "tab(-1)", "Prev tab", show=False, id="scenarios.previous"),
-        Binding("a", "add_override", "Override", id="scenarios.override"),
-        Binding("x", "drop_override", "Drop", id="scenarios.drop"),
-        Binding("t", "next_target", "Target", id="scenarios.target"),
-        Binding("s", "save_snapshot", "Save", id="scenarios.save"),
-        Binding("o", "open_snapshot", "Open", id="scenarios.open"),
-        Binding("m", "mark_snapshot", "Mark A", id="scenarios.mark"),
-        Binding("c", "compare_snapshots", "Compare", id="scenarios.compare"),
-        Binding("u", "use_snapshot", "Use", id="scenarios.use"),
+        Binding(
+            "right_square_bracket",
+            "tab(1)",
+            "Tab",
+            key_display="]",
+            tooltip="Next tab",
+            id="scenarios.next",
+        ),
+        Binding(
+            "left_square_bracket",
+            "tab(-1)",
+            "Prev tab",
+            show=False,
+            tooltip="Previous tab",
+            id="scenarios.previous",
+        ),
+        Binding(
+            "a",
+            "add_override",
+            "Override",
+            tooltip="Override the highlighted input (Inputs tab), with who and why",
+            id="scenarios.override",
+        ),
+        Binding(
+            "x",
+            "drop_override",
+            "Drop",
+            tooltip="Drop the highlighted override (Inputs tab)",
+            id="scenarios.drop",
+        ),
+        Binding(
+            "d",
+            "drop_override",
+            "Drop",
+            show=False,
+            tooltip="Drop the highlighted override (d deletes on every screen)",
+            id="scenarios.drop_d",
+        ),
+        Binding(
+            "t",
+            "next_target",
+            "Target",
+            tooltip="Show the other target (Sensitivity and Scale tabs)",
+            id="scenarios.target",
+        ),
+        Binding(
+            "s",
+            "save_snapshot",
+            "Save",
+            tooltip="Save a scenario snapshot (every value the estimate used)",
+            id="scenarios.save",
+        ),
+        Binding(
+            "o",
+            "open_snapshot",
+            "Open",
+            tooltip="Open the highlighted snapshot (Snapshots tab)",
+            id="scenarios.open",
+        ),
+        Binding(
+            "m",
+            "mark_snapshot",
+            "Mark A",
+            tooltip="Mark the highlighted snapshot as A to compare with",
+            id="scenarios.mark",
+        ),
+        Binding(
+            "c",
+            "compare_snapshots",
+            "Compare",
+            tooltip="Compare snapshot A with the highlighted one",
+            id="scenarios.compare",
+        ),
+        Binding(
+            "u",
+            "use_snapshot",
+            "Use",
+            tooltip="Use the opened snapshot's overrides now",
+            id="scenarios.use",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -773,6 +848,14 @@ class ScenariosScreen(Screen[None]):
     def _active_tab(self) -> str:
         active = self.query_one("#tabs", TabbedContent).active
         return {"inputs-tab": "inputs", "snapshots-tab": "snapshots"}.get(active, active)
+
+    def prepare_action(self, action: str) -> None:
+        """Show the tab ``action`` acts on (the palette runs actions from any tab)."""
+        tabs = _TAB_ACTIONS.get(action)
+        if tabs and self._active_tab() not in tabs:
+            tab = tabs[0]
+            names = {"inputs": "inputs-tab", "snapshots": "snapshots-tab"}
+            self.query_one("#tabs", TabbedContent).active = names.get(tab, tab)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer a key only on the tab it acts on, and only when it has something to act on,

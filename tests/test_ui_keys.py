@@ -1,0 +1,208 @@
+"""Keys and help (issue 14): every command in the palette, Help about the screen it is opened
+on (with remapped keys and binding ids), q/esc go back and quit is visible, esc+digit typed
+quickly (alt+digit) still switches screens. All at 80x24."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Footer, Input, Static
+from textual.widgets._footer import FooterKey
+
+from tests import SIZE
+from tests.ui_support import open_section, settle, wait_until
+from trntui.store.project import Project
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.commands import PLACES, owned_bindings, screen_commands
+from trntui.ui.screens.attach_capture import AttachCaptureScreen
+from trntui.ui.screens.help import HelpScreen
+from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.inventory import InventoryScreen, ItemFormScreen
+from trntui.ui.screens.run_detail import RunDetailScreen
+from trntui.ui.screens.runs import RunsScreen
+
+pytestmark = pytest.mark.usefixtures("instant_saves")
+
+
+async def choose_in_palette(pilot, query: str) -> str:
+    """Open the palette, type ``query``, choose the first hit; return that hit's text."""
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+    assert isinstance(app.screen, CommandPalette)
+    await pilot.press(*query)
+    hits = app.screen.query_one(CommandList)
+    await wait_until(
+        pilot, lambda: hits.option_count and hits.highlighted is not None, "a palette hit"
+    )
+    chosen = str(hits.get_option_at_index(hits.highlighted or 0).prompt)
+    await pilot.press("enter")
+    await settle(pilot)
+    return chosen
+
+
+def help_text(app: TrnTuiApp) -> str:
+    assert isinstance(app.screen, HelpScreen)
+    console = Console(width=74, record=True, file=io.StringIO())
+    console.print(app.screen.query_one("#help-text", Static).content)
+    return console.export_text()
+
+
+def test_every_class_with_bindings_has_a_place_and_every_binding_a_description() -> None:
+    owners = {owner for owner, _ in owned_bindings()}
+    assert owners - set(PLACES) == set()
+    commands = screen_commands()
+    titles = {command.title for command in commands}
+    for wanted in [
+        "Runs: Import",
+        "Prices: Fetch",
+        "Prices: Manual quote",
+        "Scenarios: Override",
+        "Scenarios: Save",
+        "Scenarios: Compare",
+        "Run detail: Attach telemetry",
+        "Run detail: Record quality",
+        "Inventory > Targets: Add",
+    ]:
+        assert wanted in titles
+
+
+async def test_the_palette_runs_a_screen_command_from_another_screen(
+    sample_project: Project,
+) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, InventoryScreen)
+        chosen = await choose_in_palette(pilot, "import")
+        assert chosen.startswith("Runs: Import")
+        await wait_until(pilot, lambda: isinstance(app.screen, ImportRunsScreen), "import dialog")
+        assert app.current_mode == "runs"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_the_palette_adds_a_target_on_the_inventory_list(sample_project: Project) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        chosen = await choose_in_palette(pilot, "targets add")
+        assert chosen.startswith("Inventory > Targets: Add")
+        await wait_until(pilot, lambda: isinstance(app.screen, ItemFormScreen), "target form")
+        assert app.current_mode == "inventory"
+        assert "target" in str(app.screen.title_text).lower()
+
+
+async def test_the_palette_attaches_telemetry_to_the_highlighted_run_from_another_screen(
+    trn_project: tuple[Path, str],
+) -> None:
+    root, _ = trn_project
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            chosen = await choose_in_palette(pilot, "attach telemetry")
+            assert chosen.startswith("Run detail: Attach telemetry")
+            await wait_until(
+                pilot, lambda: isinstance(app.screen, AttachCaptureScreen), "attach dialog"
+            )
+            await pilot.press("escape")
+            await settle(pilot)
+            assert isinstance(app.screen, RunDetailScreen)
+
+
+async def test_help_is_about_the_screen_it_is_opened_on_with_remapped_keys_and_ids(
+    sample_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('"runs.import" = "f5"\n"screen.prices" = "f3"\n', encoding="utf-8")
+    monkeypatch.setattr("trntui.ui.commands.keymap_path", lambda: keymap)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        text = help_text(app)
+        lines = text.splitlines()
+        assert lines[1].strip() == "Keys on Runs", "the screen's own keys come first"
+        import_line = next(line for line in lines if "runs.import" in line)
+        assert import_line.split()[0] == "f5", "the key as remapped, next to its id"
+        prices_line = next(line for line in lines if "screen.prices" in line)
+        assert prices_line.split()[0] == "f3"
+        assert "Keys everywhere" in text and "app.quit" in text
+        assert str(keymap) in "".join(line.strip() for line in lines), "where keymap.toml is"
+        await pilot.press("q")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("f5")
+        await settle(pilot)
+        assert isinstance(app.screen, ImportRunsScreen), "the key Help showed is the one that works"
+
+
+async def test_q_and_esc_go_back_and_r_records_quality_in_the_run_detail(
+    trn_project: tuple[Path, str],
+) -> None:
+    root, _ = trn_project
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2")
+            await settle(pilot)
+            for back in ("q", "escape"):
+                await pilot.press("enter")
+                await settle(pilot)
+                assert isinstance(app.screen, RunDetailScreen)
+                await pilot.press("f1")
+                await settle(pilot)
+                assert "Keys on Run detail" in help_text(app)
+                await pilot.press(back)
+                await settle(pilot)
+                assert isinstance(app.screen, RunDetailScreen), f"{back} closes Help only"
+                await pilot.press(back)
+                await settle(pilot)
+                assert isinstance(app.screen, RunsScreen), f"{back} closes the run detail"
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+            assert isinstance(app.screen, ItemFormScreen)
+
+
+async def test_quit_is_visible_in_the_footer_of_every_screen(sample_project: Project) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        for key in "1234":
+            await pilot.press(key)
+            await settle(pilot)
+            footer = app.screen.query_one(Footer)
+            quit_key = next(k for k in footer.query(FooterKey) if k.key == "ctrl+q")
+            assert quit_key.description == "Quit"
+            region = quit_key.region
+            assert region.width > 0 and region.right <= SIZE[0], f"quit cut off on {key}"
+            help_key = next(k for k in footer.query(FooterKey) if k.key == "f1")
+            assert help_key.region.width > 0 and help_key.region.right <= SIZE[0]
+
+
+async def test_esc_and_a_digit_arriving_as_alt_digit_switch_screens(
+    sample_project: Project,
+) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "model")
+        assert isinstance(app.focused, Input), "typing in a field"
+        await pilot.press("alt+2")
+        await settle(pilot)
+        assert app.current_mode == "runs"
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("alt+4")
+        await settle(pilot)
+        assert app.current_mode == "scenarios" and not isinstance(app.screen, HelpScreen)
