@@ -1,6 +1,6 @@
 """Trainium3 vs GPU: the cost to reach the same quality result, never the price per hour.
 
-The protocol gate comes first (SPEC §5). Two estimates merge into one ratio only when they
+The protocol gate comes first. Two estimates merge into one ratio only when they
 describe an equally acceptable result: the same model version, the same dataset/benchmark, the
 same quality metric and threshold, and the same amount of finished work, each run set having
 reached the quality target. The goal's model version, criterion and amount of work must be
@@ -14,7 +14,7 @@ The break-even throughput is the useful throughput at which the Trainium3 total 
 total. The total is affine in training time, which is ``work / throughput``, so two evaluations
 of the formula give the line and the break-even follows exactly.
 
-The decision note applies SPEC §5: *pause* when quality was missed, a price for the region is
+The decision note says *pause* when quality was missed, a price for the region is
 unverified or side costs are incomplete; *try another option* when the target configuration
 costs more to the result than the GPU (its best observed run does not reach break-even), which
 makes the porting effort unjustified; *continue the trial* when quality is reached, the
@@ -533,7 +533,7 @@ def decide(
 
 
 _NOT_FIXED_BY_TARGET = ("input/data-bound", "synchronisation/communication-bound")
-"""Bottlenecks a faster accelerator does not remove (SPEC §5: a low utilization is a finding
+"""Bottlenecks a faster accelerator does not remove (a low utilization is a finding
 to explain, not something a bigger instance fixes)."""
 
 

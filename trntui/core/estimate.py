@@ -138,7 +138,7 @@ class InputSpec:
     """``positive``, ``non-negative``, ``fraction`` (0 <= x < 1), ``count`` (whole, >= 1) or
     ``flag`` (1 yes, 0 no)."""
     observed: bool = False
-    """Measured per run, so it has a range over the repeated runs (SPEC §5)."""
+    """Measured per run, so it has a range over the repeated runs."""
 
 
 _SPECS = (
@@ -910,7 +910,7 @@ def _run_set_inputs(
     context: EstimateContext, target: TrainingTarget
 ) -> tuple[dict[str, Input], pl.DataFrame]:
     """Measured inputs of a target from its run set: medians of the runs that count, with the
-    min-max range (SPEC §5: report the range, not one lucky run)."""
+    min-max range (report the range, not one lucky run)."""
     name = target.name
     keys = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s")
     empty = pl.DataFrame(schema={key: pl.Float64 for key in OBSERVED_INPUTS})

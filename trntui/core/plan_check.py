@@ -1,6 +1,6 @@
 """Does the plan hold? Deadline, wall clock and budget per target, and the porting payback.
 
-SPEC §5: a plan has limits. Per target:
+A plan has limits. Per target:
 
 * **calendar time to the result** = the stated lead time to get capacity
   (``goal.capacity_lead_days``) + the job's wall clock (billed time per instance: launch,

@@ -1,6 +1,6 @@
 """Run facts: what one trial run measured, derived from its normalized timeline.
 
-Two clocks are kept apart (SPEC §2): ``run_s`` is "training running" time (run start to run
+Two clocks are kept apart: ``run_s`` is "training running" time (run start to run
 stop, diagnoses speed) and ``launch_to_result_s`` is launch to the evaluation that verified the
 quality target (what the team pays for). A format that prints no run stop (neuronx-distributed)
 has one only when the run reached its planned steps: training ran until its last logged step.
@@ -791,7 +791,7 @@ def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float
 
 @dataclass(frozen=True)
 class Spread:
-    """The range seen over repeated runs (SPEC §5: report the range, not one lucky run)."""
+    """The range seen over repeated runs (report the range, not one lucky run)."""
 
     n: int
     min: float

@@ -1,6 +1,6 @@
 """How much the total moves with each observed input, and its spread over the observed runs.
 
-SPEC §5: vary **only observed inputs**, over **the range seen in the repeated runs** (the
+Vary **only observed inputs**, over **the range seen in the repeated runs** (the
 minimum and maximum of the run set's counted runs; for the billed time of a failed attempt, of
 its runs that did not count), never an arbitrary "+20 %". An input set
 by a scenario override is an assumption, not an observation, so it is not varied; neither are

@@ -1,6 +1,6 @@
 """Does a measurement apply to a target? The system a run set measured against the target's.
 
-SPEC §2: a measurement holds for the system it was taken on (nodes x accelerators). A run
+A measurement holds for the system it was taken on (nodes x accelerators). A run
 set's size is that of its runs when they all agree; a set that mixes sizes has none (its runs
 are not repeats of one measurement) and is flagged, never averaged. A target's size is its
 instance count x the accelerators per instance, taken from what the user stated on the target

@@ -95,7 +95,7 @@ class TimeSource(StrEnum):
 
 @dataclass(frozen=True)
 class SystemSize:
-    """The system a run measured: nodes x accelerators per node (SPEC §2: a measurement holds
+    """The system a run measured: nodes x accelerators per node (a measurement holds
     for the system it was taken on). Unknown parts are ``None``; ``total`` is known on its own
     when a log states only the world size (Megatron's ``using world size: N``)."""
 

@@ -21,7 +21,7 @@ own and never double counted:
 The verdict is the cause with the largest share; when some causes are not measured, only a
 cause larger than all the unexplained time (which they could take) is a verdict. A low
 accelerator share is a finding to
-explain (SPEC §5), not something a bigger instance fixes.
+explain, not something a bigger instance fixes.
 """
 
 from __future__ import annotations

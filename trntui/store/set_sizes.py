@@ -1,7 +1,7 @@
 """What a person states about run sets, in ``runs/sets.toml``: the system size of a set whose
 logs print none, and the scaling family a set belongs to.
 
-A measurement holds for the system it was taken on (SPEC §2). Many formats never print that
+A measurement holds for the system it was taken on. Many formats never print that
 system (Hugging Face state, plain training logs); the user then states it once per run set,
 and it is an assumption everywhere it is used: who stated it and on what basis is kept with
 it. A size stated for a set fills in only the runs whose logs state none; a log's own size is

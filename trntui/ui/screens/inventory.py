@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 SECTION_HELP = {
     "project": "Name the project; 'Example data' marks illustrations so nobody quotes them.",
-    "model": "What is trained: architecture, size, precision, operators (SPEC §1).",
+    "model": "What is trained: architecture, size, precision, operators.",
     "software": "Framework, libraries and Neuron SDK versions; features the port needs.",
     "distribution": "How the work is split across accelerators and how it resumes.",
     "goal": "How much work must finish, and which quality result makes a run count.",
