@@ -366,3 +366,20 @@ async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged
         await open_section(pilot, "checks")
         text = str(app.screen.query_one("#checks-body", Static).content)
         assert f"no run set '{target.run_set}x'" in text
+
+
+async def test_undo_names_the_field_as_the_form_labels_it(sample_project: Project) -> None:
+    from trntui.core.fields import specs_of
+    from trntui.core.inventory import ModelInfo
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await focus_field(pilot, app, "model", "parameters_billion")
+        await type_into(pilot, "13")
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        shown = [str(n.message) for n in app._notifications]
+        label = specs_of(ModelInfo)["parameters_billion"].label
+        assert shown[-1] == f"Undone: {ModelInfo.TITLE} > {label}", shown

@@ -437,7 +437,7 @@ class InventoryScreen(Screen[None]):
         updated = dataclasses.replace(current, **{change.key: change.value})
         if self._app.apply_inventory(
             dataclasses.replace(inventory, **{section: updated}),
-            label=f"{section}.{change.key}",
+            label=f"{SECTIONS[section].TITLE} > {specs_of(SECTIONS[section])[change.key].label}",
         ):
             form.obj = updated
 
