@@ -162,3 +162,18 @@ def test_newer_or_broken_files_are_refused_with_a_message(tmp_path):
     (tmp_path / "scenarios" / "broken.toml").write_text("name = [")
     infos = {i.name: i for i in list_scenarios(tmp_path)}
     assert infos["broken"].note.startswith("unreadable:")
+
+
+def test_a_target_added_since_the_snapshot_is_stale_news_and_absent_in_the_diff(tmp_path):
+    from trntui.store.scenarios import ABSENT, diff_estimates
+
+    save_scenario(tmp_path, "before", context())
+    inv = inventory()
+    extra = dataclasses.replace(inv.targets[1], name="GPU two")
+    current = context(inv=dataclasses.replace(inv, targets=(*inv.targets, extra)))
+    reopened = load_scenario(tmp_path, "before")
+    notes = staleness(reopened, current)
+    assert "target 'GPU two' was added since the snapshot (not in it)" in notes
+    (row,) = [r for r in diff_estimates(reopened.estimate(), estimate(current)) if r.a_absent]
+    assert (row.target, row.item) == ("GPU two", "target")
+    assert row.shown("a", str) == ABSENT and row.shown("b", lambda v: f"{v:.2f}") != ABSENT

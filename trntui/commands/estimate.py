@@ -408,7 +408,8 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
             "commitment_beyond_usd": "Term still owes",
             **TERM_LABELS,
         }.get(row.item, row.item)
-        print(f"{row.target}: {label}: {_value(row.a)} -> {_value(row.b)}{change}")
+        before, after = row.shown("a", _value), row.shown("b", _value)
+        print(f"{row.target}: {label}: {before} -> {after}{change}")
         if row.a_note != row.b_note:
             print(f"    was {row.a_note}; now {row.b_note}")
     return 0
@@ -428,4 +429,6 @@ def _row_json(row: DiffRow) -> dict[str, Any]:
         "delta_pct": row.delta_pct,
         "a_provenance": row.a_note,
         "b_provenance": row.b_note,
+        "a_absent": row.a_absent,
+        "b_absent": row.b_absent,
     }

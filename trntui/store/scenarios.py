@@ -20,6 +20,7 @@ import getpass
 import math
 import socket
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -541,6 +542,12 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
     except InvalidInputError as error:
         return (*notes, f"the overrides no longer apply: {error}")
     now_targets = {t.name: t for t in today.targets}
+    then_names = {t.name for t in then.targets}
+    notes += [
+        f"target {name!r} was added since the snapshot (not in it)"
+        for name in now_targets
+        if name not in then_names
+    ]
     for old in then.targets:
         new = now_targets.get(old.name)
         if new is None:
@@ -577,6 +584,10 @@ def _show(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.6g}"
 
 
+ABSENT = "absent"
+"""A snapshot's side of a target it does not have: nothing to know, so not "unknown"."""
+
+
 @dataclass(frozen=True)
 class DiffRow:
     target: str
@@ -586,6 +597,15 @@ class DiffRow:
     b: float | None
     a_note: str = ""
     b_note: str = ""
+    a_absent: bool = False
+    """The target is not in ``a`` at all (its value is then not unknown, but absent)."""
+    b_absent: bool = False
+
+    def shown(self, side: str, value_text: Callable[[float | None], str]) -> str:
+        """Side ``'a'`` or ``'b'`` as text: ``absent`` when that side has no such target."""
+        if self.a_absent if side == "a" else self.b_absent:
+            return ABSENT
+        return value_text(self.a if side == "a" else self.b)
 
     @property
     def delta(self) -> float | None:
@@ -606,7 +626,9 @@ def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
     for left in a.targets:
         right = b_targets.get(left.name)
         if right is None:
-            rows.append(DiffRow(left.name, "target", left.total_usd, None, "", "not in b"))
+            rows.append(
+                DiffRow(left.name, "target", left.total_usd, None, "", "not in b", b_absent=True)
+            )
             continue
         for before in left.inputs:
             after = right.input(before.key)
@@ -627,7 +649,7 @@ def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
                 rows.append(DiffRow(left.name, term, x, y))
     a_names = {t.name for t in a.targets}
     rows += [
-        DiffRow(t.name, "target", None, t.total_usd, "not in a", "")
+        DiffRow(t.name, "target", None, t.total_usd, "not in a", "", a_absent=True)
         for t in b.targets
         if t.name not in a_names
     ]

@@ -682,8 +682,8 @@ class DiffScreen(ModalScreen[None]):
             table.add_row(
                 row.target[:12],
                 labels.get(row.item, row.item)[:26],
-                shown(row.a),
-                shown(row.b),
+                row.shown("a", shown),
+                row.shown("b", shown),
                 change,
             )
         table.focus()
