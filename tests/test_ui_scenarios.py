@@ -163,15 +163,19 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         new = app.analysis.estimate.target(trainium.name).total_usd
         assert new < old, "twice the useful throughput cannot cost more"
         assert "1 override" in bar_text(app)
+        assert app.status[0].startswith("Override: Useful throughput")
 
         await pilot.press("x")
         await settle(pilot)
         assert app.overrides == ()
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(old)
+        assert app.status[0].startswith("Dropped the override of")
+        assert app.status[0].endswith("no override in force"), "the status names none in force"
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert [o.input for o in app.overrides] == ["steady_throughput"]
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
+        assert app.status[0] == "Undone: 1 override in force"
 
 
 async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Project) -> None:

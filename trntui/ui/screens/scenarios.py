@@ -89,6 +89,13 @@ def number(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.4g}"
 
 
+def _in_force(overrides: tuple[Override, ...]) -> str:
+    """The overrides in force, in words, for the status line."""
+    if not overrides:
+        return "no override in force"
+    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in force"
+
+
 def _overrides_for(overrides: tuple[Override, ...], key: str, target: str | None) -> list[Override]:
     """Overrides that set ``key`` for ``target`` (``None``: a row shared by every target)."""
     return [o for o in overrides if o.input == key and (o.target is None or o.target == target)]
@@ -1078,6 +1085,7 @@ class ScenariosScreen(Screen[None]):
             f"{o.target + ': ' if o.target else ''}{INPUT_SPECS[o.input].label}" for o in dropped
         )
         self._app.notify(f"Dropped the override of {what}. ctrl+z undoes it.")
+        self._app.status = (f"Dropped the override of {what}; {_in_force(self._app.overrides)}", "")
 
     def undo(self) -> bool:
         """Put the overrides back as they were before the last change on this screen."""
@@ -1089,6 +1097,7 @@ class ScenariosScreen(Screen[None]):
             return True
         self._undo.pop()
         self._app.notify("Undone: last override change")
+        self._app.status = (f"Undone: {_in_force(self._app.overrides)}", "")
         return True
 
     # --- snapshots -------------------------------------------------------------------------
