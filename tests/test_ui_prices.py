@@ -182,3 +182,34 @@ def test_prices_screen_snapshot(project: Project, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(TrnTuiApp(project), terminal_size=SIZE, run_before=to_prices)
+
+
+async def test_a_refused_manual_quote_keeps_the_dialog_and_a_region_typo_is_named(
+    project: Project,
+) -> None:
+    import datetime as dt
+
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        form.query_one("#field-usd_per_hour", Input).value = "61.5"
+        form.query_one("#field-source_note", Input).value = "account team offer (example)"
+        future = dt.date.today() + dt.timedelta(days=30)
+        form.query_one("#field-quoted_on", Input).value = future.isoformat()
+        form.query_one("#field-region", Input).value = "us-eest-1"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is form, "a refused quote keeps the dialog open"
+        assert "Not kept:" in str(form.query_one(".modal-error").content)
+        assert form.query_one("#field-source_note", Input).value.startswith("account team")
+        form.query_one("#field-quoted_on", Input).value = dt.date.today().isoformat()
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, PricesScreen)
+        message, level = app.status
+        assert level == "warning" and "us-eest-1" in message and "check the region" in message

@@ -241,12 +241,16 @@ class ItemFormScreen(ModalScreen[Any]):
         *,
         title: str,
         choices: dict[str, list[tuple[str, str]]] | None = None,
+        check: Callable[[Any], object] | None = None,
     ) -> None:
         super().__init__()
         self.item_cls = cls
         self.item = item
         self.title_text = title
         self.choices = choices
+        self.check = check
+        """Called with the item before it is kept; a ``UserError`` it raises is shown in the
+        dialog, which stays open with what was typed."""
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -266,7 +270,14 @@ class ItemFormScreen(ModalScreen[Any]):
         except FieldValueError as error:
             self.query_one(".modal-error", Static).update(f"Not kept: {error}")
             return
-        self.dismiss(self.item_cls(**values))
+        item = self.item_cls(**values)
+        if self.check is not None:
+            try:
+                self.check(item)
+            except UserError as error:
+                self.query_one(".modal-error", Static).update(f"Not kept: {error}")
+                return
+        self.dismiss(item)
 
     def action_discard(self) -> None:
         self.dismiss(None)

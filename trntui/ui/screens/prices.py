@@ -9,7 +9,7 @@ unknown with the reason, never as $0.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
+from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.quotes import (
     LookupStatus,
@@ -79,6 +80,22 @@ def quote_origin(quote: PriceQuote) -> str:
     if quote.manual:
         return "manual"
     return f"list {(quote.publication_date or '')[:10]}".strip()
+
+
+def _unused_by_targets(quote: PriceQuote, targets: Sequence[TrainingTarget]) -> str | None:
+    """Why no target would use ``quote`` (a region or type typed wrong), or None."""
+    matches = [t for t in targets if t.instance_type == quote.instance_type]
+    if not matches:
+        return f"no target uses {quote.instance_type} (check the instance type)"
+    if not any(t.region == quote.region for t in matches):
+        regions = ", ".join(sorted({t.region for t in matches}))
+        return (
+            f"no {quote.instance_type} target is in {quote.region} "
+            f"(targets: {regions}; check the region code)"
+        )
+    if not any(t.purchase_option == quote.purchase_option for t in matches):
+        return f"no {quote.instance_type} target buys {quote.purchase_option}"
+    return None
 
 
 class PricesScreen(Screen[None]):
@@ -307,7 +324,13 @@ class PricesScreen(Screen[None]):
             quoted_on=dt.date.today(),
         )
         self.app.push_screen(
-            ItemFormScreen(ManualQuoteEntry, entry, title="Manual quote"), self._manual_added
+            ItemFormScreen(
+                ManualQuoteEntry,
+                entry,
+                title="Manual quote",
+                check=lambda entry: entry.to_quote(),  # a refusal keeps the dialog and its text
+            ),
+            self._manual_added,
         )
 
     def _manual_added(self, entry: ManualQuoteEntry | None) -> None:
@@ -321,10 +344,13 @@ class PricesScreen(Screen[None]):
 
         def store(confirmed: bool | None = True) -> None:
             if confirmed:
-                self._change_book(
+                stored = self._change_book(
                     lambda root: add_quotes(root, [quote]),
                     f"Added manual quote for {quote.instance_type}",
                 )
+                unused = _unused_by_targets(quote, self._app.inventory.targets)
+                if stored and unused:
+                    self._app.status = (f"Added, but {unused}", "warning")
             else:
                 self._app.status = ("Manual quote not stored (implausible price)", "error")
 
