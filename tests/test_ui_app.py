@@ -383,3 +383,20 @@ async def test_undo_names_the_field_as_the_form_labels_it(sample_project: Projec
         shown = [str(n.message) for n in app._notifications]
         label = specs_of(ModelInfo)["parameters_billion"].label
         assert shown[-1] == f"Undone: {ModelInfo.TITLE} > {label}", shown
+
+
+async def test_a_notification_hides_neither_the_estimate_bar_nor_the_status_line(
+    sample_project: Project,
+) -> None:
+    from textual.widgets._toast import Toast
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.notify("Deleted 'x'. Press ctrl+z to undo.", title="Deleted")
+        await wait_until(pilot, lambda: app.screen.query(Toast), "the toast shows")
+        toast = app.screen.query(Toast).first()
+        bottom = min(app.screen.query_one(name).region.y for name in ("EstimateBar", "StatusLine"))
+        assert toast.region.height > 0
+        assert toast.region.bottom <= bottom, (toast.region, bottom)
+        assert toast.region.y >= 1, "the header stays readable"

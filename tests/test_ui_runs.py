@@ -16,7 +16,7 @@ from tests.ui_support import settle, wait_until
 from trntui.importers import Cancelled, import_file
 from trntui.store.project import Project
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import load_runs
+from trntui.store.runs import default_set_name, load_runs
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens import import_runs
 from trntui.ui.screens.import_runs import ImportRunsScreen
@@ -57,6 +57,10 @@ async def test_preview_then_confirm_stores_the_runs(new_session: Project, tmp_pa
         assert expected > 1
         assert preview.row_count == expected
         assert load_runs(new_session.root).is_empty(), "the preview must not store anything"
+        message = str(screen.query_one("#message").content)
+        # The new project's targets name no run set: the user is told before importing.
+        assert f"into set '{default_set_name(next(logs.glob('result_*.txt')))}'" in message
+        assert "no target is measured by it" in message
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen)

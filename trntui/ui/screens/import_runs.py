@@ -115,7 +115,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             with Horizontal():
                 yield Label("Run set")
                 yield Input(
-                    placeholder="name for repeated runs (default: the log's folder)",
+                    placeholder="name for repeated runs (default: <parent>/<folder> of each log)",
                     compact=True,
                     id="set",
                 )
@@ -297,7 +297,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 if unmapped:
                     text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
                 if good:
-                    text += ". ctrl+s imports them"
+                    text += f" into {self._sets_text(good)}. ctrl+s imports them"
                 self._message(text + ".", error=bool(bad))
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
@@ -306,6 +306,24 @@ class ImportRunsScreen(WorkerModal[str | None]):
             self._message(f"Import failed: {event.worker.error}", error=True)
         elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
             self.dismiss(event.worker.result)
+
+    def _sets_text(self, items: list[PreviewItem]) -> str:
+        """The run set(s) the items go into, and whether a target is measured by them: a set
+        no target names is imported but left out of every estimate."""
+        typed = self.query_one("#set", Input).value.strip()
+        names = sorted({typed or default_set_name(item.path) for item in items})
+        inventory = self.app.inventory  # type: ignore[attr-defined]
+        used = {t.run_set for t in inventory.targets if t.run_set}
+        shown = ", ".join(repr(name) for name in names[:3]) + (" ..." if len(names) > 3 else "")
+        text = f"set{'s' if len(names) > 1 else ''} {shown}"
+        unused = [name for name in names if name not in used]
+        if unused:
+            text += (
+                " (no target is measured by "
+                + ("it" if len(unused) == len(names) == 1 else f"{len(unused)} of them")
+                + ": type another set name, or pick it as a target's run set on Inventory)"
+            )
+        return text
 
     def action_store(self) -> None:
         ready = [i for i in self.items if i.run is not None and not i.already_imported]
