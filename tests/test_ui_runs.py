@@ -263,3 +263,30 @@ def test_run_set_labels_read_apart_where_the_names_differ() -> None:
     # A single long name shows its beginning, marked as cut (the line under the table has it all).
     (only,) = distinct_labels([systems[0]], 16).values()
     assert only == systems[0][:15] + "…"
+
+
+async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_back(
+    sample_project: Project,
+) -> None:
+    import dataclasses
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+
+        def outcomes() -> list[str]:
+            return [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
+
+        before = outcomes()
+        assert "succeeded" in before
+        goal = app.inventory.goal
+        assert goal.quality_threshold is not None
+        strict = dataclasses.replace(goal, quality_threshold=goal.quality_threshold / 100)
+        assert app.apply_inventory(dataclasses.replace(app.inventory, goal=strict), label="goal")
+        await wait_until(pilot, lambda: outcomes() != before, "the stricter goal is shown")
+        assert "succeeded" not in outcomes()
+        await pilot.press("ctrl+z")
+        await wait_until(pilot, lambda: outcomes() == before, "the undone goal is shown")
+        assert app.current_mode == "runs", "without leaving the screen"

@@ -171,10 +171,16 @@ class RunsScreen(Screen[None]):
             "Redo",
         ):
             table.add_column(label)
+        # An undo (ctrl+z) here can put the goal back while this screen shows: every new
+        # estimate follows an inventory change, so the facts are checked against it then.
+        self.watch(self.app, "analysis", self._goal_changed, init=False)
         self.reload_runs()
 
     def on_screen_resume(self) -> None:
         """The goal may have changed on the Inventory screen: facts depend on it."""
+        self._goal_changed()
+
+    def _goal_changed(self) -> None:
         goal = (self._app.inventory.goal.quality_target(), self._app.inventory.planned_steps())
         if goal != self._goal:
             self.reload_runs()
