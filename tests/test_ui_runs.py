@@ -290,3 +290,33 @@ async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_
         await pilot.press("ctrl+z")
         await wait_until(pilot, lambda: outcomes() == before, "the undone goal is shown")
         assert app.current_mode == "runs", "without leaving the screen"
+
+
+async def test_plot_phases_read_apart_without_colour() -> None:
+    from textual.app import App
+
+    from trntui.core.throughput_series import ThroughputSeries
+
+    series = ThroughputSeries(
+        start_s=0.0,
+        end_s=80.0,
+        rates=(1.0, 2.0, 3.0, 3.0, 0.5, 3.0, 3.0, 3.0),
+        unit="samples/s",
+        restart_columns=(6,),
+    )
+
+    class PlotApp(App[None]):
+        def compose(self):
+            yield ThroughputPlot()
+
+    app = PlotApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        plot = app.query_one(ThroughputPlot)
+        plot.show(series, warmup_end_s=20.0, stalls_s=((40.0, 50.0),))
+        await pilot.pause()
+        lines = plot.render().plain.splitlines()
+    marks = next(line for line in lines if "└" in line).split("└", 1)[1]
+    # 10 s columns: 0-1 before the warm-up ends (20 s); 3-5 touch the 40-50 s stall (a column
+    # within half a column of it counts); 6 holds the restart; 2 and 7 are steady (blank).
+    assert marks == "ww !!!↺ ", marks
+    assert any("w warm-up" in line and "! stall" in line for line in lines)

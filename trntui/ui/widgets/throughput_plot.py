@@ -1,7 +1,8 @@
 """A small bar plot of throughput over time: warm-up, stalls and restarts at a glance.
 
 Columns before the end of warm-up are drawn in the warning colour, columns holding a stall in
-the error colour, steady ones in the success colour; a restart is marked under its column.
+the error colour, steady ones in the success colour; the row under the plot marks warm-up (w),
+stalls (!) and restarts (↺) by shape as well, so the phases read apart without colour.
 Columns with no measured progress stay blank: an unknown rate is not drawn as zero.
 """
 
@@ -14,6 +15,8 @@ from trntui.core.throughput_series import ThroughputSeries
 from trntui.ui.format import duration
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
+_PHASE_MARKS = {"yellow": "w", "red": "!"}
+"""The mark under a column of each phase drawn in that colour (steady columns: none)."""
 
 
 class ThroughputPlot(Widget):
@@ -79,19 +82,22 @@ class ThroughputPlot(Widget):
                 block = _BLOCKS[max(0, min(8, round(fill * 8)))]
                 text.append(block, style=styles[index])
             text.append("\n")
-        marks = [" "] * width
+        # Under each column, its phase as a shape too, so phases read apart without colour
+        # (NO_COLOR, a monochrome terminal): warm-up and stalls marked, steady left blank.
+        marks = [_PHASE_MARKS.get(style, " ") for style in styles]
         for column in series.restart_columns:
             marks[column] = "↺"
         text.append(" " * 8 + "└", style="dim")
-        text.append("".join(marks), style="bold red")
+        for mark, style in zip(marks, styles, strict=True):
+            text.append(mark, style="bold red" if mark == "↺" else style)
         text.append("\n")
         axis = f"0{' ' * max(1, width - 1 - len(duration(span)))}{duration(span)}"
         text.append(" " * 9 + axis + "\n", style="dim")
         legend = Text.assemble(
             (" " * 9 + series.unit + "  ", "dim"),
-            ("█ warm-up ", "yellow"),
+            ("w warm-up ", "yellow"),
             ("█ steady ", "green"),
-            ("█ stall ", "red"),
+            ("! stall ", "red"),
             ("↺ restart", "bold red"),
         )
         text.append_text(legend)
