@@ -141,3 +141,18 @@ def test_risk_effort_stays_in_days_and_never_enters_targets() -> None:
     document = inventory.to_dict()
     assert document["risks"] == [{"title": "kernel", "status": "to-confirm", "effort_days": 10.0}]
     assert "targets" not in document
+
+
+def test_every_field_label_fits_its_column_in_the_forms() -> None:
+    from trntui.core.fields import specs_of
+    from trntui.core.inventory import LIST_SECTIONS, SECTIONS
+    from trntui.core.manual_quote import ManualQuoteEntry
+    from trntui.ui.widgets.field_form import LABEL_WIDTH
+
+    too_long = [
+        (cls.__name__, spec.label)
+        for cls in (*SECTIONS.values(), *LIST_SECTIONS.values(), ManualQuoteEntry)
+        for spec in specs_of(cls).values()
+        if len(spec.label + (" *" if spec.required else "")) > LABEL_WIDTH - 1
+    ]
+    assert too_long == []

@@ -138,7 +138,7 @@ class SoftwareStack:
     )
     features_needed: tuple[str, ...] = spec_field("list", "Features needed")
     features_missing: tuple[str, ...] = spec_field(
-        "list", "Features not available", help="needed features the target lacks today"
+        "list", "Missing features", help="needed features the target lacks today"
     )
 
 
@@ -193,7 +193,9 @@ class TrainingGoal:
     quality_metric: str | None = spec_field("text", "Quality metric", placeholder="eval_accuracy")
     quality_threshold: float | None = spec_field("float", "Quality threshold")
     quality_direction: str | None = spec_field("choice", "Quality direction", choices=DIRECTIONS)
-    verification: str | None = spec_field("text", "How quality is verified")
+    verification: str | None = spec_field(
+        "text", "Quality verified by", help="how the quality result is verified"
+    )
     stop_criteria: str | None = spec_field("text", "Stop criteria")
     deadline: dt.date | None = spec_field("date", "Deadline", help="YYYY-MM-DD")
     max_wall_clock_days: float | None = spec_field(

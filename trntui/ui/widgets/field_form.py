@@ -30,19 +30,25 @@ class FieldChange:
     value: Any
 
 
+LABEL_WIDTH = 21
+"""Cells for a field's label: every label (with ' *' when required) fits in one less."""
+
+
 class FieldRow(Vertical):
     """Label, input, unit on one line; the error (if any) on the line below."""
 
-    DEFAULT_CSS = """
-    FieldRow { height: auto; }
-    FieldRow > Horizontal { height: 1; }
-    FieldRow .field-label { width: 21; color: $text-muted; }
-    FieldRow .field-label.-required { color: $text; }
-    FieldRow Input, FieldRow Select { width: 1fr; }
-    FieldRow .field-unit { width: auto; max-width: 14; padding-left: 1; color: $text-muted; }
-    FieldRow .field-error { color: $error; padding-left: 21; height: auto; display: none; }
-    FieldRow.-invalid .field-error { display: block; }
-    FieldRow.-invalid Input { color: $error; }
+    DEFAULT_CSS = f"""
+    FieldRow {{ height: auto; }}
+    FieldRow > Horizontal {{ height: 1; }}
+    FieldRow .field-label {{ width: {LABEL_WIDTH}; color: $text-muted; }}
+    FieldRow .field-label.-required {{ color: $text; }}
+    FieldRow Input, FieldRow Select {{ width: 1fr; }}
+    FieldRow .field-unit {{ width: auto; max-width: 14; padding-left: 1; color: $text-muted; }}
+    FieldRow .field-error {{
+        color: $error; padding-left: {LABEL_WIDTH}; height: auto; display: none;
+    }}
+    FieldRow.-invalid .field-error {{ display: block; }}
+    FieldRow.-invalid Input {{ color: $error; }}
     """
 
     def __init__(
