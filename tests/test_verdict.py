@@ -107,3 +107,18 @@ def test_no_verdict_when_unmeasured_causes_could_outrank() -> None:
     assert verdict.limit is None
     assert "not measured" in verdict.headline
     assert any("largest measured cause" in note for note in verdict.notes)
+
+
+def test_shares_that_add_up_to_more_than_the_billed_time_say_they_overlap() -> None:
+    from trntui.core.verdict import Limit, LimitShare, overlap_note
+
+    def share(limit: Limit, fraction: float | None) -> LimitShare:
+        seconds = None if fraction is None else fraction * 100.0
+        return LimitShare(limit, seconds, fraction, ())
+
+    apart = [share(Limit.ACCELERATOR, 0.6), share(Limit.INPUT, 0.3), share(Limit.SYNC, None)]
+    assert overlap_note(apart) is None
+    overlapping = [share(Limit.INPUT, 0.7), share(Limit.RESTART, 0.5)]
+    note = overlap_note(overlapping)
+    assert note is not None and note.startswith("the shares add up to 120%")
+    assert "overlap" in note

@@ -260,6 +260,9 @@ def run_verdict(
         share = item.seconds / billed if item.seconds is not None and billed else None
         shares.append(LimitShare(item.limit, item.seconds, share, item.evidence))
     shares.sort(key=lambda s: (s.share is None, -(s.share or 0.0)))
+    overlap = overlap_note(shares)
+    if overlap:
+        notes.append(overlap)
     known = [s.seconds for s in shares if s.seconds is not None]
     unexplained = max(0.0, billed - sum(known)) if billed is not None and known else None
     top = shares[0] if shares and shares[0].share else None
@@ -279,6 +282,23 @@ def run_verdict(
         unexplained_s=unexplained,
         starved=starved,
         notes=tuple(notes),
+    )
+
+
+def overlap_note(shares: Sequence[LimitShare]) -> str | None:
+    """Say so when the measured shares add up to more than the billed time.
+
+    Each cause is measured on its own, from its own evidence (compiler lines, the run log,
+    the capture); where two sources see the same seconds (a stall during recovery, compilation
+    inside a slow start) their shares overlap, and a reader adding them up must not conclude
+    that more than all of the time was spent.
+    """
+    total = sum(s.share for s in shares if s.share is not None)
+    if total <= 1.005:
+        return None
+    return (
+        f"the shares add up to {total:.0%}: causes measured from different evidence overlap "
+        "in time, so each is an upper bound of its own and they are not to be added"
     )
 
 
