@@ -193,13 +193,16 @@ def derived_runs(
         )
         entry = stored.get(run_id)
         facts = None
+        text = None
         if entry is not None and entry[0] == key:
+            text = entry[2]
             try:
                 facts = facts_from_json(entry[2])
             except ValueError:
-                facts = None
+                facts = text = None
             limit, steady_pct = entry[3], entry[4]
         if facts is None:
+            text = None
             run = load_run(root, run_id, runs)
             facts = run_facts(run, target, planned_steps, recorded.get(run_id))
             limit, steady_pct = run_limit(root, run_id, run, facts)
@@ -211,7 +214,7 @@ def derived_runs(
                 "run_id": run_id,
                 "key": key,
                 "facts_version": FACTS_VERSION,
-                "facts_json": facts_to_json(facts),
+                "facts_json": facts_to_json(facts) if text is None else text,
                 "limit": limit,
                 "steady_utilization_pct": steady_pct,
             }
