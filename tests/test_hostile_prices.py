@@ -752,3 +752,44 @@ def test_case12_a_server_that_never_answers_meets_the_deadline_too(
     assert isinstance(result.error, PricingDeadlineError), result.error
     assert on_demand(result.quotes) == GOOD
     assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good
+
+
+async def test_case6_the_app_asks_before_storing_an_implausible_fetched_price(
+    tmp_path: Path,
+) -> None:
+    import datetime as dt
+
+    from tests import SIZE, copy_sample
+    from tests.ui_support import settle
+    from trntui.core.quotes import PriceQuote
+    from trntui.store.project import Project
+    from trntui.ui.app import TrnTuiApp
+    from trntui.ui.screens.confirm import ConfirmScreen
+    from trntui.ui.screens.prices import PricesScreen
+
+    root = copy_sample(tmp_path / "proj", "prices", "runs", "logs")
+    fetched = PriceQuote(
+        "p5.48xlarge",
+        "us-east-1",
+        "on-demand",
+        55_040.0,  # cents read as dollars
+        dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+        False,
+        accelerator_count=8,
+    )
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, PricesScreen)
+            for answer in ("n", "y"):
+                screen._fetched(([fetched], [], ()))
+                await settle(pilot)
+                assert isinstance(app.screen, ConfirmScreen)
+                assert "implausible" in app.screen.question
+                await pilot.press(answer)
+                await settle(pilot)
+                stored = [q.usd_per_hour for q in load_quote_book(root).quotes]
+                assert stored == ([] if answer == "n" else [55_040.0])

@@ -281,7 +281,23 @@ class PricesScreen(Screen[None]):
         done = f"Added {len(quotes) - len(unknown)} quote(s) and {len(rates)} side rate(s)"
         if unknown:
             done += f"; {len(unknown)} with an unknown price not kept"
-        self._change_book(keep, done)
+        doubts = [reason for quote in quotes if (reason := implausible_price(quote))]
+        if not doubts:
+            self._change_book(keep, done)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._change_book(keep, done)
+            else:
+                self._app.status = ("Fetched prices not stored (implausible price)", "error")
+
+        listed = "\n".join(f"- {reason}" for reason in doubts[:4])
+        more = f"\n(and {len(doubts) - 4} more)" if len(doubts) > 4 else ""
+        self.app.push_screen(
+            ConfirmScreen(f"Prices that look implausible:\n{listed}{more}\n\nStore them anyway?"),
+            answered,
+        )
 
     def _change_book(self, change: Callable[[Path], object], done: str) -> bool:
         """Apply a change to the project's quote book, keeping the old book for ctrl+z.
