@@ -214,6 +214,7 @@ async def test_read_only_session_cannot_import(new_session: Project) -> None:
 
 def test_runs_screen_snapshot_with_plot(sample_project: Project, snap_compare) -> None:
     async def show_runs(pilot) -> None:
+        await wait_until(pilot, lambda: pilot.app.analysis is not None, "the first estimate")
         await pilot.press("2")
         await settle(pilot)
         await pilot.press("down", "up")

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.geometry import Size
+from textual.widget import Widget
 
 from trntui.ui.format import fit, fit_middle
 
@@ -121,28 +122,41 @@ def _parts(
     return parts
 
 
-class EstimateBar(Static):
+class EstimateBar(Widget):
+    """The line(s) at the bottom of every screen. The text is laid out for the width the bar is
+    given, and the bar is as tall as that text (1 to ``MAX_LINES`` lines), both computed from
+    the same call, so the height never lags the text."""
+
     DEFAULT_CSS = """
     EstimateBar { height: auto; max-height: 3; padding: 0 1; background: $boost; }
     """
 
     def on_mount(self) -> None:
-        self.watch(self.app, "analysis", self._show, init=True)
-        self.watch(self.app, "estimate_problem", self._show, init=False)
+        self.watch(self.app, "analysis", self._changed, init=False)
+        self.watch(self.app, "estimate_problem", self._changed, init=False)
 
-    def _show(self) -> None:
+    def _changed(self) -> None:
+        self.refresh(layout=True)
+
+    def text(self, width: int | None = None) -> Text:
+        """The bar's text for ``width`` cells (default: its current width)."""
         app = self.app
         inventory = getattr(app, "inventory", None)
-        self.update(
-            estimate_line(
-                getattr(app, "analysis", None),
-                getattr(app, "estimate_problem", ""),
-                # Before the first layout the bar has no width yet: the screen's, less padding.
-                width=self.size.width or max(1, app.size.width - 2),
-                example=bool(inventory is not None and inventory.project.example),
-                lines=MAX_LINES,
-            )
+        return estimate_line(
+            getattr(app, "analysis", None),
+            getattr(app, "estimate_problem", ""),
+            width=width or self.size.width or max(1, app.size.width - 2),
+            example=bool(inventory is not None and inventory.project.example),
+            lines=MAX_LINES,
         )
 
-    def on_resize(self) -> None:
-        self._show()
+    @property
+    def content(self) -> str:
+        """The text as shown, one line per bar line."""
+        return self.text().plain
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return min(MAX_LINES, max(1, len(self.text(width).plain.splitlines())))
+
+    def render(self) -> Text:
+        return self.text()
