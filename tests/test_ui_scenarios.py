@@ -477,3 +477,32 @@ def test_the_estimate_table_shows_every_figure_whole_and_uses_the_width_it_has(
     assert hours_and_cost in wide, "with room, each stage shows its hours and its cost"
     assert hours_and_cost not in narrow, "without, the cost (hours are in their own row)"
     assert "…" not in "".join(line[30:] for line in narrow.splitlines()), "no figure is cut"
+
+
+async def test_at_120x40_the_extra_width_shows_more_of_the_estimate(
+    sample_project: Project,
+) -> None:
+    inventory = sample_project.inventory
+    copies = tuple(dataclasses.replace(t, name=f"{t.name} copy") for t in inventory.targets)
+    sample_project.save_inventory(
+        dataclasses.replace(inventory, targets=(*inventory.targets, *copies))
+    )
+
+    async def estimate_tab(size: tuple[int, int]) -> tuple[int, str]:
+        app = TrnTuiApp(sample_project)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await open_tab(pilot, "estimate")
+            bar_lines = app.screen.query_one(EstimateBar).size.height
+            table = app.screen.query_one("#estimate-table", Static)
+            width = table.content_region.width
+            console = Console(width=width, record=True, color_system=None)
+            console.print(table.content)
+            return bar_lines, console.export_text()
+
+    small_bar, small = await estimate_tab(SIZE)
+    wide_bar, wide = await estimate_tab((120, 40))
+    assert wide_bar < small_bar, "the bar takes fewer lines when it has the width"
+    stage_cell = re.compile(r"\d h \$\d")
+    assert stage_cell.search(wide), "with the width, stages show hours and cost"
+    assert not stage_cell.search(small), "at 80 columns, four targets show the cost only"
