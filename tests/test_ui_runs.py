@@ -321,3 +321,22 @@ async def test_plot_phases_read_apart_without_colour() -> None:
     # within half a column of it counts); 6 holds the restart; 2 and 7 are steady (blank).
     assert marks == "ww !!!↺ ", marks
     assert any("w warm-up" in line and "! stall" in line for line in lines)
+
+
+async def test_each_run_shows_when_it_was_launched(sample_project: Project) -> None:
+    from trntui.core.timeline import RunMetadata
+
+    runs = load_runs(sample_project.root)
+    launched = {
+        run_id: RunMetadata.from_json(text).launch_time
+        for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
+    }
+    assert any(when is not None for when in launched.values())
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        for run_id, when in launched.items():
+            shown = str(table.get_row(run_id)[-1])
+            assert shown == ("?" if when is None else when.strftime("%Y-%m-%d %H:%M"))

@@ -26,7 +26,7 @@ from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
-from trntui.core.timeline import SystemSize
+from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.facts import derived_runs
 from trntui.store.runs import (
     RunSetInfo,
@@ -76,6 +76,12 @@ def _size_cell(size: SystemSize | None) -> str:
     if size.nodes is None or size.accelerators_per_node is None:
         return f"{size.accelerators or UNKNOWN}"
     return f"{size.nodes}x{size.accelerators_per_node}" + ("*" if size.is_assumption else "")
+
+
+def _launched(metadata_json: str) -> str:
+    """When the run was launched, as its log tells (to the minute, in the log's zone)."""
+    when = RunMetadata.from_json(metadata_json).launch_time
+    return UNKNOWN if when is None else when.strftime("%Y-%m-%d %H:%M")
 
 
 def minutes(value: float | None) -> str:
@@ -169,6 +175,7 @@ class RunsScreen(Screen[None]):
             "Unit",
             "Rst",
             "Redo",
+            "Launched",
         ):
             table.add_column(label)
         # An undo (ctrl+z) here can put the goal back while this screen shows: every new
@@ -260,7 +267,8 @@ class RunsScreen(Screen[None]):
             size = self.sizes.get(row["run_id"])
             log = cell(fit_middle(PurePath(row["source"]).name, LOG_WIDTH))
             name = cell(sets[row["set_name"]])
-            table.add_row(name, log, _size_cell(size), *cells, key=row["run_id"])
+            launched = _launched(row["metadata_json"])
+            table.add_row(name, log, _size_cell(size), *cells, launched, key=row["run_id"])
         if row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 
