@@ -157,3 +157,23 @@ def test_run_detail_snapshot_with_utilization_and_verdict(
     assert snap_compare(
         TrnTuiApp(sample_project), terminal_size=SIZE, run_before=open_last_trainium_run
     )
+
+
+def test_a_wrapped_detail_line_keeps_its_place_under_its_value() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from trntui.ui.text import Hanging
+
+    text = Text(
+        "System                1 x 16 Trainium3 = 16 (stated by sample project: one server)\n"
+        "  init / compile      3.2 min\n"
+        "  note: " + "word " * 12
+    )
+    console = Console(width=50, record=True, color_system=None)
+    console.print(Hanging(text))
+    lines = console.export_text().splitlines()
+    assert lines[0].startswith("System                1 x 16")
+    assert lines[1].startswith(" " * 22) and lines[1].strip(), "continues under the value"
+    assert any(line.startswith("  init / compile      3.2 min") for line in lines)
+    assert str(Hanging(text)) == text.plain

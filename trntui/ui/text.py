@@ -8,6 +8,10 @@ drawn literally. The status line, notifications, dialogs' messages and the runs 
 
 from __future__ import annotations
 
+import re
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.padding import Padding
 from rich.text import Text
 
 from trntui.core.text import printable
@@ -33,3 +37,37 @@ def cell(value: object) -> object:
     if "[" not in value and printable(value, one_line=True) == value:
         return value
     return shown(value, one_line=True)
+
+
+_VALUE_COLUMN = re.compile(r"^ *\S.*?\S {2,}(?=\S)")
+"""``label   value``: where the value starts (after two or more spaces)."""
+
+
+class Hanging:
+    """``text`` line by line, a long line wrapped under its value (``label   value``) or its
+    own indent, so it keeps its place in the outline instead of running back to the left
+    edge. ``str()`` gives the text itself."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        for line in self.text.split("\n", allow_blank=True):
+            plain = line.plain
+            indent = len(plain) - len(plain.lstrip(" "))
+            found = _VALUE_COLUMN.match(plain)
+            hang = found.end() if found else indent
+            if line.cell_len <= width or not 0 < hang <= width - 20:
+                # Leading spaces as padding: Textual draws a line's own leading spaces away.
+                yield Padding(line[indent:], (0, 0, 0, indent)) if indent else line
+                continue
+            pieces = line[hang:].wrap(console, width - hang)
+            head = line[indent:hang]
+            first = Text.assemble(head, pieces[0])
+            yield Padding(first, (0, 0, 0, indent)) if indent else first
+            for piece in pieces[1:]:
+                yield Padding(piece, (0, 0, 0, hang))

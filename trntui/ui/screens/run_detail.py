@@ -25,6 +25,7 @@ from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.text import Hanging
 
 if TYPE_CHECKING:
     from trntui.ui.app import TrnTuiApp
@@ -190,10 +191,9 @@ class RunDetailScreen(ModalScreen[None]):
             box.border_title = f"Run {self.run_id}"
             with VerticalScroll():
                 yield Static(self._headline(), id="headline")
-                yield Static(
-                    facts_text(self.facts, self.metadata, target_text, self.system_size), id="facts"
-                )
-                yield Static(self._telemetry_text(), id="limits")
+                facts = facts_text(self.facts, self.metadata, target_text, self.system_size)
+                yield Static(Hanging(facts), id="facts")
+                yield Static(Hanging(self._telemetry_text()), id="limits")
             yield Static(
                 "r record a quality result   t attach telemetry   q/esc close", classes="hint"
             )
