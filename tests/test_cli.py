@@ -143,3 +143,23 @@ def test_the_command_list_names_what_each_module_registers() -> None:
     parser, names = __import__("trntui.cli", fromlist=["_build_parser"])._build_parser("scale")
     assert names == {"init", "open", *COMMANDS}
     assert parser.parse_args(["scale", "x", "--target", "t"]).target == "t"
+
+
+def test_importing_a_folder_with_utilization_captures_says_attach_them(tmp_path: Path) -> None:
+    import shutil
+
+    from tests import SAMPLE
+
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    logs = tmp_path / "trn3-example"
+    shutil.copytree(SAMPLE / "logs" / "trn3-example", logs)
+    captures = sorted(logs.glob("*.neuron-monitor.jsonl"))
+    assert captures
+    result = run_cli("import", str(root), str(logs))
+    assert result.returncode == 0, result.stderr
+    for capture in captures:
+        line = next(x for x in result.stdout.splitlines() if str(capture) in x)
+        assert line.startswith("skipped")
+        assert "neuron-monitor utilization capture" in line and "--run RUN" in line
+    assert sum(x.startswith("added") for x in result.stdout.splitlines()) == 3

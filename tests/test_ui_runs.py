@@ -340,3 +340,23 @@ async def test_each_run_shows_when_it_was_launched(sample_project: Project) -> N
         for run_id, when in launched.items():
             shown = str(table.get_row(run_id)[-1])
             assert shown == ("?" if when is None else when.strftime("%Y-%m-%d %H:%M"))
+
+
+async def test_the_import_preview_tells_a_capture_from_a_log(
+    new_session: Project, tmp_path: Path
+) -> None:
+    from tests import SAMPLE
+
+    logs = tmp_path / "trn3-example"
+    shutil.copytree(SAMPLE / "logs" / "trn3-example", logs)
+    app = TrnTuiApp(new_session)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(logs))
+        await settle(pilot)
+        preview = screen.query_one("#preview", DataTable)
+        rows = [preview.get_row_at(i) for i in range(preview.row_count)]
+        captures = [row for row in rows if str(row[1]) == "neuron-monitor"]
+        assert len(captures) == 3
+        assert all(str(row[2]) == "telemetry" and "attach" in str(row[5]) for row in captures)
+        message = str(screen.query_one("#message").content)
+        assert "3 utilization capture(s), not imported" in message

@@ -149,7 +149,7 @@ def import_command(args: argparse.Namespace) -> int:
         for outcome in outcomes:
             detail = outcome.error or f"{outcome.run_id} in set {outcome.set_name}"
             if outcome.outcome == "skipped":
-                detail = "not a recognised log"
+                detail = outcome.error or "not a recognised log"
             print(f"{outcome.outcome:9} {outcome.path}: {detail}")
     return 1 if any(o.outcome == FAILED for o in outcomes) else 0
 

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trntui.core.errors import InputFileError
+from trntui.core.errors import InputFileError, UserError
 from trntui.core.timeline import ImportedRun
 from trntui.importers import hf, megatron, mlperf, nxd
 from trntui.importers._base import CancelCheck, Cancelled, Progress, Steps, open_regular
+from trntui.importers.neuron_monitor import sniff as sniff_monitor
+from trntui.importers.nvidia_smi import sniff as sniff_smi
 
 __all__ = ["FORMATS", "CancelCheck", "Cancelled", "Progress", "detect_format", "import_file"]
 
@@ -42,6 +44,27 @@ FORMATS: dict[str, str] = {fmt.name: fmt.description for fmt in _FORMATS}
 
 _SNIFF_CHUNK = 1 << 20
 _SNIFF_LIMIT = 32 << 20
+
+
+CAPTURE_HINT = (
+    "a {kind} utilization capture, not a training log: attach it to its run "
+    "(t in the run's detail, or `trntui telemetry DIR PATH --run RUN`)"
+)
+
+
+def capture_kind(path: Path) -> str | None:
+    """``neuron-monitor`` or ``nvidia-smi`` when ``path`` is a utilization capture (attached
+    to a run, never imported as one), else None. Reads the first 64 KiB."""
+    try:
+        with open_regular(Path(path)) as handle:
+            head = handle.read(1 << 16).decode("utf-8", errors="replace")
+    except (OSError, UserError):
+        return None
+    if sniff_monitor(head):
+        return "neuron-monitor"
+    if sniff_smi(head):
+        return "nvidia-smi"
+    return None
 
 
 def detect_format(path: Path) -> str:

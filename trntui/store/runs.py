@@ -37,7 +37,15 @@ from trntui.core.mlperf_score import (
 )
 from trntui.core.run_facts import SUCCEEDED, SUSPECT, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
-from trntui.importers import CancelCheck, Cancelled, Progress, detect_format, import_file
+from trntui.importers import (
+    CAPTURE_HINT,
+    CancelCheck,
+    Cancelled,
+    Progress,
+    capture_kind,
+    detect_format,
+    import_file,
+)
 from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import check_column, project_path
 from trntui.store.paths import timeline_file as _timeline_file
@@ -284,6 +292,9 @@ def import_paths(
                 progress((index + fraction) / len(files))
 
         file_format = format
+        if format is None and (kind := capture_kind(path)) is not None:
+            outcomes.append(ImportOutcome(str(path), SKIPPED, error=CAPTURE_HINT.format(kind=kind)))
+            continue
         if not named and format is None:
             try:
                 file_format = detect_format(path)  # detected once, then passed on

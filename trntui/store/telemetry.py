@@ -56,18 +56,16 @@ from trntui.core.utilization import (
     utilization_report,
 )
 from trntui.core.verdict import Verdict, run_verdict
+from trntui.importers import capture_kind
 from trntui.importers._base import (
     CancelCheck,
     Progress,
     Steps,
-    open_regular,
     read_lines,
     read_source,
 )
 from trntui.importers.neuron_monitor import import_neuron_monitor
-from trntui.importers.neuron_monitor import sniff as sniff_monitor
 from trntui.importers.nvidia_smi import import_nvidia_smi
-from trntui.importers.nvidia_smi import sniff as sniff_smi
 from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import check_column, project_path, samples_file
 from trntui.store.project import writes_project
@@ -248,16 +246,7 @@ def _placement(
 
 
 def _capture_kind(path: Path) -> str:
-    try:
-        with open_regular(Path(path)) as handle:
-            head = handle.read(1 << 16).decode("utf-8", errors="replace")
-    except (OSError, UserError):
-        return COMPILE  # read_source reports the problem with the file
-    if sniff_monitor(head):
-        return "neuron-monitor"
-    if sniff_smi(head):
-        return "nvidia-smi"
-    return COMPILE
+    return capture_kind(path) or COMPILE  # a log with compiler lines, or read_source says why
 
 
 @writes_project

@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
-from trntui.importers import FORMATS, Cancelled, detect_format, import_file
+from trntui.importers import FORMATS, Cancelled, capture_kind, detect_format, import_file
 from trntui.importers.mapped import (
     ColumnMapping,
     RawTable,
@@ -62,6 +62,9 @@ class PreviewItem:
     """A CSV/JSONL log of no known format: it needs a column mapping (``m``)."""
     mapping: ColumnMapping | None = None
     """The mapping the run was read with; remembered for this file shape when stored."""
+    capture: str | None = None
+    """A utilization capture (``neuron-monitor``, ``nvidia-smi``): attached to a run, not
+    imported."""
 
 
 class ImportRunsScreen(WorkerModal[str | None]):
@@ -169,6 +172,11 @@ class ImportRunsScreen(WorkerModal[str | None]):
             def progress(fraction: float, index: int = index) -> None:
                 self.app.call_from_thread(self._progress, (index + fraction) / len(files))
 
+            if fmt is None and (kind := capture_kind(path)) is not None:
+                item = PreviewItem(path, capture=kind)
+                items.append(item)
+                self.app.call_from_thread(self._add_preview_row, item)
+                continue
             detected = fmt or _detected(path)
             if detected is None and path.suffix.lower() in TABULAR_SUFFIXES:
                 item = self._tabular(path, known)
@@ -257,7 +265,9 @@ class ImportRunsScreen(WorkerModal[str | None]):
         table = self.query_one("#preview", DataTable)
         name = item.path.name if len(item.path.name) <= 20 else "…" + item.path.name[-19:]
         facts = item.facts
-        if item.error:
+        if item.capture:
+            row = (name, item.capture, "telemetry", "-", "-", "attach: t in the run's detail")
+        elif item.error:
             note = item.error.replace(str(item.path), "").lstrip(":; ")
             row = (name, "-", "error", "-", "-", note)
         elif item.run is None:
@@ -287,6 +297,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             good = [i for i in self.items if i.run is not None and not i.already_imported]
             bad = [i for i in self.items if i.error]
             unmapped = [i for i in self.items if i.run is None and i.table is not None]
+            captures = [i for i in self.items if i.capture]
             self._progress(1.0)
             if not self.items:
                 self._message("No training logs found there.", error=True)
@@ -296,6 +307,11 @@ class ImportRunsScreen(WorkerModal[str | None]):
                     text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
                 if unmapped:
                     text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
+                if captures:
+                    text += (
+                        f"; {len(captures)} utilization capture(s), not imported: attach each "
+                        "to its run with t in the run's detail"
+                    )
                 if good:
                     text += f" into {self._sets_text(good)}. ctrl+s imports them"
                 self._message(text + ".", error=bool(bad))
