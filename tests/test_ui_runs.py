@@ -360,3 +360,47 @@ async def test_the_import_preview_tells_a_capture_from_a_log(
         assert all(str(row[2]) == "telemetry" and "attach" in str(row[5]) for row in captures)
         message = str(screen.query_one("#message").content)
         assert "3 utilization capture(s), not imported" in message
+
+
+async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_project: Project) -> None:
+    from textual.widgets import Select
+
+    trainium = next(t for t in sample_project.inventory.targets if t.run_set == "trn3-example")
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        total = app.analysis.estimate.target(trainium.name).total_usd
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.move_cursor(
+            row=table.get_row_index(
+                next(
+                    r
+                    for r, s in load_runs(sample_project.root)
+                    .select("run_id", "set_name")
+                    .iter_rows()
+                    if s == "trn3-example"
+                )
+            )
+        )
+        await pilot.press("m")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        assert form.query_one("#field-set_name", Input).value == "trn3-example"
+        assert form.query_one("#field-whole_set", Select).value is True
+        form.query_one("#field-set_name", Input).value = "trn3-trial"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        sets = set(load_runs(sample_project.root)["set_name"].to_list())
+        assert "trn3-trial" in sets and "trn3-example" not in sets
+        target = next(t for t in app.inventory.targets if t.name == trainium.name)
+        assert target.run_set == "trn3-trial"
+        await wait_until(
+            pilot,
+            lambda: app.analysis.estimate.target(trainium.name).total_usd is not None,
+            "the estimate follows",
+        )
+        assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(total)
+        assert "renamed" in app.status[0] and "follow" in app.status[0]

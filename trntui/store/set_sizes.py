@@ -181,6 +181,17 @@ def name_family(root: Path, set_names: list[str], family: str | None) -> None:
     _save(root, entries)
 
 
+@writes_project
+def rename_set(root: Path, old: str, new: str) -> None:
+    """Carry what a person stated for run set ``old`` (its size, its scaling family) over to
+    ``new`` when the whole set is renamed; what ``new`` already had stated is kept."""
+    entries = _load(root)
+    if old not in entries or new in entries:
+        return
+    entries[new] = entries.pop(old)
+    _save(root, entries)
+
+
 def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) -> None:
     rows = []
     for name in sorted(entries):

@@ -6,6 +6,7 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar
@@ -30,6 +31,7 @@ from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.facts import derived_runs
 from trntui.store.runs import (
     RunSetInfo,
+    assign_set,
     load_run,
     load_runs,
     remove_run,
@@ -37,7 +39,7 @@ from trntui.store.runs import (
     stale_runs,
 )
 from trntui.store.scenarios import current_user, load_observations
-from trntui.store.set_sizes import load_stated_sizes, run_sizes, state_size
+from trntui.store.set_sizes import load_stated_sizes, rename_set, run_sizes, state_size
 from trntui.store.telemetry import run_detail
 from trntui.ui.format import distinct_labels, fit_middle
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -67,6 +69,19 @@ class SetSizeEntry:
     accelerator: str | None = spec_field("text", "Accelerator", placeholder="Trainium3")
     source: str = spec_field(
         "text", "Based on", required=True, default="", placeholder="job script, ticket, link"
+    )
+
+
+@dataclass(frozen=True)
+class MoveEntry:
+    """Where the highlighted run (or its whole set) goes: a run set by name."""
+
+    TITLE: ClassVar[str] = "Run set"
+    set_name: str = spec_field(
+        "text", "Move to run set", required=True, default="", help="an existing or a new set"
+    )
+    whole_set: bool = spec_field(
+        "bool", "Whole set", required=True, default=True, help="no: only the highlighted run"
     )
 
 
@@ -119,6 +134,13 @@ class RunsScreen(Screen[None]):
             "Set size",
             tooltip="State the system size of the highlighted run's set",
             id="runs.size",
+        ),
+        Binding(
+            "m",
+            "move_set",
+            "Move",
+            tooltip="Rename the highlighted run's set, or move the run to another set",
+            id="runs.move_set",
         ),
         Binding(
             "x", "remove_run", "Remove", tooltip="Remove the highlighted run", id="runs.remove"
@@ -413,6 +435,51 @@ class RunsScreen(Screen[None]):
     def _detail_closed(self, _: None) -> None:
         self.reload_runs()
         self._app.estimate_inputs_changed()
+
+    def action_move_set(self) -> None:
+        """Rename the highlighted run's set (targets measured by it follow), or move the run."""
+        if self._app.project.read_only:
+            self._app.notify_read_only()
+            return
+        run_id = self._selected_run_id()
+        if run_id is None:
+            return
+        old = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+
+        def moved(entry: MoveEntry | None) -> None:
+            if entry is None or not entry.set_name.strip() or entry.set_name == old:
+                return
+            new = entry.set_name.strip()
+            members = self.runs.filter(pl.col("set_name") == old)["run_id"].to_list()
+            run_ids = members if entry.whole_set else [run_id]
+            whole = len(run_ids) == len(members)
+            try:
+                assign_set(self._app.project.root, run_ids, new)
+                if whole:  # the stated size and family are the set's: they follow its name
+                    rename_set(self._app.project.root, old, new)
+            except (UserError, OSError) as error:
+                self._app.status = (f"Not moved: {error}", "error")
+                return
+            followed = ""
+            inventory = self._app.inventory
+            if whole and any(t.run_set == old for t in inventory.targets):
+                targets = tuple(
+                    dataclasses.replace(t, run_set=new) if t.run_set == old else t
+                    for t in inventory.targets
+                )
+                if self._app.apply_inventory(
+                    dataclasses.replace(inventory, targets=targets), label="rename run set"
+                ):
+                    followed = "; the targets measured by it follow"
+            what = f"set {old!r} renamed" if whole else "1 run moved"
+            self._app.status = (f"{what} to {new!r}{followed}", "")
+            self.reload_runs()
+            self._app.estimate_inputs_changed()
+
+        self.app.push_screen(
+            ItemFormScreen(MoveEntry, MoveEntry(set_name=old), title=f"Run set of {run_id}"),
+            moved,
+        )
 
     def action_state_size(self) -> None:
         """State the selected run's set size when its logs print none (an assumption)."""
