@@ -139,6 +139,7 @@ class RunsScreen(Screen[None]):
             "m",
             "move_set",
             "Move",
+            show=False,  # in Help (f1) and the palette; the footer has no room at 80 columns
             tooltip="Rename the highlighted run's set, or move the run to another set",
             id="runs.move_set",
         ),
