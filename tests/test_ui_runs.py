@@ -403,4 +403,3 @@ async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_projec
             "the estimate follows",
         )
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(total)
-        assert "renamed" in app.status[0] and "follow" in app.status[0]

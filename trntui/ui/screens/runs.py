@@ -473,7 +473,7 @@ class RunsScreen(Screen[None]):
                 ):
                     followed = "; the targets measured by it follow"
             what = f"set {old!r} renamed" if whole else "1 run moved"
-            self._app.status = (f"{what} to {new!r}{followed}", "")
+            self._app.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
             self.reload_runs()
             self._app.estimate_inputs_changed()
 
