@@ -22,6 +22,8 @@ async def shoot(root: Path, name: str, keys: list[str]) -> None:
     with Project.open(root) as project:
         app = TrnTuiApp(project)
         async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()  # the first estimate: the bar shows totals
+            await pilot.pause(0.2)
             for key in keys:
                 await pilot.press(key)
                 await app.workers.wait_for_complete()
