@@ -24,7 +24,7 @@ from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
-from trntui.core.timeline import RunMetadata, SystemSize
+from trntui.core.timeline import SystemSize
 from trntui.importers import FORMATS
 from trntui.store.facts import derived_runs
 from trntui.store.project import Project
@@ -257,7 +257,8 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     derived = derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
     facts = {run.run_id: run.facts for run in derived}
     observations = load_observations(root, inventory)
-    runs = load_runs(root)
+    stored = load_runs(root)
+    runs = stored
     if facts:
         current = pl.DataFrame(
             [
@@ -277,11 +278,8 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
             schema={name: RUNS_SCHEMA[name] for name in _DERIVED_FIELDS},
         )
         runs = runs.drop(_DERIVED_FIELDS[1:]).join(current, on="run_id", how="left")
-    metadata = {
-        run_id: RunMetadata.from_json(text)
-        for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
-    }
-    sized = run_sizes(load_runs(root), load_stated_sizes(root))
+    metadata = {run.run_id: run.metadata for run in derived}
+    sized = run_sizes(stored, load_stated_sizes(root))
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
     counted: dict[str, int] = {}
@@ -325,7 +323,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         entry.update(_set_size_json(sizes.get(info.name, [])))
         entry["backtest"] = _backtest_json(backtest(observations, info.name))
         sets.append(entry)
-    stale = stale_runs(load_runs(root))
+    stale = stale_runs(stored)
     return {
         "runs": [_clean(row) for row in rows],
         "sets": sets,

@@ -30,8 +30,3 @@ def printable(text: object, *, one_line: bool = False) -> str:
     value = str(text)
     pattern = _CONTROL_OR_BREAK if one_line else _CONTROL
     return pattern.sub(_escape, value)
-
-
-def has_control(text: str) -> bool:
-    """True when ``printable(text, one_line=True)`` would change ``text``."""
-    return _CONTROL_OR_BREAK.search(text) is not None

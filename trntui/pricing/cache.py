@@ -10,17 +10,15 @@ reverse (a sidecar claiming freshness for an old file).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from trntui.core.safe_json import MAX_JSON_DEPTH, json_depth_exceeds
 from trntui.store.atomic import atomic_write_text
 
 _META_SUFFIX = ".meta.json"
 _MAX_META_BYTES = 64 * 1024
-MAX_JSON_DEPTH = 64
-"""A region index nests 3 levels; deeper JSON is refused before it is parsed."""
 
 
 @dataclass(frozen=True)
@@ -83,22 +81,10 @@ def write_meta(cached: CachedFile) -> None:
     atomic_write_text(meta_path(cached.path), json.dumps(document, indent=2) + "\n")
 
 
-_JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-
-
 def load_json_bounded(data: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
     """``json.loads`` for files from the network or the cache: nesting deeper than
-    ``max_depth`` is a ``ValueError`` found by a scan before parsing, never a RecursionError."""
-    depth = 0
-    for token in _JSON_TOKENS.finditer(data):
-        bracket = token.group()[:1]
-        if bracket in (b"[", b"{"):
-            depth += 1
-            if depth > max_depth:
-                raise ValueError(f"nested more than {max_depth} levels deep")
-        elif bracket in (b"]", b"}"):
-            depth -= 1
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise ValueError(f"nested more than {max_depth} levels deep") from None
+    ``max_depth`` is a ``ValueError`` found by ``core.safe_json``'s scan before parsing, never a
+    RecursionError."""
+    if json_depth_exceeds(data.decode("utf-8", "replace"), max_depth):
+        raise ValueError(f"nested more than {max_depth} levels deep")
+    return json.loads(data)

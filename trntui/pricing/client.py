@@ -17,7 +17,7 @@ What a hostile or broken server cannot do:
   an offer file's last record must also be whole (``check_offer_complete``);
 - fill the disk: the decoded size is capped (``max_offer_bytes``) and so is how far a
   compressed body may expand (``max_expansion`` times its size beyond 16 MB);
-- crash the parser: JSON is refused beyond ``cache.MAX_JSON_DEPTH`` levels of nesting;
+- crash the parser: JSON is refused beyond ``core.safe_json.MAX_JSON_DEPTH`` levels of nesting;
 - leave partial files: the temporary file is removed on any failure, and one a killed process
   left behind is removed by the next fetch (a running download holds a lock on its file).
 """

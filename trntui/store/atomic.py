@@ -52,7 +52,7 @@ def _link_refusal(path: Path, what: str) -> UnsafePath:
     )
 
 
-def _check_part(root: Path, part: str) -> None:
+def check_part(root: Path, part: str) -> None:
     if part in ("", ".", "..") or "/" in part or "\0" in part:
         raise UnsafePath(f"{part!r} is not a usable name for a file in {root}")
 
@@ -76,7 +76,7 @@ def open_folder(root: Path, parts: tuple[str, ...], *, create: bool) -> int | No
     here = root
     try:
         for part in parts:
-            _check_part(root, part)
+            check_part(root, part)
             here = here / part
             try:
                 child = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.store.atomic import check_inside
+from trntui.store.atomic import check_inside, check_part
 
 RUN_ID = re.compile(r"[0-9a-f]{16}")
 """A run id: the first 16 hex digits of the log's SHA-256."""
@@ -65,8 +65,7 @@ def check_column(path: Path, kind: str, column: str, values: Iterable[object]) -
 def project_path(root: Path, *parts: str) -> Path:
     """``root/<parts...>``, refused (``UnsafePath``) if a link below ``root`` is on the way."""
     for part in parts:
-        if part in ("", ".", "..") or "/" in part or "\0" in part:
-            raise UserError(f"{part!r} is not a usable name for a file in {root}")
+        check_part(Path(root), part)
     path = Path(root, *parts)
     check_inside(Path(root), path)
     return path
