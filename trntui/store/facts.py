@@ -153,7 +153,7 @@ def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | No
     try:
         frame = pl.read_parquet(path)
         frame = frame.select(list(FACTS_SCHEMA)).cast(dict(FACTS_SCHEMA))
-    except (pl.exceptions.PolarsError, OSError):
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         return {}  # derived data: an unreadable table is rebuilt, never trusted
     return {row[0]: row[1:] for row in frame.iter_rows()}
 

@@ -123,7 +123,7 @@ def load_runs(root: Path) -> pl.DataFrame:
         return pl.DataFrame(schema=RUNS_SCHEMA)
     try:
         frame = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as error:
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
     missing = [name for name in RUNS_SCHEMA if name not in frame.columns]
     if missing:
@@ -160,7 +160,7 @@ def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> Impor
     try:
         # Timelines written before ``kind`` became an enum hold it as text: cast on reading.
         timeline = pl.read_parquet(path).select(list(TIMELINE_SCHEMA)).cast(dict(TIMELINE_SCHEMA))
-    except (pl.exceptions.PolarsError, OSError) as error:
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"timeline cannot be read ({error})") from None
     metadata = RunMetadata.from_json(runs["metadata_json"][0])
     return ImportedRun(timeline, metadata)

@@ -137,7 +137,7 @@ def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
     else:
         try:
             frame = pl.read_parquet(path)
-        except (pl.exceptions.PolarsError, OSError) as error:
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
             raise InputFileError(str(path), f"captures table cannot be read ({error})") from None
         missing = [name for name in CAPTURES_SCHEMA if name not in frame.columns]
         if missing:
@@ -157,7 +157,7 @@ def load_telemetry(root: Path, capture_id: str) -> Telemetry:
     path = samples_path(root, capture_id)
     try:
         samples = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as error:
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"samples cannot be read ({error})") from None
     return Telemetry(
         samples.select(list(TELEMETRY_SCHEMA)),
