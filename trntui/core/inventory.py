@@ -532,6 +532,14 @@ class Inventory:
             return math.ceil(goal.work_amount / (batch * self.model.sequence_length))
         return None
 
+    def with_run_set_renamed(self, old: str, new: str) -> Inventory:
+        """The inventory with every target measured by run set ``old`` measured by ``new``
+        (a renamed set keeps the targets it measures)."""
+        targets = tuple(
+            dataclasses.replace(t, run_set=new) if t.run_set == old else t for t in self.targets
+        )
+        return self if targets == self.targets else dataclasses.replace(self, targets=targets)
+
     def warnings(self, run_sets: Collection[str] | None = None) -> list[str]:
         """What is missing before an estimate can be defended (not errors: the file stays valid).
 

@@ -6,7 +6,6 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar
@@ -437,20 +436,27 @@ class RunsScreen(Screen[None]):
         self.reload_runs()
         self._app.estimate_inputs_changed()
 
-    def action_move_set(self) -> None:
-        """Rename the highlighted run's set (targets measured by it follow), or move the run."""
+    def _editable_run(self) -> tuple[str, str] | None:
+        """The highlighted run's id and set, when this session may change them."""
         if self._app.project.read_only:
             self._app.notify_read_only()
-            return
+            return None
         run_id = self._selected_run_id()
         if run_id is None:
+            return None
+        return run_id, str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+
+    def action_move_set(self) -> None:
+        """Rename the highlighted run's set (targets measured by it follow), or move the run."""
+        picked = self._editable_run()
+        if picked is None:
             return
-        old = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+        run_id, old = picked
 
         def moved(entry: MoveEntry | None) -> None:
-            if entry is None or not entry.set_name.strip() or entry.set_name == old:
+            new = "" if entry is None else entry.set_name.strip()
+            if entry is None or not new or new == old:
                 return
-            new = entry.set_name.strip()
             members = self.runs.filter(pl.col("set_name") == old)["run_id"].to_list()
             run_ids = members if entry.whole_set else [run_id]
             whole = len(run_ids) == len(members)
@@ -463,15 +469,12 @@ class RunsScreen(Screen[None]):
                 return
             followed = ""
             inventory = self._app.inventory
-            if whole and any(t.run_set == old for t in inventory.targets):
-                targets = tuple(
-                    dataclasses.replace(t, run_set=new) if t.run_set == old else t
-                    for t in inventory.targets
-                )
-                if self._app.apply_inventory(
-                    dataclasses.replace(inventory, targets=targets), label="rename run set"
-                ):
+            renamed = inventory.with_run_set_renamed(old, new)
+            if whole and renamed != inventory:
+                if self._app.apply_inventory(renamed, label="rename run set"):
                     followed = "; the targets measured by it follow"
+                else:
+                    followed = f"; the targets still name {old!r} (see the status line)"
             what = f"set {old!r} renamed" if whole else "1 run moved"
             self._app.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
             self.reload_runs()
@@ -484,13 +487,10 @@ class RunsScreen(Screen[None]):
 
     def action_state_size(self) -> None:
         """State the selected run's set size when its logs print none (an assumption)."""
-        if self._app.project.read_only:
-            self._app.notify_read_only()
+        picked = self._editable_run()
+        if picked is None:
             return
-        run_id = self._selected_run_id()
-        if run_id is None:
-            return
-        set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
+        _, set_name = picked
         current = load_stated_sizes(self._app.project.root).get(set_name)
         entry = SetSizeEntry(
             nodes=current.nodes if current else None,
@@ -522,12 +522,10 @@ class RunsScreen(Screen[None]):
         self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
 
     def action_remove_run(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
+        picked = self._editable_run()
+        if picked is None:
             return
-        run_id = self._selected_run_id()
-        if run_id is None:
-            return
+        run_id = picked[0]
         source = self.runs.filter(pl.col("run_id") == run_id)["source"][0]
 
         def confirmed(yes: bool | None) -> None:
