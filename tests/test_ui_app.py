@@ -124,7 +124,7 @@ async def test_entry_is_saved_when_typing_pauses(
             await type_into(pilot, "7.")
             await settle(pilot)
             assert read_inventory(sample_dir).inventory.side_costs.log_gb == before
-            assert app.inventory.side_costs.log_gb == before, "committed before the pause"
+            assert app.session.inventory.side_costs.log_gb == before, "committed before the pause"
             monkeypatch.setattr(FieldForm, "idle_commit_s", SOON_S)
             await pilot.press("5")
             await wait_until(
@@ -358,10 +358,12 @@ async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged
         await pilot.press("escape")
         await settle(pilot)
         # A hand edit with a typo: Checks names it instead of "Nothing missing".
-        target = app.inventory.targets[0]
+        target = app.session.inventory.targets[0]
         typo = dataclasses.replace(target, run_set=f"{target.run_set}x")
-        inventory = dataclasses.replace(app.inventory, targets=(typo, *app.inventory.targets[1:]))
-        assert app.apply_inventory(inventory, label="edit target")
+        inventory = dataclasses.replace(
+            app.session.inventory, targets=(typo, *app.session.inventory.targets[1:])
+        )
+        assert app.session.edit_inventory(inventory, label="edit target") is None
         await settle(pilot)
         await open_section(pilot, "checks")
         text = str(app.screen.query_one("#checks-body", Static).content)

@@ -282,10 +282,15 @@ async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_
 
         before = outcomes()
         assert "succeeded" in before
-        goal = app.inventory.goal
+        goal = app.session.inventory.goal
         assert goal.quality_threshold is not None
         strict = dataclasses.replace(goal, quality_threshold=goal.quality_threshold / 100)
-        assert app.apply_inventory(dataclasses.replace(app.inventory, goal=strict), label="goal")
+        assert (
+            app.session.edit_inventory(
+                dataclasses.replace(app.session.inventory, goal=strict), label="goal"
+            )
+            is None
+        )
         await wait_until(pilot, lambda: outcomes() != before, "the stricter goal is shown")
         assert "succeeded" not in outcomes()
         await pilot.press("ctrl+z")
@@ -395,7 +400,7 @@ async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_projec
         await settle(pilot)
         sets = set(load_runs(sample_project.root)["set_name"].to_list())
         assert "trn3-trial" in sets and "trn3-example" not in sets
-        target = next(t for t in app.inventory.targets if t.name == trainium.name)
+        target = next(t for t in app.session.inventory.targets if t.name == trainium.name)
         assert target.run_set == "trn3-trial"
         await wait_until(
             pilot,

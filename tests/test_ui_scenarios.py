@@ -90,7 +90,7 @@ async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     field.focus()
     await pilot.press("home", "ctrl+k", *f"{value:g}", "enter")
     await wait_until(
-        pilot, lambda: app.inventory.side_costs.data_moved_gb == value, "the edit applied"
+        pilot, lambda: app.session.inventory.side_costs.data_moved_gb == value, "the edit applied"
     )
 
 
@@ -107,7 +107,7 @@ async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(
         await settle(pilot)
         before = totals_in(bar_text(app), names)
         await set_data_moved(pilot, app, before_gb + added_gb)
-        assert app.inventory.side_costs.data_moved_gb == before_gb + added_gb
+        assert app.session.inventory.side_costs.data_moved_gb == before_gb + added_gb
         after = totals_in(bar_text(app), names)
         for target in inventory.targets:
             rate = book.rate(SideService.INTER_AZ_TRANSFER, target.region)
@@ -149,7 +149,7 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         await settle(pilot)
         assert app.screen is form, "an invalid value must keep the form open"
         assert "must be above 0" in str(form.query_one("#error", Static).content)
-        assert app.overrides == ()
+        assert app.session.overrides == ()
         assert app.analysis is before
         assert bar_text(app) == before_bar
 
@@ -158,7 +158,7 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ScenariosScreen)
-        assert [o.input for o in app.overrides] == ["steady_throughput"]
+        assert [o.input for o in app.session.overrides] == ["steady_throughput"]
         old = before.estimate.target(trainium.name).total_usd
         new = app.analysis.estimate.target(trainium.name).total_usd
         assert new < old, "twice the useful throughput cannot cost more"
@@ -167,13 +167,13 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
 
         await pilot.press("x")
         await settle(pilot)
-        assert app.overrides == ()
+        assert app.session.overrides == ()
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(old)
         assert app.status[0].startswith("Dropped the override of")
         assert app.status[0].endswith("no override in force"), "the status names none in force"
         await pilot.press("ctrl+z")
         await settle(pilot)
-        assert [o.input for o in app.overrides] == ["steady_throughput"]
+        assert [o.input for o in app.session.overrides] == ["steady_throughput"]
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
         assert app.status[0] == "Undone: 1 override in force"
 
@@ -211,11 +211,11 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         assert "base-line" in body and "as measured" in body
         assert "STALE" not in body
 
-        inventory = app.inventory
+        inventory = app.session.inventory
         side = dataclasses.replace(
             inventory.side_costs, data_moved_gb=(inventory.side_costs.data_moved_gb or 0) + 100
         )
-        app.apply_inventory(dataclasses.replace(inventory, side_costs=side), label="test")
+        app.session.edit_inventory(dataclasses.replace(inventory, side_costs=side), label="test")
         await settle(pilot)
         await pilot.press("o")
         await settle(pilot)
@@ -277,15 +277,18 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
         override = Override("usd_per_hour", price * 2, trainium.name, who="t", why="test")
-        assert app.set_overrides([override]) is None
+        assert app.session.set_overrides([override], label="test") is None
         await settle(pilot)
         shown = app.analysis
         renamed = [
             dataclasses.replace(t, name="renamed") if t.name == trainium.name else t
-            for t in app.inventory.targets
+            for t in app.session.inventory.targets
         ]
-        assert app.apply_inventory(
-            dataclasses.replace(app.inventory, targets=tuple(renamed)), label="rename"
+        assert (
+            app.session.edit_inventory(
+                dataclasses.replace(app.session.inventory, targets=tuple(renamed)), label="rename"
+            )
+            is None
         )
         await settle(pilot)
         assert app.analysis is shown, "the last valid estimate stays on screen"
@@ -312,7 +315,10 @@ async def test_quitting_with_overrides_in_force_asks_first(sample_project: Proje
         await settle(pilot)
         work = app.analysis.estimate.target(trainium.name).input("work_amount").value
         assert (
-            app.set_overrides([Override("work_amount", work * 2, None, who="t", why="x")]) is None
+            app.session.set_overrides(
+                [Override("work_amount", work * 2, None, who="t", why="x")], label="test"
+            )
+            is None
         )
         await settle(pilot)
         await pilot.press("ctrl+q")
@@ -325,7 +331,7 @@ async def test_quitting_with_overrides_in_force_asks_first(sample_project: Proje
         await pilot.press("n")
         await settle(pilot)
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
-        app.kept_overrides = app.overrides  # as saving a snapshot does
+        app.session.keep_overrides()  # as saving a snapshot does
         await pilot.press("ctrl+q")
         await settle(pilot)
         assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
@@ -340,7 +346,7 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
         await settle(pilot)
         price = app.analysis.estimate.target(trainium.name).input("usd_per_hour").value
         faster = Override("usd_per_hour", price * 0.9, trainium.name, who="t", why="x")
-        assert app.set_overrides([faster]) is None
+        assert app.session.set_overrides([faster], label="test") is None
         await settle(pilot)
         full = estimate_line(app.analysis)
         assert full.cell_len > 78, "the case must need shortening"

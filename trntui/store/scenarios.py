@@ -55,7 +55,7 @@ from trntui.core.quotes import (
 )
 from trntui.core.system_size import effective_size
 from trntui.store.atomic import atomic_write_text
-from trntui.store.facts import derived_runs
+from trntui.store.facts import DerivedRuns, derived_runs
 from trntui.store.paths import SCENARIO_NAME, project_path, scenario_file
 from trntui.store.project import read_inventory, writes_project
 from trntui.store.quality import quality_path
@@ -75,11 +75,16 @@ class ScenarioNotFound(UserError):
 
 # --- what an estimate reads ----------------------------------------------------------------
 
-_OBSERVATION_CACHE: dict[tuple, pl.DataFrame] = {}
+_OBSERVATION_CACHE: dict[tuple, tuple[pl.DataFrame, DerivedRuns]] = {}
 
 
 def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
-    """The estimate's view of every imported run, derived once per import.
+    """The estimate's view of every imported run (``load_derived``'s frame)."""
+    return load_derived(root, inventory)[0]
+
+
+def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, DerivedRuns]:
+    """Every imported run's facts, and the estimate's view of them, derived once per import.
 
     Run facts are derived from the stored timelines (never the logs) against the goal's quality
     criterion and planned steps, as the Runs screen does; the result is cached in memory until
@@ -98,7 +103,8 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
         return cached
     stated = load_stated_sizes(root)
     rows = []
-    for run in derived_runs(root, target, planned):
+    derived = derived_runs(root, target, planned)
+    for run in derived:
         rows.append(
             observation_row(
                 run.run_id,
@@ -112,8 +118,8 @@ def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
         )
     frame = observations_frame(rows)
     _OBSERVATION_CACHE.clear()
-    _OBSERVATION_CACHE[key] = frame
-    return frame
+    _OBSERVATION_CACHE[key] = (frame, derived)
+    return frame, derived
 
 
 def load_context(

@@ -1,16 +1,18 @@
 """The Textual app: one mode per area (Inventory, Runs, Prices, Scenarios).
 
-The app owns the open ``Project`` and the current ``Inventory``. Screens send edits to
-``apply_inventory``, which checks the whole document (the same check a hand-edited file gets),
-keeps an undo history and saves shortly after the last keystroke, so there is no separate
-"export" step and an invalid value never reaches the disk.
+The state lives in one ``Session`` (``ui/session.py``) that the App and every screen share:
+screens change it through its checked methods (an invalid value never reaches the disk), and
+the App listens: it saves shortly after the last keystroke (no separate "export" step),
+recomputes the estimate in a worker and updates the reactives the screens watch
+(``inventory``, ``analysis``, ``estimate_problem``, ``status``). ctrl+z takes back the
+session's most recent change, whichever screen made it.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,7 +25,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.core.inventory import Inventory
 from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.commands import (
@@ -32,24 +34,29 @@ from trntui.ui.commands import (
     app_bindings,
     load_user_keymap,
 )
+from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.screens.inventory import InventoryScreen
+from trntui.ui.session import Change, Computed, Session, overrides_in_force
 
 if TYPE_CHECKING:
-    from trntui.core.estimate import EstimateContext, Override, TargetInputs
+    from trntui.core.estimate import EstimateContext
     from trntui.core.report import Analysis
 
 SAVE_DELAY_S = 0.4
-UNDO_COALESCE_S = 2.0
-UNDO_LIMIT = 200
+
+MODES = {
+    "inventory": ("trntui.ui.screens.inventory", "InventoryScreen"),
+    "runs": ("trntui.ui.screens.runs", "RunsScreen"),
+    "prices": ("trntui.ui.screens.prices", "PricesScreen"),
+    "scenarios": ("trntui.ui.screens.scenarios", "ScenariosScreen"),
+}
+"""Each area's screen by module and class: a module is imported when its mode is first shown
+(not at start-up: the first frame waits for nothing it does not show)."""
 
 
-def _mode(module: str, name: str) -> Callable[[], Screen]:
-    """A mode's screen, its module imported when the mode is first shown (not at start-up:
-    the first frame waits for nothing it does not show)."""
-
+def _mode(session: Session, module: str, name: str) -> Callable[[], Screen]:
     def make() -> Screen:
-        return getattr(importlib.import_module(module), name)()
+        return getattr(importlib.import_module(module), name)(session)
 
     return make
 
@@ -57,12 +64,6 @@ def _mode(module: str, name: str) -> Callable[[], Screen]:
 class TrnTuiApp(App[None]):
     TITLE = "trntui"
     CSS_PATH = "trntui.tcss"
-    MODES: ClassVar = {
-        "inventory": InventoryScreen,
-        "runs": _mode("trntui.ui.screens.runs", "RunsScreen"),
-        "prices": _mode("trntui.ui.screens.prices", "PricesScreen"),
-        "scenarios": _mode("trntui.ui.screens.scenarios", "ScenariosScreen"),
-    }
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar = app_bindings()
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
@@ -79,6 +80,15 @@ class TrnTuiApp(App[None]):
     status: reactive[tuple[str, str]] = reactive(("", ""))
     """(message, level) shown on every screen's status line; level is '', 'warning' or 'error'."""
 
+    inventory: var[Inventory | None] = var(None)
+    """The session's inventory as last changed (screens watch it)."""
+
+    quotes_changed: var[int] = var(0)
+    """Counts changes of the project's quote book (a change, or its undo): Prices watches it."""
+
+    runs_changed: var[int] = var(0)
+    """Counts changes of the stored runs (import, removal, size, move): Runs watches it."""
+
     estimate_problem: reactive[str] = reactive("")
     """Why the last recompute failed ('' when it succeeded); the estimate bar keeps showing it
     next to the last valid figures until a recompute succeeds."""
@@ -89,21 +99,23 @@ class TrnTuiApp(App[None]):
 
     def __init__(self, project: Project) -> None:
         super().__init__()
-        self.project = project
-        self.inventory: Inventory = project.inventory
-        self._undo: list[tuple[Inventory, str, float]] = []
+        self.session = Session(project)
+        self.set_reactive(TrnTuiApp.inventory, self.session.inventory)
+        for mode, (module, name) in MODES.items():
+            self.add_mode(mode, _mode(self.session, module, name))
+        self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
-        self._dirty = False
-        self.overrides: tuple[Override, ...] = ()
-        """Scenario parameters in force: the estimate everywhere is computed with them."""
-        self.kept_overrides: tuple[Override, ...] = ()
-        """The overrides as last saved in (or taken from) a snapshot: quitting asks only when
-        ``overrides`` differ from them."""
-        self.estimate_context: EstimateContext | None = None
-        self._prepared: list[TargetInputs] | None = None
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
         show these keys."""
+
+    @property
+    def project(self) -> Project:
+        return self.session.project
+
+    @property
+    def estimate_context(self) -> EstimateContext | None:
+        return self.session.estimate_context
 
     async def on_mount(self) -> None:
         self.sub_title = self._sub_title()
@@ -114,111 +126,57 @@ class TrnTuiApp(App[None]):
         if warning:
             self.notify(warning, severity="warning")
         if self.project.read_only:
-            self.status = (f"Read-only: {self.project.read_only_reason}", "warning")
+            self.status = (self.session.read_only_message, "warning")
         else:
-            self.status = (f"Editing {self._short_path()}", "")
-        self.estimate_inputs_changed()  # the first frame shows now; the bar says "computing"
-
-    def _short_path(self) -> str:
-        """The project file as folder/name: enough to recognise, short enough for 80 columns."""
-        return f"{self.project.root.resolve().name}/{self.project.path.name}"
+            self.status = (f"Editing {self.session.short_path}", "")
+        self._recompute()  # the first frame shows now; the bar says "computing"
 
     def _sub_title(self) -> str:
-        name = self.inventory.project.name
-        suffix = " (example data)" if self.inventory.project.example else ""
-        return f"{name}{suffix}" + (" [read-only]" if self.project.read_only else "")
+        inventory = self.session.inventory
+        suffix = " (example data)" if inventory.project.example else ""
+        return f"{inventory.project.name}{suffix}" + (
+            " [read-only]" if self.project.read_only else ""
+        )
 
-    # --- inventory edits -------------------------------------------------------------------
+    def on_status(self, message: Status) -> None:
+        self.status = (message.text, message.level)
 
-    def apply_inventory(self, inventory: Inventory, *, label: str) -> bool:
-        """Make ``inventory`` current and schedule its save; refuse an invalid document."""
-        if self.project.read_only:
-            self.notify_read_only()
-            return False
-        try:
-            Inventory.from_dict(inventory.to_dict())
-        except InventoryInvalid as invalid:
-            self.status = (f"Not saved: {invalid.problems[0].message}", "error")
-            return False
-        now = time.monotonic()
-        last = self._undo[-1] if self._undo else None
-        if not (last and last[1] == label and now - last[2] < UNDO_COALESCE_S):
-            self._undo.append((self.inventory, label, now))
-            del self._undo[:-UNDO_LIMIT]
-        self._set_inventory(inventory)
-        return True
+    # --- what a change sets off -------------------------------------------------------------
 
-    def _set_inventory(self, inventory: Inventory) -> None:
-        self.inventory = inventory
-        self._dirty = True
-        self.sub_title = self._sub_title()
-        self.status = ("Saving...", "")
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        self._save_timer = self.set_timer(self.save_delay_s, self.save_now)
-        self._refresh_inventory_screen(inventory, reload_forms=False)
-        self.estimate_inputs_changed()
-
-    # --- the live estimate -----------------------------------------------------------------
-
-    def estimate_inputs_changed(self) -> None:
-        """Recompute the estimate after an inventory edit, a quote change or a run import.
-
-        Run facts are derived once per import and cached by ``load_context`` (keyed on the runs
-        table, the quality criterion and the planned steps), so after an ordinary edit the
-        worker only re-reads the quote book and re-runs the Polars formula.
-        """
-        self._recompute(self.inventory, self.overrides)
-
-    def _compute(
-        self, inventory: Inventory, overrides: tuple[Override, ...]
-    ) -> tuple[EstimateContext, list[TargetInputs], Analysis]:
-        from trntui.core.estimate import prepare
-        from trntui.core.report import analyze
-        from trntui.store.scenarios import load_context
-
-        context = load_context(self.project.root, inventory)
-        prepared = prepare(context)
-        return context, prepared, analyze(context, overrides, prepared=prepared)
-
-    def check_overrides(self, overrides: Sequence[Override]) -> str | None:
-        """Why ``overrides`` cannot apply to the current inputs (``None`` when they can)."""
-        if self._prepared is None:
-            return None
-        from trntui.core.estimate import apply_overrides
-
-        try:
-            apply_overrides(self._prepared, overrides)
-        except UserError as error:
-            return str(error)
-        return None
-
-    def set_overrides(self, overrides: Sequence[Override]) -> str | None:
-        """Make ``overrides`` the scenario parameters; refuse (with the reason) invalid ones."""
-        problem = self.check_overrides(overrides)
-        if problem is None:
-            self.overrides = tuple(overrides)
-            self.estimate_inputs_changed()
-        return problem
+    def _session_changed(self, change: Change) -> None:
+        if change in ("inventory", "inventory-replaced"):
+            self.inventory = self.session.inventory
+            self.sub_title = self._sub_title()
+            if self.session.dirty:
+                self.status = ("Saving...", "")
+                if self._save_timer is not None:
+                    self._save_timer.stop()
+                self._save_timer = self.set_timer(self.save_delay_s, self.save_now)
+        elif change == "quotes":
+            self.quotes_changed += 1
+        elif change == "runs":
+            self.runs_changed += 1
+        self._recompute()
 
     @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
-    def _recompute(self, inventory: Inventory, overrides: tuple[Override, ...]) -> None:
+    def _recompute(self) -> None:
+        """The estimate for the session as it is now (a newer change cancels this one)."""
+        session = self.session
         try:
-            computed = self._compute(inventory, overrides)
+            computed = session.compute(session.inventory, session.overrides)
         except (UserError, OSError) as error:
             self.call_from_thread(self._estimate_failed, str(error))
             return
         if get_current_worker().is_cancelled:
             return  # a newer edit started its own recompute
-        self.call_from_thread(self._estimate_ready, *computed)
+        self.call_from_thread(self._estimate_ready, computed)
 
-    def _estimate_ready(
-        self, context: EstimateContext, prepared: list[TargetInputs], analysis: Analysis
-    ) -> None:
-        self.estimate_context = context
-        self._prepared = prepared
+    def _estimate_ready(self, computed: Computed) -> None:
+        note = self.session.computed_ready(computed)
+        if note:
+            self.notify(f"Run {note}")
         self.estimate_problem = ""
-        self.analysis = analysis
+        self.analysis = computed.analysis
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A bug in a recompute must not leave the bar silently old: say so."""
@@ -229,41 +187,20 @@ class TrnTuiApp(App[None]):
         self.estimate_problem = message
         self.status = (f"Estimate not updated (last valid one shown): {message}", "error")
 
-    def inventory_screen(self) -> InventoryScreen | None:
-        """The mounted inventory screen, whichever mode is current."""
-        try:
-            stack = self.get_screen_stack("inventory")
-        except KeyError:
-            return None
-        for screen in stack:
-            if isinstance(screen, InventoryScreen) and screen.is_mounted:
-                return screen
-        return None
-
-    def _refresh_inventory_screen(self, inventory: Inventory, *, reload_forms: bool) -> None:
-        screen = self.inventory_screen()
-        if screen is None:
-            return
-        if reload_forms:
-            screen.refresh_from(inventory)
-        else:
-            screen.refresh_lists(inventory)
-
     def save_now(self) -> bool:
         """Write pending edits; report the outcome on the status line."""
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
-        if not self._dirty:
+        if not self.session.dirty:
             return True
         try:
-            self.project.save_inventory(self.inventory)
+            self.session.save()
         except (UserError, OSError) as error:
             self.status = (f"Not saved: {error}", "error")
             self.notify(str(error), title="Not saved", severity="error", timeout=10)
             return False
-        self._dirty = False
-        self.status = (f"Saved {time.strftime('%H:%M:%S')} to {self._short_path()}", "")
+        self.status = (f"Saved {time.strftime('%H:%M:%S')} to {self.session.short_path}", "")
         return True
 
     def notify(
@@ -285,47 +222,32 @@ class TrnTuiApp(App[None]):
             markup=False,
         )
 
-    def notify_read_only(self) -> None:
-        self.notify(f"Read-only: {self.project.read_only_reason}", severity="warning")
-
     # --- actions ---------------------------------------------------------------------------
 
-    def _commit_pending(self) -> None:
-        screen = self.inventory_screen()
-        if screen is not None and not self.project.read_only:
-            screen.commit_pending()
-
     def action_save(self) -> None:
-        self._commit_pending()
+        self.session.keep_typing()
         self.save_now()
 
     def action_undo(self) -> None:
-        screen_undo = getattr(self.screen, "undo", None)  # a screen's own changes come first
-        if callable(screen_undo) and screen_undo():
-            return
-        if not self._undo:
+        step, problem = self.session.undo()
+        if problem is not None:
+            self.status = (f"Cannot undo: {problem}", "error")
+        elif step is None:
             self.notify("Nothing to undo.")
-            return
-        previous, label, _ = self._undo.pop()
-        self._set_inventory(previous)
-        self._refresh_inventory_screen(previous, reload_forms=True)
-        self.notify(f"Undone: {label}")
+        else:
+            self.notify(f"Undone: {step.label}")
+            if step.kind == "overrides":
+                self.status = (f"Undone: {overrides_in_force(self.session.overrides)}", "")
+            elif step.kind == "quotes":
+                self.status = (f"Undone: {step.label}", "")
 
     def action_reload(self) -> None:
         try:
-            before = self.inventory
-            inventory = self.project.reload()
+            self.session.reload()
         except UserError as error:
             self.status = (f"Reload failed: {error}", "error")
             return
-        if inventory != before:
-            self._undo.append((before, "reload", time.monotonic()))
-        self.inventory = inventory
-        self._dirty = False
-        self.sub_title = self._sub_title()
-        self._refresh_inventory_screen(inventory, reload_forms=True)
-        self.estimate_inputs_changed()
-        self.status = (f"Reloaded {self._short_path()}", "")
+        self.status = (f"Reloaded {self.session.short_path}", "")
 
     def action_help(self) -> None:
         from trntui.ui.screens.help import HelpScreen  # Markdown: loaded when first asked for
@@ -349,10 +271,10 @@ class TrnTuiApp(App[None]):
     async def action_quit(self) -> None:
         if isinstance(self.screen, ConfirmScreen):
             return
-        self._commit_pending()
-        problems = self.invalid_entries()
+        self.session.keep_typing()
+        problems = list(self.session.invalid.items())
         saved = self.save_now()
-        unkept = bool(self.overrides) and self.overrides != self.kept_overrides
+        unkept = self.session.unkept_overrides
         if saved and not problems and not unkept:
             self.exit()
             return
@@ -363,22 +285,13 @@ class TrnTuiApp(App[None]):
             lines.append("These fields hold text that is not valid and was not saved:")
             lines += [f"  {label}: {message}" for label, message in problems[:5]]
         if unkept:
-            count = len(self.overrides)
+            count = len(self.session.overrides)
             lines.append(
                 f"{count} scenario override(s) are in force but live only in this session: "
                 "save a snapshot (Scenarios, s) to keep them."
             )
         lines.append("Quit anyway?")
         self.push_screen(ConfirmScreen("\n".join(lines)), lambda yes: self.exit() if yes else None)
-
-    def invalid_entries(self) -> list[tuple[str, str]]:
-        screen = self.inventory_screen()
-        if screen is None:
-            return []
-        found = []
-        for form in screen.forms():
-            found += [(f"{form.section_cls.TITLE} > {lbl}", m) for lbl, m in form.invalid_fields()]
-        return found
 
 
 def run_app(root: Path, *, read_only: bool = False) -> int:

@@ -90,13 +90,19 @@ class ImportRunsScreen(WorkerModal[str | None]):
     AUTO_FOCUS = "#paths"
 
     def __init__(
-        self, root: Path, target: QualityTarget | None, planned_steps: int | None = None
+        self,
+        root: Path,
+        target: QualityTarget | None,
+        planned_steps: int | None = None,
+        measured_sets: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.root = root
         self.target = target
         self.planned_steps = planned_steps
         """The goal's planned steps: the preview judges runs as the Runs table will."""
+        self.measured_sets = measured_sets
+        """The run sets the inventory's targets are measured by."""
         self.items: list[PreviewItem] = []
         self._storing = False
 
@@ -328,8 +334,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
         no target names is imported but left out of every estimate."""
         typed = self.query_one("#set", Input).value.strip()
         names = sorted({typed or default_set_name(item.path) for item in items})
-        inventory = self.app.inventory  # type: ignore[attr-defined]
-        used = {t.run_set for t in inventory.targets if t.run_set}
+        used = self.measured_sets
         shown = ", ".join(repr(name) for name in names[:3]) + (" ..." if len(names) > 3 else "")
         text = f"set{'s' if len(names) > 1 else ''} {shown}"
         unused = [name for name in names if name not in used]

@@ -1,7 +1,8 @@
 """The workload inventory screen: section list on the left, the section's form on the right.
 
-Edits go to the app (``TrnTuiApp.apply_inventory``), which checks the whole inventory and saves
-it; the screen only shows values and errors.
+Edits go to the session (``Session.edit_inventory``), which checks the whole inventory; the App
+saves it. The screen shows the App's ``inventory`` as it changes (an edit here, an undo, a
+reload) and keeps the session's list of fields holding text that does not parse.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import (
     ContentSwitcher,
     DataTable,
@@ -36,12 +37,11 @@ from trntui.core.inventory import (
     effort_text,
     specs_of,
 )
+from trntui.ui.screens.base import SessionScreen, SessionView, edits
+from trntui.ui.session import Session
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
 from trntui.ui.widgets.status_line import StatusLine
-
-if TYPE_CHECKING:
-    from trntui.ui.app import TrnTuiApp
 
 SECTION_HELP = {
     "project": "Name the project; 'Example data' marks illustrations so nobody quotes them.",
@@ -58,7 +58,7 @@ SECTION_HELP = {
 CHECKS_ID = "checks"
 
 
-class ItemTable(Vertical):
+class ItemTable(SessionView, Vertical):
     """A list section (risks or targets) as a table with add, edit and delete."""
 
     DEFAULT_CSS = """
@@ -83,12 +83,13 @@ class ItemTable(Vertical):
         ),
     ]
 
-    def __init__(self, name: str, items: tuple[Any, ...], *, read_only: bool) -> None:
+    def __init__(self, name: str, session: Session) -> None:
         super().__init__(id=f"section-{name}")
         self.section = name
+        self.session = session
         self.item_cls = LIST_SECTIONS[name]
-        self.items = items
-        self.read_only = read_only
+        self.items: tuple[Any, ...] = getattr(session.inventory, name)
+        self.read_only = session.read_only
 
     def compose(self) -> ComposeResult:
         yield Label(f"{self.item_cls.TITLE}s", classes="form-title")
@@ -124,14 +125,15 @@ class ItemTable(Vertical):
         if items:
             table.move_cursor(row=min(max(row, 0), len(items) - 1))
 
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
+    def _change(self, items: tuple[Any, ...], label: str) -> bool:
+        inventory = _with_items(self.session.inventory, self.section, items)
+        problem = self.session.edit_inventory(inventory, label=label)
+        if problem is not None:
+            self.set_status(problem, "error")
+        return problem is None
 
+    @edits
     def action_add(self) -> None:
-        if self.read_only:
-            self._app.notify_read_only()
-            return
         self.app.push_screen(
             ItemFormScreen(
                 self.item_cls,
@@ -149,24 +151,20 @@ class ItemTable(Vertical):
         from trntui.store.set_sizes import set_summaries  # Polars: only when a form opens
 
         try:
-            sets = set_summaries(self._app.project.root)
+            sets = set_summaries(self.session.root)
         except UserError as error:
-            self._app.status = (f"Run sets not listed: {error}", "warning")
+            self.set_status(f"Run sets not listed: {error}", "warning")
             return {}
         return {"run_set": [(f"{name} ({size}, {runs} runs)", name) for name, size, runs in sets]}
 
     def _added(self, item: Any) -> None:
         if item is not None:
-            self._app.apply_inventory(
-                _with_items(self._app.inventory, self.section, (*self.items, item)),
-                label=f"add {self.item_cls.TITLE.lower()}",
-            )
+            self._change((*self.items, item), f"add {self.item_cls.TITLE.lower()}")
 
+    @edits
     def action_edit(self) -> None:
         table = self.query_one(DataTable)
-        if not self.items or self.read_only:
-            if self.read_only:
-                self._app.notify_read_only()
+        if not self.items:
             return
         index = table.cursor_row
         self.app.push_screen(
@@ -188,26 +186,18 @@ class ItemTable(Vertical):
         if item is not None:
             items = list(self.items)
             items[index] = item
-            self._app.apply_inventory(
-                _with_items(self._app.inventory, self.section, tuple(items)),
-                label=f"edit {self.item_cls.TITLE.lower()}",
-            )
+            self._change(tuple(items), f"edit {self.item_cls.TITLE.lower()}")
 
+    @edits
     def action_delete(self) -> None:
-        if self.read_only:
-            self._app.notify_read_only()
-            return
         if not self.items:
             return
         index = self.query_one(DataTable).cursor_row
         items = self.items[:index] + self.items[index + 1 :]
         removed = self.items[index]
         name = getattr(removed, "name", None) or getattr(removed, "title", "")
-        if self._app.apply_inventory(
-            _with_items(self._app.inventory, self.section, items),
-            label=f"delete {self.item_cls.TITLE.lower()}",
-        ):
-            self.app.notify(f"Deleted '{name}'. Press ctrl+z to undo.", title="Deleted")
+        if self._change(items, f"delete {self.item_cls.TITLE.lower()}"):
+            self.notify(f"Deleted '{name}'. Press ctrl+z to undo.", title="Deleted")
 
 
 def _with_items(inventory: Inventory, section: str, items: tuple[Any, ...]) -> Inventory:
@@ -291,19 +281,20 @@ class ChecksPane(Vertical):
     ChecksPane .form-title { text-style: bold; margin-bottom: 1; }
     """
 
+    def __init__(self, session: Session, *, id: str) -> None:
+        super().__init__(id=id)
+        self.session = session
+
     def compose(self) -> ComposeResult:
         yield Label("Checks", classes="form-title")
         yield Static("", id="checks-body")
 
     def on_mount(self) -> None:
         # The run sets come with the estimate (after the first one, and after each import).
-        self.watch(self.app, "analysis", lambda: self.show(self._inventory()), init=False)
-
-    def _inventory(self) -> Inventory:
-        return self.app.inventory  # type: ignore[attr-defined]
+        self.watch(self.app, "analysis", lambda: self.show(self.session.inventory), init=False)
 
     def show(self, inventory: Inventory) -> None:
-        context = getattr(self.app, "estimate_context", None)
+        context = self.session.estimate_context
         observations = None if context is None else context.observations
         sets = (
             set(observations["set_name"].to_list())
@@ -355,7 +346,7 @@ class SectionSlot(Vertical):
         return next(iter(self.query_children(FieldForm)), None)
 
 
-class InventoryScreen(Screen[None]):
+class InventoryScreen(SessionScreen):
     """Edit the inventory section by section; every valid edit is saved."""
 
     DEFAULT_CSS = """
@@ -373,16 +364,11 @@ class InventoryScreen(Screen[None]):
         )
     ]
 
-    def __init__(self) -> None:
-        super().__init__(id="inventory")
-
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, id="inventory")
+        session.on_typing_kept(self.commit_pending)
 
     def compose(self) -> ComposeResult:
-        inventory = self._app.inventory
-        read_only = self._app.project.read_only
         yield Header()
         with Horizontal(id="body"):
             options = [Option(cls.TITLE, id=name) for name, cls in SECTIONS.items()]
@@ -394,8 +380,8 @@ class InventoryScreen(Screen[None]):
                 for name in SECTIONS:
                     yield SectionSlot(name, partial(self._form, name), built=name == first)
                 for name in LIST_SECTIONS:
-                    yield ItemTable(name, getattr(inventory, name), read_only=read_only)
-                yield ChecksPane(id=f"section-{CHECKS_ID}")
+                    yield ItemTable(name, self.session)
+                yield ChecksPane(self.session, id=f"section-{CHECKS_ID}")
         yield EstimateBar()
         yield StatusLine()
         yield Footer(compact=True)
@@ -403,8 +389,8 @@ class InventoryScreen(Screen[None]):
     def _form(self, name: str) -> FieldForm:
         return FieldForm(
             SECTIONS[name],
-            getattr(self._app.inventory, name),
-            read_only=self._app.project.read_only,
+            getattr(self.session.inventory, name),
+            read_only=self.session.read_only,
             help_text=SECTION_HELP[name],
             id=f"form-{name}",
         )
@@ -415,7 +401,8 @@ class InventoryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#nav", OptionList).highlighted = 0
-        self.refresh_from(self._app.inventory)
+        self.refresh_from(self.session.inventory)
+        self.watch(self.app, "inventory", self.refresh_from, init=False)
 
     @on(OptionList.OptionHighlighted, "#nav")
     def _show_section(self, event: OptionList.OptionHighlighted) -> None:
@@ -441,16 +428,19 @@ class InventoryScreen(Screen[None]):
 
     def _apply(self, form: FieldForm, change: FieldChange) -> None:
         section = (form.id or "").removeprefix("form-")
-        inventory = self._app.inventory
+        inventory = self.session.inventory
         current = getattr(inventory, section)
         if getattr(current, change.key) == change.value:
             return
         updated = dataclasses.replace(current, **{change.key: change.value})
-        if self._app.apply_inventory(
+        before, form.obj = form.obj, updated  # the form shows it already: no reload
+        problem = self.session.edit_inventory(
             dataclasses.replace(inventory, **{section: updated}),
             label=f"{SECTIONS[section].TITLE} > {specs_of(SECTIONS[section])[change.key].label}",
-        ):
-            form.obj = updated
+        )
+        if problem is not None:
+            form.obj = before
+            self.set_status(problem, "error")
 
     def commit_pending(self) -> None:
         """Apply valid entries still being typed, so quitting or saving keeps them."""
@@ -458,24 +448,37 @@ class InventoryScreen(Screen[None]):
             for change in form.pending_changes():
                 self._apply(form, change)
 
+    def _note_invalid(self) -> None:
+        """Tell the session which fields hold text that does not parse (for quitting)."""
+        self.session.invalid = {
+            f"{form.section_cls.TITLE} > {label}": message
+            for form in self.forms()
+            for label, message in form.invalid_fields()
+        }
+
     @on(FieldForm.Invalid)
     def _invalid(self, event: FieldForm.Invalid) -> None:
-        self._app.status = (f"Not saved: {event.message}", "error")
+        self._note_invalid()
+        self.set_status(f"Not saved: {event.message}", "error")
 
     @on(FieldForm.Corrected)
     def _corrected(self, event: FieldForm.Corrected) -> None:
-        if self._app.status[0].startswith("Not saved") and not self._app.invalid_entries():
+        was_invalid = bool(self.session.invalid)
+        self._note_invalid()
+        if was_invalid and not self.session.invalid:
             # The refused entry parses again; if it equals the saved value nothing gets saved,
-            # so the message would otherwise stay.
-            self._app.status = ("Corrected", "")
+            # so the "Not saved" message would otherwise stay.
+            self.set_status("Corrected", "")
 
     def refresh_from(self, inventory: Inventory) -> None:
-        """Show ``inventory`` everywhere (after undo or reload) without posting edits."""
+        """Show ``inventory`` everywhere (after an edit, undo or reload) without posting
+        edits: a form is loaded again only where it shows something else."""
         for slot in self.query(SectionSlot):
             form = slot.form
             current = getattr(inventory, slot.section)
-            if form is not None and (form.obj != current or form.invalid_fields()):
+            if form is not None and form.obj != current:
                 form.load(current)
+        self._note_invalid()
         self.refresh_lists(inventory)
 
     def refresh_lists(self, inventory: Inventory) -> None:

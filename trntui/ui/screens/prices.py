@@ -11,14 +11,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from trntui.core.errors import UserError
@@ -40,18 +38,16 @@ from trntui.store.quotes import (
     load_quote_book,
     record_lookups,
     remove_quote,
-    save_quote_book,
     unpriced_quotes,
 )
 from trntui.ui.format import fit, short_option
+from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.session import Session
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
-
-if TYPE_CHECKING:
-    from trntui.ui.app import TrnTuiApp
 
 SIDE_LABELS = {
     SideService.S3_STANDARD_STORAGE: "S3",
@@ -98,7 +94,7 @@ def _unused_by_targets(quote: PriceQuote, targets: Sequence[TrainingTarget]) -> 
     return None
 
 
-class PricesScreen(Screen[None]):
+class PricesScreen(SessionScreen):
     DEFAULT_CSS = """
     PricesScreen #targets { height: auto; max-height: 6; padding: 0 1; }
     PricesScreen #quotes { height: 1fr; }
@@ -122,14 +118,9 @@ class PricesScreen(Screen[None]):
         ),
     ]
 
-    def __init__(self) -> None:
-        super().__init__(id="prices-screen")
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, id="prices-screen")
         self.book = QuoteBook()
-        self._undo: QuoteBook | None = None
-
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -148,15 +139,16 @@ class PricesScreen(Screen[None]):
         for label in ("Instance", "Region", "Option", "$/h", "$/acc-h", "Source", "Age"):
             table.add_column(label)
         self.reload()
+        self.watch(self.app, "quotes_changed", self.reload, init=False)  # also an undo
 
     def on_screen_resume(self) -> None:
         self.reload()
 
     def reload(self) -> None:
         try:
-            self.book = load_quote_book(self._app.project.root)
+            self.book = load_quote_book(self.session.root)
         except UserError as error:
-            self._app.status = (str(error), "error")
+            self.set_status(str(error), "error")
             self.book = QuoteBook()
         today = dt.datetime.now(dt.UTC).date()
         self._show_targets(today)
@@ -165,7 +157,7 @@ class PricesScreen(Screen[None]):
 
     def _show_targets(self, today: dt.date) -> None:
         lines = Text()
-        targets = self._app.inventory.targets
+        targets = self.session.inventory.targets
         if not targets:
             lines.append("No training targets yet: add them on the Inventory screen (1).")
         for target in targets:
@@ -243,7 +235,7 @@ class PricesScreen(Screen[None]):
         self.query_one("#quote-detail", Static).update(origin)
 
     def _show_rates(self) -> None:
-        regions = sorted({t.region for t in self._app.inventory.targets}) or ["us-east-1"]
+        regions = sorted({t.region for t in self.session.inventory.targets}) or ["us-east-1"]
         lines = []
         for region in regions:
             parts = []
@@ -258,11 +250,9 @@ class PricesScreen(Screen[None]):
             lines.append(f"Side rates {region}: " + " · ".join(parts))
         self.query_one("#rates", Static).update("\n".join(lines))
 
+    @edits
     def action_fetch(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
-        targets = self._app.inventory.targets
+        targets = self.session.inventory.targets
         region = targets[0].region if targets else "us-east-1"
         wanted = [(t.instance_type, t.purchase_option) for t in targets]
         self.app.push_screen(FetchPricesScreen(region, wanted), self._fetched)
@@ -283,14 +273,14 @@ class PricesScreen(Screen[None]):
             done += f"; {len(unknown)} with an unknown price not kept"
         doubts = [reason for quote in quotes if (reason := implausible_price(quote))]
         if not doubts:
-            self._change_book(keep, done)
+            self._change_book(keep, done, "fetched prices")
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._change_book(keep, done)
+                self._change_book(keep, done, "fetched prices")
             else:
-                self._app.status = ("Fetched prices not stored (implausible price)", "error")
+                self.set_status("Fetched prices not stored (implausible price)", "error")
 
         listed = "\n".join(f"- {reason}" for reason in doubts[:4])
         more = f"\n(and {len(doubts) - 4} more)" if len(doubts) > 4 else ""
@@ -299,31 +289,23 @@ class PricesScreen(Screen[None]):
             answered,
         )
 
-    def _change_book(self, change: Callable[[Path], object], done: str) -> bool:
-        """Apply a change to the project's quote book, keeping the old book for ctrl+z.
+    def _change_book(self, change: Callable[[Path], object], done: str, label: str) -> bool:
+        """Apply a change to the project's quote book as one undo step (``label``).
 
         A quote file that cannot be read or written (a bad hand edit, a full disk) is reported
         on the status line; nothing else changes.
         """
-        root = self._app.project.root
-        try:
-            previous = load_quote_book(root)
-            change(root)
-        except (UserError, OSError) as error:
-            self._app.status = (f"Prices not changed: {error}", "error")
-            self.app.notify(str(error), title="Prices not changed", severity="error")
+        problem = self.session.change_quotes(change, label=label)
+        if problem is not None:
+            self.set_status(f"Prices not changed: {problem}", "error")
+            self.notify(problem, title="Prices not changed", severity="error")
             return False
-        self._undo = previous
-        self.reload()
-        self._app.estimate_inputs_changed()
-        self._app.status = (done, "")
+        self.set_status(done)
         return True
 
+    @edits
     def action_add_manual(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
-        targets = self._app.inventory.targets
+        targets = self.session.inventory.targets
         missing = next(
             (
                 t
@@ -355,7 +337,7 @@ class PricesScreen(Screen[None]):
         try:
             quote = entry.to_quote()
         except UserError as error:
-            self._app.status = (str(error), "error")
+            self.set_status(str(error), "error")
             return
 
         def store(confirmed: bool | None = True) -> None:
@@ -363,12 +345,13 @@ class PricesScreen(Screen[None]):
                 stored = self._change_book(
                     lambda root: add_quotes(root, [quote]),
                     f"Added manual quote for {quote.instance_type}",
+                    f"manual quote for {quote.instance_type}",
                 )
-                unused = _unused_by_targets(quote, self._app.inventory.targets)
+                unused = _unused_by_targets(quote, self.session.inventory.targets)
                 if stored and unused:
-                    self._app.status = (f"Added, but {unused}", "warning")
+                    self.set_status(f"Added, but {unused}", "warning")
             else:
-                self._app.status = ("Manual quote not stored (implausible price)", "error")
+                self.set_status("Manual quote not stored (implausible price)", "error")
 
         doubt = implausible_price(quote)
         if doubt is None:
@@ -378,10 +361,8 @@ class PricesScreen(Screen[None]):
             ConfirmScreen(f"The price looks implausible:\n{doubt}\n\nStore it anyway?"), store
         )
 
+    @edits
     def action_delete(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
         table = self.query_one("#quotes", DataTable)
         if not self.book.quotes or table.cursor_row < 0:
             return
@@ -389,16 +370,6 @@ class PricesScreen(Screen[None]):
         if self._change_book(
             lambda root: remove_quote(root, quote.key),
             f"Deleted the quote for {quote.instance_type}; ctrl+z undoes it",
+            f"deleting the quote for {quote.instance_type}",
         ):
-            self.app.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
-
-    def undo(self) -> bool:
-        """Put the quote book back as it was before the last change on this screen."""
-        if self._undo is None:
-            return False
-        book = self._undo
-        if not self._change_book(lambda root: save_quote_book(root, book), "Undone"):
-            return False
-        self._undo = None
-        self.app.notify("Undone: last price change")
-        return True
+            self.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")

@@ -5,7 +5,7 @@ result measured outside the log (for logs that never evaluate)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,11 +24,10 @@ from trntui.store.quality import record_quality
 from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
+from trntui.ui.screens.base import SessionView, edits
 from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.session import Session
 from trntui.ui.text import Hanging
-
-if TYPE_CHECKING:
-    from trntui.ui.app import TrnTuiApp
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,7 @@ def facts_text(
     return text
 
 
-class RunDetailScreen(ModalScreen[None]):
+class RunDetailScreen(SessionView, ModalScreen[None]):
     DEFAULT_CSS = """
     RunDetailScreen { align: center middle; }
     RunDetailScreen > Vertical {
@@ -160,6 +159,7 @@ class RunDetailScreen(ModalScreen[None]):
 
     def __init__(
         self,
+        session: Session,
         run_id: str,
         facts: RunFacts,
         metadata: RunMetadata,
@@ -168,6 +168,7 @@ class RunDetailScreen(ModalScreen[None]):
         size: SystemSize | None = None,
     ) -> None:
         super().__init__()
+        self.session = session
         self.system_size = size
         self.run_id = run_id
         self.facts = facts
@@ -175,12 +176,8 @@ class RunDetailScreen(ModalScreen[None]):
         self.telemetry = telemetry
         self.instance_type = instance_type
 
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
-        goal = self._app.inventory.goal
+        goal = self.session.inventory.goal
         target = goal.quality_target()
         target_text = (
             "no target set (Inventory > Training goal)"
@@ -223,27 +220,23 @@ class RunDetailScreen(ModalScreen[None]):
     def _telemetry_text(self) -> Text:
         return Text("\n" + "\n".join(self._lines()[1:]))
 
+    @edits
     def action_attach(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
         self.app.push_screen(
-            AttachCaptureScreen(self._app.project.root, self.run_id, self.instance_type),
+            AttachCaptureScreen(self.session.root, self.run_id, self.instance_type),
             self._attached,
         )
 
     def _attached(self, message: str | None) -> None:
         if message:
-            self._app.status = (message, "")
+            self.set_status(message)
             self.dismiss(None)
 
     def action_close(self) -> None:
         self.dismiss(None)
 
+    @edits
     def action_record_quality(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
         self.app.push_screen(
             ItemFormScreen(QualityResultEntry, QualityResultEntry(), title="Record quality"),
             self._recorded,
@@ -257,9 +250,9 @@ class RunDetailScreen(ModalScreen[None]):
             entry.value, entry.source, None if minutes is None else minutes * 60.0
         )
         try:
-            record_quality(self._app.project.root, self.run_id, result)
+            record_quality(self.session.root, self.run_id, result)
         except (UserError, OSError) as error:
-            self._app.status = (f"Quality result not recorded: {error}", "error")
+            self.set_status(f"Quality result not recorded: {error}", "error")
             return
-        self._app.status = (f"Recorded the quality result of run {self.run_id}", "")
+        self.set_status(f"Recorded the quality result of run {self.run_id}")
         self.dismiss(None)

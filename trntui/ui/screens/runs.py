@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import polars as pl
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
@@ -23,11 +22,10 @@ from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
 from trntui.core.fields import spec_field
 from trntui.core.inventory import TrainingTarget
-from trntui.core.run_facts import QualityTarget, RunFacts, run_facts, summarize_set
+from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
 from trntui.core.timeline import RunMetadata, SystemSize
-from trntui.store.facts import derived_runs
 from trntui.store.runs import (
     RunSetInfo,
     assign_set,
@@ -37,21 +35,20 @@ from trntui.store.runs import (
     run_sets,
     stale_runs,
 )
-from trntui.store.scenarios import current_user, load_observations
+from trntui.store.scenarios import current_user
 from trntui.store.set_sizes import load_stated_sizes, rename_set, run_sizes, state_size
 from trntui.store.telemetry import run_detail
 from trntui.ui.format import distinct_labels, fit_middle
+from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
+from trntui.ui.session import Session
 from trntui.ui.text import cell, shown
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
-
-if TYPE_CHECKING:
-    from trntui.ui.app import TrnTuiApp
 
 UNKNOWN = "?"
 
@@ -112,7 +109,7 @@ SET_WIDTH = 16
 LOG_WIDTH = 14
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(SessionScreen):
     DEFAULT_CSS = """
     RunsScreen #runs { height: 1fr; min-height: 5; }
     RunsScreen #set-summary { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
@@ -155,18 +152,13 @@ class RunsScreen(Screen[None]):
         ),
     ]
 
-    def __init__(self) -> None:
-        super().__init__(id="runs-screen")
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, id="runs-screen")
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
         self.facts: dict[str, RunFacts] = {}
         self.sizes: dict[str, SystemSize | None] = {}
         self.backtests: dict[str, Backtest | None] = {}
-        self._goal: tuple[QualityTarget | None, int | None] | None = None
-
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -200,29 +192,21 @@ class RunsScreen(Screen[None]):
             "Launched",
         ):
             table.add_column(label)
-        # An undo (ctrl+z) here can put the goal back while this screen shows: every new
-        # estimate follows an inventory change, so the facts are checked against it then.
-        self.watch(self.app, "analysis", self._goal_changed, init=False)
+        # The facts come with each estimate: it follows every change of the goal (also an
+        # undo while this screen shows) and every import.
+        self.watch(self.app, "analysis", self._show_facts, init=False)
+        self.watch(self.app, "runs_changed", self.reload_runs, init=False)
         self.reload_runs()
 
-    def on_screen_resume(self) -> None:
-        """The goal may have changed on the Inventory screen: facts depend on it."""
-        self._goal_changed()
-
-    def _goal_changed(self) -> None:
-        goal = (self._app.inventory.goal.quality_target(), self._app.inventory.planned_steps())
-        if goal != self._goal:
-            self.reload_runs()
-
     def reload_runs(self) -> None:
-        """Read the runs table, then derive each run's facts against the current inventory."""
-        root = self._app.project.root
+        """Read the runs table; each run's facts come from the session's last estimate."""
+        root = self.session.root
         try:
             self.runs = load_runs(root)
             self.sets = {info.name: info for info in run_sets(root)}
             self.sizes = run_sizes(self.runs, load_stated_sizes(root))
         except UserError as error:
-            self._app.status = (str(error), "error")
+            self.set_status(str(error), "error")
             self.runs = pl.DataFrame()
             self.sets = {}
         empty = self.runs.is_empty()
@@ -233,37 +217,31 @@ class RunsScreen(Screen[None]):
             self.query_one("#set-summary", Static).update("")
             self.query_one(ThroughputPlot).show(None, warmup_end_s=None, stalls_s=(), message=" ")
             return
-        self._show_rows()
         stale = stale_runs(self.runs)
         if stale:
-            self._app.status = (
+            self.set_status(
                 f"{stale} run(s) were read by an older trntui: press i and import their logs "
-                "again to read their system size and job clock",
-                "",
+                "again to read their system size and job clock"
             )
-        inventory = self._app.inventory
-        self._goal = (inventory.goal.quality_target(), inventory.planned_steps())
-        self._derive(*self._goal)
+        self._show_facts()
+
+    def _show_facts(self) -> None:
+        """Each run's facts as the session's last estimate derived them (against the goal's
+        quality target and planned steps); a run imported since shows '...' until the next."""
+        computed = self.session.computed
+        if computed is not None:
+            self.facts = {run.run_id: run.facts for run in computed.derived}
+            self._check_sets(computed.context.observations, tuple(self.sets))
+        self._show_rows()
 
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
-    def _derive(self, target: QualityTarget | None, planned: int | None) -> None:
-        """Facts depend on the inventory's quality target and planned steps, so they are
-        derived here from the stored timelines rather than frozen at import time."""
-        root = self._app.project.root
-        try:
-            derived = derived_runs(root, target, planned)
-            observations = load_observations(root, self._app.inventory)
-        except UserError as error:
-            self.app.call_from_thread(self._app.notify, str(error), severity="error")
-            return
-        if derived.note:
-            self.app.call_from_thread(self._app.notify, derived.note)
-        facts = {run.run_id: run.facts for run in derived}
-        checks = {name: backtest(observations, name) for name in self.sets}
-        self.app.call_from_thread(self._facts_ready, facts, checks)
+    def _check_sets(self, observations: pl.DataFrame, sets: tuple[str, ...]) -> None:
+        """Each set's backtest (the model against the trials it came from)."""
+        checks = {name: backtest(observations, name) for name in sets}
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._checked, checks)
 
-    def _facts_ready(self, facts: dict[str, RunFacts], checks: dict[str, Backtest | None]) -> None:
-        self.facts = facts
+    def _checked(self, checks: dict[str, Backtest | None]) -> None:
         self.backtests = checks
         self._show_rows()
 
@@ -342,13 +320,13 @@ class RunsScreen(Screen[None]):
     def _load_plot(self, run_id: str) -> None:
         plot = self.query_one(ThroughputPlot)
         try:
-            run = load_run(self._app.project.root, run_id)
+            run = load_run(self.session.root, run_id)
         except UserError as error:
             self.app.call_from_thread(
                 plot.show, None, warmup_end_s=None, stalls_s=(), message=str(error)
             )
             return
-        inventory = self._app.inventory
+        inventory = self.session.inventory
         facts = self.facts.get(run_id) or run_facts(
             run, inventory.goal.quality_target(), inventory.planned_steps()
         )
@@ -360,25 +338,23 @@ class RunsScreen(Screen[None]):
             plot.show, series, warmup_end_s=facts.warmup_end_s, stalls_s=stalls
         )
 
+    @edits
     def action_import_runs(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
-            return
-        inventory = self._app.inventory
+        inventory = self.session.inventory
         self.app.push_screen(
             ImportRunsScreen(
-                self._app.project.root,
+                self.session.root,
                 inventory.goal.quality_target(),
                 inventory.planned_steps(),
+                frozenset(t.run_set for t in inventory.targets if t.run_set),
             ),
             self._imported,
         )
 
     def _imported(self, summary: str | None) -> None:
-        self.reload_runs()
-        self._app.estimate_inputs_changed()
+        self.session.runs_changed()
         if summary:
-            self._app.status = (summary, "")
+            self.set_status(summary)
 
     def _selected_run_id(self) -> str | None:
         table = self.query_one("#runs", DataTable)
@@ -397,32 +373,33 @@ class RunsScreen(Screen[None]):
             return
         facts = self.facts.get(run_id)
         if facts is None:
-            self._app.status = ("Still deriving the run facts; try again in a moment.", "")
+            self.set_status("Still deriving the run facts; try again in a moment.")
             return
         set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
-        target = next((t for t in self._app.inventory.targets if t.run_set == set_name), None)
+        target = next((t for t in self.session.inventory.targets if t.run_set == set_name), None)
         self._open_detail(run_id, facts, target)
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def _open_detail(self, run_id: str, facts: RunFacts, target: TrainingTarget | None) -> None:
         """Utilization, compile telemetry and the verdict read stored captures: a worker."""
-        root = self._app.project.root
+        root = self.session.root
         try:
             run = load_run(root, run_id)
             telemetry = run_detail(
                 root,
                 run_id,
                 facts,
-                parameters_billion=self._app.inventory.model.parameters_billion,
+                parameters_billion=self.session.inventory.model.parameters_billion,
                 instance_type=target.instance_type if target else None,
                 instance_count=target.instance_count if target else 1,
             )
         except UserError as error:
-            self.app.call_from_thread(self._app.notify, str(error), severity="error")
+            self.app.call_from_thread(self.notify, str(error), severity="error")
             return
         if get_current_worker().is_cancelled:
             return
         screen = RunDetailScreen(
+            self.session,
             run_id,
             facts,
             run.metadata,
@@ -433,13 +410,11 @@ class RunsScreen(Screen[None]):
         self.app.call_from_thread(self.app.push_screen, screen, self._detail_closed)
 
     def _detail_closed(self, _: None) -> None:
-        self.reload_runs()
-        self._app.estimate_inputs_changed()
+        self.session.runs_changed()  # a quality result or a capture changes the facts
 
     def _editable_run(self) -> tuple[str, str] | None:
         """The highlighted run's id and set, when this session may change them."""
-        if self._app.project.read_only:
-            self._app.notify_read_only()
+        if not self.writable():
             return None
         run_id = self._selected_run_id()
         if run_id is None:
@@ -461,24 +436,23 @@ class RunsScreen(Screen[None]):
             run_ids = members if entry.whole_set else [run_id]
             whole = len(run_ids) == len(members)
             try:
-                assign_set(self._app.project.root, run_ids, new)
+                assign_set(self.session.root, run_ids, new)
                 if whole:  # the stated size and family are the set's: they follow its name
-                    rename_set(self._app.project.root, old, new)
+                    rename_set(self.session.root, old, new)
             except (UserError, OSError) as error:
-                self._app.status = (f"Not moved: {error}", "error")
+                self.set_status(f"Not moved: {error}", "error")
                 return
             followed = ""
-            inventory = self._app.inventory
+            inventory = self.session.inventory
             renamed = inventory.with_run_set_renamed(old, new)
             if whole and renamed != inventory:
-                if self._app.apply_inventory(renamed, label="rename run set"):
+                if self.session.edit_inventory(renamed, label="rename run set") is None:
                     followed = "; the targets measured by it follow"
                 else:
                     followed = f"; the targets still name {old!r} (see the status line)"
             what = f"set {old!r} renamed" if whole else "1 run moved"
-            self._app.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
-            self.reload_runs()
-            self._app.estimate_inputs_changed()
+            self.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
+            self.session.runs_changed()
 
         self.app.push_screen(
             ItemFormScreen(MoveEntry, MoveEntry(set_name=old), title=f"Run set of {run_id}"),
@@ -491,7 +465,7 @@ class RunsScreen(Screen[None]):
         if picked is None:
             return
         _, set_name = picked
-        current = load_stated_sizes(self._app.project.root).get(set_name)
+        current = load_stated_sizes(self.session.root).get(set_name)
         entry = SetSizeEntry(
             nodes=current.nodes if current else None,
             accelerators_per_node=current.accelerators_per_node if current else None,
@@ -510,13 +484,12 @@ class RunsScreen(Screen[None]):
                 stated_by=current_user(),
             )
             try:
-                state_size(self._app.project.root, set_name, size)
+                state_size(self.session.root, set_name, size)
             except (UserError, OSError) as error:
-                self._app.status = (f"Size not stated: {error}", "error")
+                self.set_status(f"Size not stated: {error}", "error")
                 return
-            self.reload_runs()
-            self._app.estimate_inputs_changed()
-            self._app.status = (f"Set {set_name}: {size.text()}, stated by {size.stated_by}", "")
+            self.session.runs_changed()
+            self.set_status(f"Set {set_name}: {size.text()}, stated by {size.stated_by}")
 
         title = f"System size of run set {set_name[-30:]}"
         self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
@@ -531,13 +504,12 @@ class RunsScreen(Screen[None]):
         def confirmed(yes: bool | None) -> None:
             if yes and run_id is not None:
                 try:
-                    remove_run(self._app.project.root, run_id)
+                    remove_run(self.session.root, run_id)
                 except (UserError, OSError) as error:
-                    self._app.status = (f"Run not removed: {error}", "error")
+                    self.set_status(f"Run not removed: {error}", "error")
                     return
-                self.reload_runs()
-                self._app.estimate_inputs_changed()
-                self._app.status = (f"Removed run {run_id} ({source}); re-import to restore", "")
+                self.session.runs_changed()
+                self.set_status(f"Removed run {run_id} ({source}); re-import to restore")
 
         self.app.push_screen(
             ConfirmScreen(f"Remove the run imported from\n{source}?\n(Its log file is kept.)"),

@@ -10,8 +10,6 @@ since) and compared through ``store.scenarios``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -19,7 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import (
     DataTable,
     Footer,
@@ -63,13 +61,12 @@ from trntui.store.scenarios import (
     staleness,
 )
 from trntui.ui.format import fit
+from trntui.ui.screens.base import SessionScreen, SessionView, edits
+from trntui.ui.session import Session, overrides_in_force
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.scale_view import scale_text
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.tornado import TornadoChart
-
-if TYPE_CHECKING:
-    from trntui.ui.app import TrnTuiApp
 
 ALL_TARGETS = ""
 """The target choice of an override that applies to every target."""
@@ -87,13 +84,6 @@ _TAB_ACTIONS = {
 
 def number(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.4g}"
-
-
-def _in_force(overrides: tuple[Override, ...]) -> str:
-    """The overrides in force, in words, for the status line."""
-    if not overrides:
-        return "no override in force"
-    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in force"
 
 
 def _overrides_for(overrides: tuple[Override, ...], key: str, target: str | None) -> list[Override]:
@@ -415,7 +405,7 @@ def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ..
 # --- modal forms ----------------------------------------------------------------------------
 
 
-class OverrideScreen(ModalScreen[Override | None]):
+class OverrideScreen(SessionView, ModalScreen[Override | None]):
     """Set one scenario parameter: input, target, value, who and why; checked before closing."""
 
     AUTO_FOCUS = "#value"
@@ -441,6 +431,7 @@ class OverrideScreen(ModalScreen[Override | None]):
 
     def __init__(
         self,
+        session: Session,
         result: Estimate,
         others: tuple[Override, ...],
         *,
@@ -449,15 +440,12 @@ class OverrideScreen(ModalScreen[Override | None]):
         existing: Override | None = None,
     ) -> None:
         super().__init__()
+        self.session = session
         self.result = result
         self.others = others
         self.key = key
         self.target = target
         self.existing = existing
-
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         existing = self.existing
@@ -549,7 +537,7 @@ class OverrideScreen(ModalScreen[Override | None]):
             return
         override = Override(key, value, target, who=who or "unnamed", why=why)
         others = tuple(o for o in self.others if (o.input, o.target) != (key, target))
-        problem = self._app.check_overrides((*others, override))
+        problem = self.session.check_overrides((*others, override))
         if problem is not None:
             error.update(f"Not kept: {problem}")
             return
@@ -702,7 +690,7 @@ class DiffScreen(ModalScreen[None]):
 # --- the screen -----------------------------------------------------------------------------
 
 
-class ScenariosScreen(Screen[None]):
+class ScenariosScreen(SessionScreen):
     DEFAULT_CSS = """
     ScenariosScreen TabbedContent { height: 1fr; }
     ScenariosScreen TabPane { padding: 0; }
@@ -798,17 +786,12 @@ class ScenariosScreen(Screen[None]):
         ),
     ]
 
-    def __init__(self) -> None:
-        super().__init__(id="scenarios-screen")
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, id="scenarios-screen")
         self.target_index = 0
         self.marked: str | None = None
         self.opened: Scenario | None = None
-        self._undo: list[tuple[Override, ...]] = []
         self._row_inputs: dict[str, tuple[str | None, EstimateInput]] = {}
-
-    @property
-    def _app(self) -> TrnTuiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -872,9 +855,9 @@ class ScenariosScreen(Screen[None]):
             return True
         if self._active_tab() not in tabs:
             return False
-        analysis = self._app.analysis
+        analysis = self.session.analysis
         if action == "drop_override":
-            return bool(self._app.overrides)
+            return bool(self.session.overrides)
         if action == "next_target":
             return analysis is not None and len(analysis.estimate.targets) > 1
         if action == "use_snapshot":
@@ -931,7 +914,7 @@ class ScenariosScreen(Screen[None]):
         table = self.query_one("#inputs", DataTable)
         row_before = table.cursor_row
         table.clear()
-        overrides = self._app.overrides
+        overrides = self.session.overrides
         self._row_inputs = {}
         for target, item in input_rows(result):
             key = f"{target or ''}\t{item.key}"
@@ -963,14 +946,14 @@ class ScenariosScreen(Screen[None]):
         return self._row_inputs.get(key or "")
 
     def _show_input_detail(self) -> None:
-        analysis = self._app.analysis
+        analysis = self.session.analysis
         found = self._highlighted_input()
         detail = self.query_one("#input-detail", Static)
         if found is None or analysis is None:
             detail.update("")
             return
         text = input_detail(found[1], analysis.estimate.work_unit)
-        overrides = self._app.overrides
+        overrides = self.session.overrides
         hint = "a override" + ("  x drop override  ctrl+z undo" if overrides else "")
         text.append(f"\n{len(overrides)} override(s) in force; {hint}", style="dim")
         detail.update(text)
@@ -999,8 +982,8 @@ class ScenariosScreen(Screen[None]):
 
     def action_next_target(self) -> None:
         self.target_index += 1
-        if self._app.analysis is not None:
-            self._show_sensitivity(self._app.analysis)
+        if self.session.analysis is not None:
+            self._show_sensitivity(self.session.analysis)
         if self._active_tab() == "scale":
             self._show_scale()
 
@@ -1009,7 +992,7 @@ class ScenariosScreen(Screen[None]):
     def _show_scale(self) -> None:
         """Price the current target at each instance count, in a worker (one estimate per
         count): the tab shows the last table until the new one is ready."""
-        context = self._app.estimate_context
+        context = self.session.estimate_context
         targets = context.inventory.targets if context is not None else ()
         if context is None or not targets:
             self.query_one("#scale-body", Static).update("No training target to scale yet.")
@@ -1029,18 +1012,23 @@ class ScenariosScreen(Screen[None]):
     # --- overrides -------------------------------------------------------------------------
 
     def action_add_override(self) -> None:
-        analysis = self._app.analysis
+        analysis = self.session.analysis
         if analysis is None or not analysis.estimate.targets:
-            self._app.notify("No estimate yet to set a parameter on.")
+            self.notify("No estimate yet to set a parameter on.")
             return
         found = self._highlighted_input()
         key, target = ("steady_throughput", None) if found is None else (found[1].key, found[0])
         if target is None and INPUT_SPECS[key].per_target:
             target = analysis.estimate.targets[0].name
-        existing = next(iter(_overrides_for(self._app.overrides, key, target)), None)
+        existing = next(iter(_overrides_for(self.session.overrides, key, target)), None)
         self.app.push_screen(
             OverrideScreen(
-                analysis.estimate, self._app.overrides, key=key, target=target, existing=existing
+                self.session,
+                analysis.estimate,
+                self.session.overrides,
+                key=key,
+                target=target,
+                existing=existing,
             ),
             self._override_kept,
         )
@@ -1048,57 +1036,43 @@ class ScenariosScreen(Screen[None]):
     def _override_kept(self, override: Override | None) -> None:
         if override is None:
             return
-        before = self._app.overrides
+        before = self.session.overrides
         kept = tuple(o for o in before if (o.input, o.target) != (override.input, override.target))
-        problem = self._app.set_overrides((*kept, override))
+        label = INPUT_SPECS[override.input].label
+        problem = self.session.set_overrides((*kept, override), label=f"override of {label}")
         if problem is not None:
-            self._app.status = (f"Override not applied: {problem}", "error")
+            self.set_status(f"Override not applied: {problem}", "error")
             return
-        self._undo.append(before)
-        self._app.status = (
-            f"Override: {INPUT_SPECS[override.input].label} = {override.value:g} "
-            f"({override.who}: {override.why})",
-            "",
-        )
+        self.set_status(f"Override: {label} = {override.value:g} ({override.who}: {override.why})")
 
     def action_drop_override(self) -> None:
         found = self._highlighted_input()
         if found is None:
             return
         target, item = found
-        before = self._app.overrides
+        before = self.session.overrides
         dropped = _overrides_for(before, item.key, target)
         if not dropped:
             # An override whose target was renamed or deleted has no row to select; it is what
             # keeps the estimate from updating, so x offers to drop it from any row.
-            names = {t.name for t in self._app.inventory.targets}
+            names = {t.name for t in self.session.inventory.targets}
             dropped = [o for o in before if o.target is not None and o.target not in names]
         if not dropped:
-            self._app.notify(f"{item.label} is not overridden here.")
+            self.notify(f"{item.label} is not overridden here.")
             return
-        problem = self._app.set_overrides(tuple(o for o in before if o not in dropped))
-        if problem is not None:
-            self._app.status = (f"Override not dropped: {problem}", "error")
-            return
-        self._undo.append(before)
         what = ", ".join(
             f"{o.target + ': ' if o.target else ''}{INPUT_SPECS[o.input].label}" for o in dropped
         )
-        self._app.notify(f"Dropped the override of {what}. ctrl+z undoes it.")
-        self._app.status = (f"Dropped the override of {what}; {_in_force(self._app.overrides)}", "")
-
-    def undo(self) -> bool:
-        """Put the overrides back as they were before the last change on this screen."""
-        if not self._undo:
-            return False
-        problem = self._app.set_overrides(self._undo[-1])
+        problem = self.session.set_overrides(
+            tuple(o for o in before if o not in dropped), label=f"dropping the override of {what}"
+        )
         if problem is not None:
-            self._app.status = (f"Cannot undo: {problem}", "error")
-            return True
-        self._undo.pop()
-        self._app.notify("Undone: last override change")
-        self._app.status = (f"Undone: {_in_force(self._app.overrides)}", "")
-        return True
+            self.set_status(f"Override not dropped: {problem}", "error")
+            return
+        self.notify(f"Dropped the override of {what}. ctrl+z undoes it.")
+        self.set_status(
+            f"Dropped the override of {what}; {overrides_in_force(self.session.overrides)}"
+        )
 
     # --- snapshots -------------------------------------------------------------------------
 
@@ -1107,9 +1081,9 @@ class ScenariosScreen(Screen[None]):
         row_before = table.cursor_row
         table.clear()
         try:
-            infos = list_scenarios(self._app.project.root)
+            infos = list_scenarios(self.session.root)
         except (UserError, OSError) as error:
-            self._app.status = (str(error), "error")
+            self.set_status(str(error), "error")
             infos = []
         for info in infos:
             saved = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else "?"
@@ -1131,33 +1105,31 @@ class ScenariosScreen(Screen[None]):
             return None
         return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
 
+    @edits
     def action_save_snapshot(self) -> None:
-        if self._app.project.read_only:
-            self._app.notify_read_only()
+        if self.session.estimate_context is None:
+            self.notify("The estimate is still being computed.")
             return
-        if self._app.estimate_context is None:
-            self._app.notify("The estimate is still being computed.")
-            return
-        existing = {info.name for info in list_scenarios(self._app.project.root)}
+        existing = {info.name for info in list_scenarios(self.session.root)}
         self.app.push_screen(SaveSnapshotScreen(existing), self._save)
 
     def _save(self, answer: tuple[str, str] | None) -> None:
-        context = self._app.estimate_context
+        context = self.session.estimate_context
         if answer is None or context is None:
             return
         name, note = answer
-        root = self._app.project.root
+        root = self.session.root
         try:
             save_scenario(
-                root, name, context, self._app.overrides, note=note, saved_by=current_user()
+                root, name, context, self.session.overrides, note=note, saved_by=current_user()
             )
         except (UserError, OSError) as error:
-            self._app.status = (f"Snapshot not saved: {error}", "error")
+            self.set_status(f"Snapshot not saved: {error}", "error")
             return
-        self._app.kept_overrides = self._app.overrides
+        self.session.keep_overrides()
         self.reload_snapshots()
         path = scenario_path(root, name).relative_to(root)
-        self._app.status = (f"Saved snapshot {name!r} to {path}", "")
+        self.set_status(f"Saved snapshot {name!r} to {path}")
 
     @on(DataTable.RowSelected, "#snapshots")
     def _snapshot_selected(self, event: DataTable.RowSelected) -> None:
@@ -1169,9 +1141,9 @@ class ScenariosScreen(Screen[None]):
         if name is None:
             return
         try:
-            self.opened = load_scenario(self._app.project.root, name)
+            self.opened = load_scenario(self.session.root, name)
         except (UserError, OSError) as error:
-            self._app.status = (f"Cannot open {name!r}: {error}", "error")
+            self.set_status(f"Cannot open {name!r}: {error}", "error")
             return
         self._show_opened()
 
@@ -1179,14 +1151,14 @@ class ScenariosScreen(Screen[None]):
         scenario = self.opened
         if scenario is None:
             return
-        context = self._app.estimate_context
+        context = self.session.estimate_context
         stale: tuple[str, ...] = ()
         if context is not None:
             try:
                 stale = staleness(scenario, context)
             except UserError as error:
                 stale = (f"cannot check against the project ({error})",)
-        now = self._app.analysis.estimate if self._app.analysis else None
+        now = self.session.analysis.estimate if self.session.analysis else None
         text = scenario_text(scenario, now, stale)
         text.append("\nu uses its overrides here; m marks it as A, c compares", style="dim")
         self.query_one("#snapshot-body", Static).update(text)
@@ -1199,7 +1171,7 @@ class ScenariosScreen(Screen[None]):
         self.marked = None if self.marked == name else name
         self.reload_snapshots()
         if self.marked:
-            self._app.status = (f"A = {name!r}: select another snapshot and press c", "")
+            self.set_status(f"A = {name!r}: select another snapshot and press c")
 
     def action_compare_snapshots(self) -> None:
         """The marked snapshot (A) against the selected one (B), or the selected one against
@@ -1207,36 +1179,35 @@ class ScenariosScreen(Screen[None]):
         name = self._selected_snapshot()
         if name is None:
             return
-        root = self._app.project.root
+        root = self.session.root
         try:
             chosen = load_scenario(root, name)
             if self.marked and self.marked != name:
                 a_name, a = self.marked, load_scenario(root, self.marked).estimate()
                 b_name, b = name, chosen.estimate()
             else:
-                analysis = self._app.analysis
+                analysis = self.session.analysis
                 if analysis is None:
                     return
                 a_name, a = name, chosen.estimate()
                 b_name, b = "now", analysis.estimate
         except (UserError, OSError) as error:
-            self._app.status = (f"Cannot compare: {error}", "error")
+            self.set_status(f"Cannot compare: {error}", "error")
             return
         self.app.push_screen(DiffScreen(a_name, a, b_name, b))
 
     def action_use_snapshot(self) -> None:
         scenario = self.opened
         if scenario is None:
-            self._app.notify("Open a snapshot first (o).")
+            self.notify("Open a snapshot first (o).")
             return
-        before = self._app.overrides
-        problem = self._app.set_overrides(scenario.overrides)
+        problem = self.session.set_overrides(
+            scenario.overrides, label=f"using the overrides of {scenario.name!r}"
+        )
         if problem is not None:
-            self._app.status = (f"Its overrides do not apply now: {problem}", "error")
+            self.set_status(f"Its overrides do not apply now: {problem}", "error")
             return
-        self._undo.append(before)
-        self._app.kept_overrides = self._app.overrides
-        self._app.status = (
-            f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)",
-            "",
+        self.session.keep_overrides()
+        self.set_status(
+            f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)"
         )

@@ -1,0 +1,186 @@
+"""The session: one owner of what the user changes, and one undo history for all of it."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tests import SIZE
+from tests.ui_support import settle, wait_until
+from trntui.core.estimate import Override
+from trntui.store.project import Project, read_inventory
+from trntui.store.quotes import load_quote_book, quotes_path, remove_quote
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.session import UNDO_COALESCE_S, Session
+
+TRNTUI = Path(__file__).resolve().parent.parent / "trntui"
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def renamed(session: Session, name: str):
+    return dataclasses.replace(
+        session.inventory,
+        project=dataclasses.replace(session.inventory.project, name=name),
+    )
+
+
+def test_one_history_undoes_every_kind_of_change_newest_first(sample_project: Project) -> None:
+    """An inventory edit, an override and a quote deletion are three steps of one history;
+    undo takes them back newest first, each restoring exactly what was there before."""
+    session = Session(sample_project)
+    heard: list[str] = []
+    session.listen(heard.append)
+    original = session.inventory
+    book = load_quote_book(session.root)
+    quote = book.quotes[0]
+
+    assert session.edit_inventory(renamed(session, "Renamed"), label="Project > Name") is None
+    faster = Override("steady_throughput", 2.0, None, who="me", why="a guess")
+    assert session.set_overrides([faster], label="override of throughput") is None
+    assert session.change_quotes(lambda root: remove_quote(root, quote.key), label="delete") is None
+    assert quote not in load_quote_book(session.root).quotes
+    assert heard == ["inventory", "overrides", "quotes"]
+    assert [step.kind for step in session.history] == ["inventory", "overrides", "quotes"]
+
+    step, problem = session.undo()
+    assert problem is None and step is not None and step.label == "delete"
+    assert load_quote_book(session.root).quotes == book.quotes, "the deleted quote is back"
+    assert session.overrides == (faster,), "only the newest step was undone"
+
+    step, _ = session.undo()
+    assert step is not None and step.kind == "overrides" and session.overrides == ()
+    assert session.inventory.project.name == "Renamed"
+
+    step, _ = session.undo()
+    assert step is not None and step.kind == "inventory" and session.inventory == original
+    assert session.undo() == (None, None), "nothing left to undo"
+    assert heard[3:] == ["quotes", "overrides", "inventory-replaced"]
+
+
+def test_typing_in_one_field_is_one_undo_step_until_it_pauses(sample_project: Project) -> None:
+    clock = Clock()
+    session = Session(sample_project, clock=clock)
+    original = session.inventory
+    for name in ("A", "AB", "ABC"):
+        session.edit_inventory(renamed(session, name), label="Project > Name")
+        clock.now += UNDO_COALESCE_S / 4
+    assert len(session.history) == 1, "one field typed in quick succession"
+    clock.now += UNDO_COALESCE_S * 2
+    session.edit_inventory(renamed(session, "ABCD"), label="Project > Name")
+    session.edit_inventory(renamed(session, "ABCDE"), label="Project > Description")
+    assert [step.label for step in session.history] == [
+        "Project > Name",
+        "Project > Name",
+        "Project > Description",
+    ]
+    session.undo()
+    session.undo()
+    assert session.inventory.project.name == "ABC"
+    session.undo()
+    assert session.inventory == original
+
+
+def test_an_invalid_change_is_refused_and_changes_nothing(sample_project: Project) -> None:
+    session = Session(sample_project)
+    heard: list[str] = []
+    session.listen(heard.append)
+    before = session.inventory
+    target = before.targets[0]
+    twin = dataclasses.replace(before, targets=(target, target))  # the same name twice
+    problem = session.edit_inventory(twin, label="add target")
+    assert problem is not None and problem.startswith("Not saved:")
+    assert session.inventory == before and not session.dirty
+    assert session.history == [] and heard == []
+
+    def broken(root: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    book = quotes_path(session.root).read_bytes()
+    problem = session.change_quotes(broken, label="delete")
+    assert problem is not None and "No space left" in problem
+    assert quotes_path(session.root).read_bytes() == book and session.history == []
+
+
+def test_a_read_only_session_refuses_changes_and_names_the_holder(sample_dir: Path) -> None:
+    with Project.open(sample_dir) as holder:
+        second = Project.open(sample_dir, allow_read_only=True)
+        try:
+            session = Session(second)
+            problem = session.edit_inventory(renamed(session, "Mine"), label="Project > Name")
+            assert problem is not None and problem.startswith("Read-only")
+            assert holder.holder in problem
+            assert session.change_quotes(lambda root: None, label="x") == problem
+            session.keep_typing()  # nothing to write, and no writer called
+            assert session.history == [] and not session.dirty
+        finally:
+            second.close()
+    assert read_inventory(sample_dir).inventory.project.name != "Mine"
+
+
+def test_no_module_imports_the_app_class_outside_type_checking() -> None:
+    """Screens get the session in their constructor and post messages up; the only import of
+    the App module is the entry point that starts it (``cli.py``, inside its function)."""
+    offenders = []
+    for path in sorted(TRNTUI.rglob("*.py")):
+        if path.name == "app.py" and path.parent.name == "ui":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                guarded |= {id(child) for child in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in guarded:
+                continue
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            if any(name == "trntui.ui.app" for name in names):
+                offenders.append(f"{path.relative_to(TRNTUI.parent)}:{node.lineno}")
+    assert all(o.startswith("trntui/cli.py:") for o in offenders), offenders
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_ctrl_z_on_any_screen_undoes_the_newest_change(sample_project: Project) -> None:
+    """A quote deleted on Prices, then ctrl+z on Inventory: the quote comes back (not the
+    older inventory edit); the next ctrl+z takes back that edit."""
+    app = TrnTuiApp(sample_project)
+    root = sample_project.root
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        original = session.inventory
+        assert session.edit_inventory(renamed(session, "Edited"), label="Project > Name") is None
+        quotes = len(load_quote_book(root).quotes)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert len(load_quote_book(root).quotes) == quotes - 1
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert len(load_quote_book(root).quotes) == quotes, "the quote deletion was undone"
+        assert session.inventory.project.name == "Edited", "the older edit stays"
+        await pilot.press("ctrl+z")
+        await wait_until(
+            pilot,
+            lambda: read_inventory(root).inventory == original,
+            "the edit undone and saved",
+        )
+        assert "Undone: Project > Name" in app.status[0] or app.status[0].startswith("Saved")

@@ -1,0 +1,298 @@
+"""One open project in one app: the state a user changes, its one undo history, and what is
+derived from it.
+
+The App and every screen share one ``Session`` (a screen gets it in its constructor). It owns
+
+* the open ``Project`` and the current ``Inventory`` (saved shortly after the last edit),
+* the scenario overrides in force, and those last kept in a snapshot,
+* the single undo history: inventory edits, override changes and quote book changes are steps
+  on one stack, so ctrl+z anywhere undoes the most recent change, whichever screen made it,
+* what the last estimate computed from them: the run facts (derived once per import and read
+  by the Runs screen and the estimate alike), the estimate context and its prepared inputs.
+
+Every change goes through a method that checks it first: an invalid change is refused with the
+reason (a string) and changes nothing. Nothing here knows Textual: the App ``listen``\\s and
+turns each change into a save timer, a recompute and reactive updates that screens watch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from trntui.core.errors import UserError
+from trntui.core.inventory import Inventory, InventoryInvalid
+from trntui.store.project import Project
+
+if TYPE_CHECKING:
+    from trntui.core.estimate import EstimateContext, Override, TargetInputs
+    from trntui.core.quotes import QuoteBook
+    from trntui.core.report import Analysis
+    from trntui.store.facts import DerivedRuns
+
+UNDO_COALESCE_S = 2.0
+"""Edits of the same field within this many seconds are one undo step (typing a number)."""
+UNDO_LIMIT = 200
+
+Change = Literal["inventory", "inventory-replaced", "overrides", "quotes", "runs"]
+"""What changed: ``inventory`` (an edit, the forms already show it), ``inventory-replaced``
+(undo or reload: forms must show it again), ``overrides``, ``quotes`` (the quote book on disk),
+``runs`` (imported, removed, sized or moved runs: facts must be derived again)."""
+
+
+@dataclass(frozen=True)
+class UndoStep:
+    """One change that ctrl+z can take back: what it was called and the state before it."""
+
+    kind: Literal["inventory", "overrides", "quotes"]
+    label: str
+    before: object
+    at: float
+
+
+@dataclass(frozen=True)
+class Computed:
+    """What one recompute produced from one inventory and one set of overrides."""
+
+    context: EstimateContext
+    prepared: list[TargetInputs]
+    analysis: Analysis
+    derived: DerivedRuns
+
+
+class Session:
+    """The state of one open project (see the module docstring)."""
+
+    def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.project = project
+        self.inventory: Inventory = project.inventory
+        self.overrides: tuple[Override, ...] = ()
+        """Scenario parameters in force: the estimate everywhere is computed with them."""
+        self.kept_overrides: tuple[Override, ...] = ()
+        """The overrides as last saved in (or taken from) a snapshot: quitting asks only when
+        ``overrides`` differ from them."""
+        self.dirty = False
+        """The inventory holds edits not yet written to ``trntui.toml``."""
+        self.history: list[UndoStep] = []
+        self.computed: Computed | None = None
+        """The last successful recompute (``None`` until the first one)."""
+        self.invalid: dict[str, str] = {}
+        """Fields holding typed text that does not parse (label -> why), kept by the screen
+        that shows them so that quitting can say what would be lost."""
+        self._clock = clock
+        self._listeners: list[Callable[[Change], None]] = []
+        self._typing: list[Callable[[], None]] = []
+
+    # --- the project ---------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    @property
+    def read_only(self) -> bool:
+        return self.project.read_only
+
+    @property
+    def read_only_message(self) -> str:
+        return f"Read-only: {self.project.read_only_reason}"
+
+    @property
+    def short_path(self) -> str:
+        """The project file as folder/name: enough to recognise, short enough for 80 columns."""
+        return f"{self.project.root.resolve().name}/{self.project.path.name}"
+
+    def listen(self, listener: Callable[[Change], None]) -> None:
+        """Call ``listener`` after every change (the App: save, recompute, repaint)."""
+        self._listeners.append(listener)
+
+    def on_typing_kept(self, commit: Callable[[], None]) -> None:
+        """``commit`` applies entries still being typed (a screen's forms); ``keep_typing``
+        calls it before an explicit save or a quit, so those keep what was typed."""
+        self._typing.append(commit)
+
+    def keep_typing(self) -> None:
+        if not self.read_only:
+            for commit in self._typing:
+                commit()
+
+    def _changed(self, change: Change) -> None:
+        for listener in self._listeners:
+            listener(change)
+
+    def _record(self, step: UndoStep) -> None:
+        self.history.append(step)
+        del self.history[:-UNDO_LIMIT]
+
+    # --- changes -------------------------------------------------------------------------
+
+    def edit_inventory(self, inventory: Inventory, *, label: str) -> str | None:
+        """Make ``inventory`` current (saved soon after); why not, when it is refused.
+
+        The whole document is checked as a hand-edited file would be. Edits with the same
+        label in quick succession are one undo step.
+        """
+        if self.read_only:
+            return self.read_only_message
+        try:
+            Inventory.from_dict(inventory.to_dict())
+        except InventoryInvalid as invalid:
+            return f"Not saved: {invalid.problems[0].message}"
+        now = self._clock()
+        last = self.history[-1] if self.history else None
+        coalesce = (
+            last is not None
+            and last.kind == "inventory"
+            and last.label == label
+            and now - last.at < UNDO_COALESCE_S
+        )
+        if not coalesce:
+            self._record(UndoStep("inventory", label, self.inventory, now))
+        self.inventory = inventory
+        self.dirty = True
+        self._changed("inventory")
+        return None
+
+    def check_overrides(self, overrides: Sequence[Override]) -> str | None:
+        """Why ``overrides`` cannot apply to the current inputs (``None`` when they can)."""
+        if self.computed is None:
+            return None
+        from trntui.core.estimate import apply_overrides
+
+        try:
+            apply_overrides(self.computed.prepared, overrides)
+        except UserError as error:
+            return str(error)
+        return None
+
+    def set_overrides(self, overrides: Sequence[Override], *, label: str) -> str | None:
+        """Make ``overrides`` the scenario parameters; refuse (with the reason) invalid ones."""
+        problem = self.check_overrides(overrides)
+        if problem is not None:
+            return problem
+        self._record(UndoStep("overrides", label, self.overrides, self._clock()))
+        self.overrides = tuple(overrides)
+        self._changed("overrides")
+        return None
+
+    def change_quotes(self, change: Callable[[Path], object], *, label: str) -> str | None:
+        """Apply ``change`` to the project's quote book (``prices/quotes.toml``) as one undo
+        step; why not, when the book cannot be read or written (nothing changes then)."""
+        if self.read_only:
+            return self.read_only_message
+        from trntui.store.quotes import load_quote_book
+
+        try:
+            before = load_quote_book(self.root)
+            change(self.root)
+        except (UserError, OSError) as error:
+            return str(error)
+        self._record(UndoStep("quotes", label, before, self._clock()))
+        self._changed("quotes")
+        return None
+
+    def runs_changed(self) -> None:
+        """Runs were imported, removed, sized, moved or given a quality result: derive again.
+        (These are not undone here: the Runs screen says how to reverse each one.)"""
+        self._changed("runs")
+
+    def undo(self) -> tuple[UndoStep | None, str | None]:
+        """Take back the most recent change: (the step undone, why it could not be)."""
+        if not self.history:
+            return None, None
+        step = self.history[-1]
+        if step.kind == "overrides":
+            before: tuple[Override, ...] = step.before  # type: ignore[assignment]
+            problem = self.check_overrides(before)
+            if problem is not None:
+                return None, problem
+            self.history.pop()
+            self.overrides = before
+            self._changed("overrides")
+        elif step.kind == "quotes":
+            from trntui.store.quotes import save_quote_book
+
+            book: QuoteBook = step.before  # type: ignore[assignment]
+            if self.read_only:
+                return None, self.read_only_message
+            try:
+                save_quote_book(self.root, book)
+            except (UserError, OSError) as error:
+                return None, str(error)
+            self.history.pop()
+            self._changed("quotes")
+        else:
+            self.history.pop()
+            self.inventory = step.before  # type: ignore[assignment]
+            self.dirty = True
+            self._changed("inventory-replaced")
+        return step, None
+
+    def reload(self) -> None:
+        """Read ``trntui.toml`` again (edited by hand); the inventory before is one undo step.
+        A file that does not read raises ``UserError`` and changes nothing."""
+        before = self.inventory
+        inventory = self.project.reload()
+        if inventory != before:
+            self._record(UndoStep("inventory", "reload", before, self._clock()))
+        self.inventory = inventory
+        self.dirty = False
+        self._changed("inventory-replaced")
+
+    def save(self) -> None:
+        """Write pending inventory edits (raises ``UserError``/``OSError`` when it cannot)."""
+        if self.dirty:
+            self.project.save_inventory(self.inventory)
+            self.dirty = False
+
+    def keep_overrides(self) -> None:
+        """The overrides in force were saved in a snapshot (or taken from one)."""
+        self.kept_overrides = self.overrides
+
+    @property
+    def unkept_overrides(self) -> bool:
+        return bool(self.overrides) and self.overrides != self.kept_overrides
+
+    # --- what is derived -------------------------------------------------------------------
+
+    def compute(self, inventory: Inventory, overrides: tuple[Override, ...]) -> Computed:
+        """The estimate and everything shown with it, for ``inventory`` and ``overrides``.
+
+        Runs in a worker thread: it reads the project but changes nothing here; the App hands
+        the result to ``computed_ready`` on its own thread. Run facts come from
+        ``runs/facts.parquet`` and are derived only for runs whose facts are not stored yet.
+        """
+        from trntui.core.estimate import prepare
+        from trntui.core.report import analyze
+        from trntui.store.scenarios import load_context, load_derived
+
+        _, derived = load_derived(self.root, inventory)
+        context = load_context(self.root, inventory)
+        prepared = prepare(context)
+        return Computed(context, prepared, analyze(context, overrides, prepared=prepared), derived)
+
+    def computed_ready(self, computed: Computed) -> str | None:
+        """Keep a recompute's result; the note to show when run facts were derived again."""
+        previous = self.computed
+        self.computed = computed
+        fresh = previous is None or previous.derived is not computed.derived
+        return computed.derived.note if fresh else None
+
+    @property
+    def estimate_context(self) -> EstimateContext | None:
+        return None if self.computed is None else self.computed.context
+
+    @property
+    def analysis(self) -> Analysis | None:
+        """The last valid estimate, comparison, sensitivity and resampling."""
+        return None if self.computed is None else self.computed.analysis
+
+
+def overrides_in_force(overrides: tuple[Override, ...]) -> str:
+    """The overrides in force, in words, for the status line."""
+    if not overrides:
+        return "no override in force"
+    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in force"
