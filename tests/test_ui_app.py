@@ -218,7 +218,7 @@ async def test_item_form_refuses_an_invalid_target(sample_dir: Path) -> None:
             await pilot.press("ctrl+s")
             await settle(pilot)
             assert isinstance(app.screen, ItemFormScreen)
-            assert "family.size" in str(app.screen.query_one(".modal-error").content)
+            assert "family.size" in str(app.screen.query_one(".error").content)
             await pilot.press("escape")
             await settle(pilot)
     assert "bad" not in target_names(sample_dir)

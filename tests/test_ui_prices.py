@@ -149,7 +149,7 @@ async def test_manual_trainium3_quote_requires_a_source(project: Project) -> Non
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ItemFormScreen), "no source: the quote is not kept"
-        assert "Source is required" in str(app.screen.query_one(".modal-error").content)
+        assert "Source is required" in str(app.screen.query_one(".error").content)
         form.query_one("#field-source_note", Input).value = "account team offer (example)"
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -205,7 +205,7 @@ async def test_a_refused_manual_quote_keeps_the_dialog_and_a_region_typo_is_name
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert app.screen is form, "a refused quote keeps the dialog open"
-        assert "Not kept:" in str(form.query_one(".modal-error").content)
+        assert "Not kept:" in str(form.query_one(".error").content)
         assert form.query_one("#field-source_note", Input).value.startswith("account team")
         form.query_one("#field-quoted_on", Input).value = dt.date.today().isoformat()
         await pilot.press("ctrl+s")

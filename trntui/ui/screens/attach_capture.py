@@ -11,26 +11,21 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Label, ProgressBar, Static
+from textual.containers import Vertical
+from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
+from trntui.ui.screens.dialog import row
 from trntui.ui.screens.worker_modal import WorkerModal
 
 
 class AttachCaptureScreen(WorkerModal[str | None]):
     DEFAULT_CSS = """
-    AttachCaptureScreen { align: center middle; }
-    AttachCaptureScreen > Vertical {
-        width: 76; height: auto; border: round $accent; background: $surface; padding: 0 1;
-    }
-    AttachCaptureScreen Horizontal { height: 1; margin-bottom: 1; }
-    AttachCaptureScreen Label { width: 8; }
-    AttachCaptureScreen Input { width: 1fr; }
+    AttachCaptureScreen > Vertical { width: 76; height: auto; }
+    AttachCaptureScreen .row > Label { width: 8; }
     AttachCaptureScreen #message { height: auto; margin-top: 1; }
-    AttachCaptureScreen .hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="attach.cancel")]
     AUTO_FOCUS = "#capture"
@@ -44,20 +39,22 @@ class AttachCaptureScreen(WorkerModal[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"Attach telemetry to run {self.run_id}"
-            with Horizontal():
-                yield Label("File")
-                yield Input(
+            yield row(
+                "File",
+                Input(
                     placeholder="neuron-monitor .jsonl, nvidia-smi .csv or a compiler log",
                     compact=True,
                     id="capture",
-                )
-            with Horizontal():
-                yield Label("Offset")
-                yield Input(
+                ),
+            )
+            yield row(
+                "Offset",
+                Input(
                     placeholder="s after the run's start; only for a capture without clock",
                     compact=True,
                     id="offset",
-                )
+                ),
+            )
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
             yield Static("", id="message")
             yield Static("enter attach   tab next field   esc cancel/close", classes="hint")

@@ -7,20 +7,17 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from trntui.ui.screens.dialog import Dialog
 from trntui.ui.text import shown_markup
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """A yes/no question (y / n or esc)."""
 
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical {
-        width: 70; height: auto; border: round $warning; background: $surface; padding: 1 2;
-    }
+    ConfirmScreen > Vertical { width: 70; height: auto; border: round $warning; padding: 1 2; }
     """
     BINDINGS: ClassVar = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),

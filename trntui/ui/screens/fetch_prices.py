@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Input, Label, ProgressBar, Static
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
@@ -26,6 +26,7 @@ from trntui.pricing.service import (
 )
 from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
 from trntui.ui.format import short_option
+from trntui.ui.screens.dialog import row
 from trntui.ui.screens.worker_modal import WorkerModal
 
 COMMON_TYPES = (
@@ -47,16 +48,9 @@ _WAY_FORWARD = (
 
 class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] | None]):
     DEFAULT_CSS = """
-    FetchPricesScreen { align: center middle; }
-    FetchPricesScreen > Vertical {
-        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
-    }
-    FetchPricesScreen Horizontal { height: 1; margin-bottom: 1; }
-    FetchPricesScreen Label { width: 8; }
-    FetchPricesScreen Input { width: 1fr; }
+    FetchPricesScreen .row > Label { width: 8; }
     FetchPricesScreen #results { height: 1fr; }
     FetchPricesScreen #message { height: auto; max-height: 5; }
-    FetchPricesScreen .hint { color: $text-muted; }
     """
 
     BINDINGS = [
@@ -80,12 +74,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         types = list(dict.fromkeys([t for t, _ in self.wanted] + list(COMMON_TYPES)))
         with Vertical() as box:
             box.border_title = "Fetch prices from the AWS Price List"
-            with Horizontal():
-                yield Label("Region")
-                yield Input(self.default_region, compact=True, id="region")
-            with Horizontal():
-                yield Label("Types")
-                yield Input(" ".join(types), compact=True, id="types")
+            yield row("Region", Input(self.default_region, compact=True, id="region"))
+            yield row("Types", Input(" ".join(types), compact=True, id="types"))
             # A full, still bar until a fetch starts (an unknown total would animate as busy).
             yield ProgressBar(total=1, show_eta=False, id="progress")
             table: DataTable[str] = DataTable(id="results", cursor_type="row")

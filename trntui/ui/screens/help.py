@@ -10,11 +10,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
 
 from trntui.ui import commands
 from trntui.ui.commands import APP_COMMANDS, PLACES, bindings_of, current_key
+from trntui.ui.screens.dialog import Dialog
 
 _INTRO = (
     "trntui turns measured trial runs into a training cost estimate. Fill the Inventory (1) "
@@ -64,12 +65,9 @@ def _table(rows: list[tuple[str, str, str]]) -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > Vertical {
-        width: 78; height: 22; border: round $accent; background: $surface;
-    }
+    HelpScreen > Vertical { padding: 0; }
     HelpScreen #help-text { padding: 0 1; }
     """
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
@@ -39,6 +39,7 @@ from trntui.store.runs import (
     expand_paths,
     load_runs,
 )
+from trntui.ui.screens.dialog import row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 from trntui.ui.text import cell
@@ -69,17 +70,9 @@ class PreviewItem:
 
 class ImportRunsScreen(WorkerModal[str | None]):
     DEFAULT_CSS = """
-    ImportRunsScreen { align: center middle; }
-    ImportRunsScreen > Vertical {
-        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
-    }
-    ImportRunsScreen Horizontal { height: 1; margin-bottom: 1; }
-    ImportRunsScreen Label { width: 9; }
-    ImportRunsScreen Input, ImportRunsScreen Select { width: 1fr; }
     ImportRunsScreen #preview { height: 1fr; }
     ImportRunsScreen #progress { width: 1fr; }
     ImportRunsScreen #message { height: auto; max-height: 5; }
-    ImportRunsScreen .hint { color: $text-muted; }
     """
 
     BINDINGS = [
@@ -109,25 +102,27 @@ class ImportRunsScreen(WorkerModal[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Import run logs"
-            with Horizontal():
-                yield Label("Paths")
-                yield Input(
+            yield row(
+                "Paths",
+                Input(
                     placeholder="files or folders, space-separated (quote spaces)",
                     compact=True,
                     id="paths",
-                )
-            with Horizontal():
-                yield Label("Format")
-                options = [("detect automatically", AUTO)]
-                options += [(f"{name}: {text}", name) for name, text in FORMATS.items()]
-                yield Select(options, value=AUTO, allow_blank=False, compact=True, id="format")
-            with Horizontal():
-                yield Label("Run set")
-                yield Input(
+                ),
+            )
+            options = [("detect automatically", AUTO)]
+            options += [(f"{name}: {text}", name) for name, text in FORMATS.items()]
+            yield row(
+                "Format", Select(options, value=AUTO, allow_blank=False, compact=True, id="format")
+            )
+            yield row(
+                "Run set",
+                Input(
                     placeholder="name for repeated runs (default: <parent>/<folder> of each log)",
                     compact=True,
                     id="set",
-                )
+                ),
+            )
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
             table: DataTable[str] = DataTable(id="preview", cursor_type="row")
             yield table

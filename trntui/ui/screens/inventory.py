@@ -16,7 +16,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import (
     ContentSwitcher,
     DataTable,
@@ -38,6 +37,7 @@ from trntui.core.inventory import (
     specs_of,
 )
 from trntui.ui.screens.base import SessionScreen, SessionView, edits
+from trntui.ui.screens.dialog import Dialog
 from trntui.ui.session import Session
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
@@ -204,19 +204,15 @@ def _with_items(inventory: Inventory, section: str, items: tuple[Any, ...]) -> I
     return dataclasses.replace(inventory, **{section: items})
 
 
-class ItemFormScreen(ModalScreen[Any]):
+class ItemFormScreen(Dialog[Any]):
     """Edit one risk or target; ctrl+s keeps it, escape discards it."""
 
     AUTO_FOCUS = "Input, Select"
 
     DEFAULT_CSS = """
-    ItemFormScreen { align: center middle; }
-    ItemFormScreen > Vertical {
-        width: 76; height: auto; max-height: 22; border: round $accent; background: $surface;
-    }
+    ItemFormScreen > Vertical { width: 76; height: auto; max-height: 22; padding: 0; }
     ItemFormScreen FieldForm { height: auto; max-height: 16; }
-    ItemFormScreen .modal-hint { color: $text-muted; padding: 0 1; }
-    ItemFormScreen .modal-error { color: $error; padding: 0 1; }
+    ItemFormScreen .hint, ItemFormScreen .error { padding: 0 1; }
     """
 
     BINDINGS = [
@@ -246,8 +242,8 @@ class ItemFormScreen(ModalScreen[Any]):
         with Vertical() as box:
             box.border_title = self.title_text
             yield FieldForm(self.item_cls, self.item, choices=self.choices)
-            yield Static("", classes="modal-error")
-            yield Static("ctrl+s keep   esc cancel", classes="modal-hint")
+            yield Static("", classes="error")
+            yield Static("ctrl+s keep   esc cancel", classes="hint")
 
     @on(FieldForm.Edited)
     @on(FieldForm.Invalid)
@@ -258,14 +254,14 @@ class ItemFormScreen(ModalScreen[Any]):
         try:
             values = self.query_one(FieldForm).values()
         except FieldValueError as error:
-            self.query_one(".modal-error", Static).update(f"Not kept: {error}")
+            self.query_one(".error", Static).update(f"Not kept: {error}")
             return
         item = self.item_cls(**values)
         if self.check is not None:
             try:
                 self.check(item)
             except UserError as error:
-                self.query_one(".modal-error", Static).update(f"Not kept: {error}")
+                self.query_one(".error", Static).update(f"Not kept: {error}")
                 return
         self.dismiss(item)
 

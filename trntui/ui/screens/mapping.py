@@ -14,7 +14,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Select, Static
 
 from trntui.importers.mapped import (
@@ -26,23 +25,20 @@ from trntui.importers.mapped import (
     RawTable,
     preview,
 )
+from trntui.ui.screens.dialog import Dialog
 
 _PREVIEW_COLUMNS = ("t_s", "step", "samples", "tokens", "loss", "metric")
 
 
-class MappingScreen(ModalScreen[ColumnMapping | None]):
+class MappingScreen(Dialog[ColumnMapping | None]):
     DEFAULT_CSS = """
-    MappingScreen { align: center middle; }
-    MappingScreen > Vertical {
-        width: 78; height: 23; border: round $accent; background: $surface; padding: 0 1;
-    }
+    MappingScreen > Vertical { height: 23; }
     MappingScreen Horizontal { height: 1; }
     MappingScreen .role { width: 9; }
     MappingScreen .column { width: 30; }
     MappingScreen .extra { width: 1fr; margin-left: 1; }
     MappingScreen #mapped { height: 1fr; margin-top: 1; }
     MappingScreen #problems { height: auto; max-height: 3; color: $error; }
-    MappingScreen .hint { color: $text-muted; }
     """
     BINDINGS = [
         Binding("ctrl+s", "keep", "Use mapping", priority=True, id="mapping.keep"),

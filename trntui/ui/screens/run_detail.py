@@ -11,7 +11,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from trntui.core.errors import UserError
@@ -25,6 +24,7 @@ from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.base import SessionView, edits
+from trntui.ui.screens.dialog import Dialog
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.session import Session
 from trntui.ui.text import Hanging
@@ -128,14 +128,7 @@ def facts_text(
     return text
 
 
-class RunDetailScreen(SessionView, ModalScreen[None]):
-    DEFAULT_CSS = """
-    RunDetailScreen { align: center middle; }
-    RunDetailScreen > Vertical {
-        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
-    }
-    RunDetailScreen .hint { color: $text-muted; }
-    """
+class RunDetailScreen(SessionView, Dialog[None]):
     BINDINGS = [
         Binding("escape", "close", "Close", tooltip="Back to the Runs table", id="run.close"),
         Binding(

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from trntui.ui.screens.dialog import Dialog
 from trntui.ui.text import shown
 
 ResultType = TypeVar("ResultType")
 
 
-class WorkerModal(ModalScreen[ResultType]):
+class WorkerModal(Dialog[ResultType]):
     """Subclasses keep their running worker in ``_worker`` and a ``#message`` Static."""
 
     def __init__(self) -> None:

@@ -1,0 +1,34 @@
+"""The frame every dialog shares: centred over the screen it was opened from, one bordered box
+(the dialog's first ``Vertical``), rows of a label and a field, a grey hint line and a red line
+for what was refused. A dialog states only what differs (its size, its own parts)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from textual.containers import Horizontal
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Label
+
+ResultType = TypeVar("ResultType")
+
+
+class Dialog(ModalScreen[ResultType]):
+    DEFAULT_CSS = """
+    Dialog { align: center middle; }
+    Dialog > Vertical {
+        width: 78; height: 22; border: round $accent; background: $surface; padding: 0 1;
+    }
+    Dialog Horizontal.row { height: 1; margin-bottom: 1; }
+    Dialog .row > Label { width: 9; }
+    Dialog .row > Label.muted { color: $text-muted; }
+    Dialog .row > Input, Dialog .row > Select { width: 1fr; }
+    Dialog .hint { color: $text-muted; }
+    Dialog .error { color: $error; height: auto; }
+    """
+
+
+def row(label: str, *fields: Widget, muted: bool = False) -> Horizontal:
+    """A label and its field(s) on one line of a dialog (the label grey when ``muted``)."""
+    return Horizontal(Label(label, classes="muted" if muted else ""), *fields, classes="row")
