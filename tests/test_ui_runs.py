@@ -92,11 +92,12 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
         assert preview.row_count == 1
         status, run_min = preview.get_row_at(0)[2:4]
         assert status == "succeeded"
-        assert run_min != "?", "with the goal's planned steps the run time is known"
+        assert run_min != "unknown", "with the goal's planned steps the run time is known"
         await pilot.press("ctrl+s")
         await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)
-        assert table.get_row_at(0)[3:5] == [status, run_min]  # after Set, Log and Size
+        row = table.coordinate_to_cell_key((0, 0)).row_key
+        assert [table.get_cell(row, key) for key in ("status", "run")] == [status, run_min]
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
@@ -278,7 +279,7 @@ async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_
         table = app.screen.query_one("#runs", DataTable)
 
         def outcomes() -> list[str]:
-            return [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
+            return [str(table.get_cell_at((i, 2))) for i in range(table.row_count)]  # Status
 
         before = outcomes()
         assert "succeeded" in before
@@ -328,7 +329,12 @@ async def test_plot_phases_read_apart_without_colour() -> None:
     assert any("w warm-up" in line and "! stall" in line for line in lines)
 
 
-async def test_each_run_shows_when_it_was_launched(sample_project: Project) -> None:
+async def test_runs_fit_80_columns_and_the_extra_width_shows_every_column(
+    sample_project: Project,
+) -> None:
+    """At 80 columns the table fits without scrolling sideways (size and unit are in the line
+    under it, the launch time in the run detail); at 120 it also shows size, unit and launch
+    time, each run's as its log tells."""
     from trntui.core.timeline import RunMetadata
 
     runs = load_runs(sample_project.root)
@@ -337,14 +343,32 @@ async def test_each_run_shows_when_it_was_launched(sample_project: Project) -> N
         for run_id, text in runs.select("run_id", "metadata_json").iter_rows()
     }
     assert any(when is not None for when in launched.values())
+
+    def headers(table: DataTable) -> list[str]:
+        return [str(column.label) for column in table.columns.values()]
+
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
         await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width, "no scrolling"
+        assert "Launched" not in headers(table) and "Steady" in headers(table)
+        assert all("..." not in str(c) for c in table.get_row_at(0)), "facts shown"
+        run_id = table.coordinate_to_cell_key((0, 0)).row_key.value
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunDetailScreen)
+        when = launched[run_id]
+        expected = "unknown" if when is None else when.strftime("%Y-%m-%d %H:%M")
+        assert f"Launched              {expected}" in str(app.screen.query_one("#facts").content)
+        await pilot.press("escape")
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        assert headers(table)[-1] == "Launched" and {"Size", "Unit"} <= set(headers(table))
         for run_id, when in launched.items():
             shown = str(table.get_row(run_id)[-1])
-            assert shown == ("?" if when is None else when.strftime("%Y-%m-%d %H:%M"))
+            assert shown == ("unknown" if when is None else when.strftime("%Y-%m-%d %H:%M"))
 
 
 async def test_the_import_preview_tells_a_capture_from_a_log(

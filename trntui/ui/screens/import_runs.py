@@ -39,6 +39,7 @@ from trntui.store.runs import (
     expand_paths,
     load_runs,
 )
+from trntui.ui.format import UNKNOWN
 from trntui.ui.screens.dialog import row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
@@ -282,8 +283,8 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 name,
                 item.run.metadata.format,
                 facts.outcome,
-                "?" if facts.run_s is None else f"{facts.run_s / 60:.2f}",
-                "?"
+                UNKNOWN if facts.run_s is None else f"{facts.run_s / 60:.2f}",
+                UNKNOWN
                 if facts.steady_throughput is None
                 else f"{facts.steady_throughput:,.4g} {facts.throughput_unit or ''}",
                 note,

@@ -58,6 +58,10 @@ def facts_text(
     counted = "counts as completed work" if facts.counts_as_completed else "does NOT count"
     line("Status", f"{facts.status}, {counted}", status_style)
     line("Format", f"{metadata.format} ({metadata.source})")
+    launched = metadata.launch_time
+    line(
+        "Launched", UNKNOWN if launched is None else launched.strftime("%Y-%m-%d %H:%M %Z").strip()
+    )
     size = metadata.system or size
     if size is None:
         shown = "unknown (the log prints no size; state it for the set with z on Runs)"

@@ -38,7 +38,7 @@ from trntui.store.runs import (
 from trntui.store.scenarios import current_user
 from trntui.store.set_sizes import load_stated_sizes, rename_set, run_sizes, state_size
 from trntui.store.telemetry import run_detail
-from trntui.ui.format import distinct_labels, fit_middle
+from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
@@ -49,8 +49,6 @@ from trntui.ui.text import cell, shown
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
-
-UNKNOWN = "?"
 
 
 @dataclass(frozen=True)
@@ -107,6 +105,28 @@ SET_WIDTH = 16
 """Cells for a run set's name in the table (names are cut where they differ, see
 ``distinct_labels``; the line under the table names the highlighted run's set in full)."""
 LOG_WIDTH = 14
+NARROW_SET_WIDTH = 12
+NARROW_LOG_WIDTH = 13
+"""Set and log name cells when the table is narrow (an 80-column terminal)."""
+WIDE_FROM = 110
+"""Terminal width from which every column shows; below it the table leaves out what the line
+under it says for the highlighted run's set (system size, throughput unit) and the launch
+time (in the run detail), so that it fits without scrolling sideways."""
+
+COLUMNS = (
+    ("set", "Set", "Set"),
+    ("log", "Log", "Log"),
+    ("size", "Size", None),
+    ("status", "Status", "Status"),
+    ("run", "Run min", "Run min"),
+    ("result", "Result min", "Res min"),
+    ("steady", "Steady", "Steady"),
+    ("unit", "Unit", None),
+    ("restarts", "Rst", "Rst"),
+    ("redo", "Redo", "Redo"),
+    ("launched", "Launched", None),
+)
+"""Each column: its key, header when wide, header when narrow (``None``: left out)."""
 
 
 class RunsScreen(SessionScreen):
@@ -177,21 +197,8 @@ class RunsScreen(SessionScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#runs", DataTable)
-        for label in (
-            "Set",
-            "Log",
-            "Size",
-            "Status",
-            "Run min",
-            "Result min",
-            "Steady",
-            "Unit",
-            "Rst",
-            "Redo",
-            "Launched",
-        ):
-            table.add_column(label)
+        self._wide: bool | None = None
+        self._set_columns()
         # The facts come with each estimate: it follows every change of the goal (also an
         # undo while this screen shows) and every import.
         self.watch(self.app, "analysis", self._show_facts, init=False)
@@ -245,30 +252,55 @@ class RunsScreen(SessionScreen):
         self.backtests = checks
         self._show_rows()
 
+    def _set_columns(self) -> bool:
+        """Lay the table out for the terminal's width; True when that changed the columns."""
+        wide = self.app.size.width >= WIDE_FROM
+        if wide == self._wide:
+            return False
+        self._wide = wide
+        table = self.query_one("#runs", DataTable)
+        table.clear(columns=True)
+        for key, header, narrow in COLUMNS:
+            if wide or narrow is not None:
+                table.add_column(header if wide else narrow or "", key=key)
+        return True
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self._set_columns() and not self.runs.is_empty():
+            self._show_rows()
+
     def _show_rows(self) -> None:
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
         table.clear()
-        sets = distinct_labels(self.runs["set_name"].to_list(), SET_WIDTH)
+        wide = bool(self._wide)
+        name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
+        log_width = LOG_WIDTH if wide else NARROW_LOG_WIDTH
+        sets = distinct_labels(self.runs["set_name"].to_list(), name_width)
+        shown = {key for key, _, narrow in COLUMNS if wide or narrow is not None}
         for row in self.runs.sort("set_name", "source").iter_rows(named=True):
             facts = self.facts.get(row["run_id"])
+            cells: dict[str, object] = {
+                "set": cell(sets[row["set_name"]]),
+                "log": cell(fit_middle(PurePath(row["source"]).name, log_width)),
+                "size": _size_cell(self.sizes.get(row["run_id"])),
+                "launched": _launched(row["metadata_json"]) if "launched" in shown else "",
+            }
             if facts is None:
-                cells = ("...", "...", "...", "...", "...", "...", "...")
-            else:
-                cells = (
-                    facts.outcome,
-                    minutes(facts.run_s),
-                    minutes(facts.launch_to_result_s),
-                    number(facts.steady_throughput),
-                    (facts.throughput_unit or UNKNOWN).removesuffix("/s"),
-                    str(facts.restarts),
-                    UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
+                cells |= dict.fromkeys(
+                    ("status", "run", "result", "steady", "unit", "restarts", "redo"), "..."
                 )
-            size = self.sizes.get(row["run_id"])
-            log = cell(fit_middle(PurePath(row["source"]).name, LOG_WIDTH))
-            name = cell(sets[row["set_name"]])
-            launched = _launched(row["metadata_json"])
-            table.add_row(name, log, _size_cell(size), *cells, launched, key=row["run_id"])
+            else:
+                cells |= {
+                    "status": facts.outcome,
+                    "run": minutes(facts.run_s),
+                    "result": minutes(facts.launch_to_result_s),
+                    "steady": number(facts.steady_throughput),
+                    "unit": (facts.throughput_unit or UNKNOWN).removesuffix("/s"),
+                    "restarts": str(facts.restarts),
+                    "redo": UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
+                }
+            table.add_row(*(cells[key] for key, *_ in COLUMNS if key in shown), key=row["run_id"])
         if row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 

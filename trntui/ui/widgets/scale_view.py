@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from trntui.core.format import UNKNOWN
 from trntui.core.scale_plan import ScalePlan, unknown_reasons
 
 _SOURCE_STYLE = {"measured": "green", "interpolated": "cyan", "assumed": "magenta"}
 
 
 def wall_clock(days: float | None) -> str:
-    """Hours below a day, days above; ``?`` when unknown."""
+    """Hours below a day, days above; 'unknown' when unknown."""
     if days is None:
-        return "?"
+        return UNKNOWN
     return f"{days * 24:.1f} h" if days < 1 else f"{days:.2f} d"
 
 
