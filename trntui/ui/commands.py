@@ -381,8 +381,9 @@ def owned_bindings() -> tuple[tuple[str, Binding], ...]:
 
     found: list[tuple[str, Binding]] = []
     for package in (trntui.ui.screens, trntui.ui.widgets):
-        for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
+        # Every module, also those of a screen split into a package (``screens/scenarios/``).
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            module = importlib.import_module(info.name)
             for value in vars(module).values():
                 if isinstance(value, type) and value.__module__ == module.__name__:
                     own = vars(value).get("BINDINGS", ())

@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
-from trntui.ui.screens.dialog import row
+from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.worker_modal import WorkerModal
 
 
@@ -39,7 +39,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"Attach telemetry to run {self.run_id}"
-            yield row(
+            yield field_row(
                 "File",
                 Input(
                     placeholder="neuron-monitor .jsonl, nvidia-smi .csv or a compiler log",
@@ -47,7 +47,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                     id="capture",
                 ),
             )
-            yield row(
+            yield field_row(
                 "Offset",
                 Input(
                     placeholder="s after the run's start; only for a capture without clock",

@@ -29,6 +29,6 @@ class Dialog(ModalScreen[ResultType]):
     """
 
 
-def row(label: str, *fields: Widget, muted: bool = False) -> Horizontal:
+def field_row(label: str, *fields: Widget, muted: bool = False) -> Horizontal:
     """A label and its field(s) on one line of a dialog (the label grey when ``muted``)."""
     return Horizontal(Label(label, classes="muted" if muted else ""), *fields, classes="row")

@@ -40,7 +40,7 @@ from trntui.store.runs import (
     load_runs,
 )
 from trntui.ui.format import UNKNOWN
-from trntui.ui.screens.dialog import row
+from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 from trntui.ui.text import cell
@@ -103,7 +103,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Import run logs"
-            yield row(
+            yield field_row(
                 "Paths",
                 Input(
                     placeholder="files or folders, space-separated (quote spaces)",
@@ -113,10 +113,10 @@ class ImportRunsScreen(WorkerModal[str | None]):
             )
             options = [("detect automatically", AUTO)]
             options += [(f"{name}: {text}", name) for name, text in FORMATS.items()]
-            yield row(
+            yield field_row(
                 "Format", Select(options, value=AUTO, allow_blank=False, compact=True, id="format")
             )
-            yield row(
+            yield field_row(
                 "Run set",
                 Input(
                     placeholder="name for repeated runs (default: <parent>/<folder> of each log)",

@@ -1,0 +1,300 @@
+"""The Scenarios screen's dialogs: set one override, name a snapshot, compare two estimates.
+
+Each dialog returns its answer by ``dismiss`` and changes nothing itself: the Scenarios screen
+applies an override or saves a snapshot. The override form checks its value against the current
+inputs (``check_value``) and against the whole set of overrides (the ``check`` it is given)
+before it closes, so an invalid value shows its error in the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Label, Select, Static
+
+from trntui.core.errors import UserError
+from trntui.core.estimate import (
+    INPUT_SPECS,
+    Estimate,
+    InvalidInputError,
+    Override,
+    check_value,
+    shown_unit,
+)
+from trntui.core.format import usd
+from trntui.core.report import TERM_LABELS
+from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
+from trntui.ui.screens.dialog import Dialog, field_row
+from trntui.ui.screens.scenarios.rendering import number
+
+ALL_TARGETS = ""
+"""The target choice of an override that applies to every target."""
+
+
+class OverrideScreen(Dialog[Override | None]):
+    """Set one scenario parameter: input, target, value, who and why; checked before closing."""
+
+    AUTO_FOCUS = "#value"
+
+    DEFAULT_CSS = """
+    OverrideScreen > Vertical { width: 76; height: auto; }
+    OverrideScreen .row > Label { width: 8; }
+    OverrideScreen #unit { width: auto; padding-left: 1; color: $text-muted; }
+    OverrideScreen #current { color: $text-muted; height: auto; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "keep", "Keep", id="override.keep", priority=True),
+        Binding("escape", "cancel", "Cancel", id="override.cancel"),
+    ]
+
+    def __init__(
+        self,
+        result: Estimate,
+        others: tuple[Override, ...],
+        *,
+        key: str,
+        target: str | None,
+        check: Callable[[tuple[Override, ...]], str | None],
+        existing: Override | None = None,
+    ) -> None:
+        super().__init__()
+        self.result = result
+        self.others = others
+        self.key = key
+        self.target = target
+        self.check = check
+        """Why the overrides it is given do not apply now, or ``None`` when they do."""
+        self.existing = existing
+
+    def compose(self) -> ComposeResult:
+        existing = self.existing
+        targets = [(t.name, t.name) for t in self.result.targets]
+        with Vertical() as box:
+            box.border_title = "Scenario parameter (an assumption: say who and why)"
+            yield field_row(
+                "Input",
+                Select(
+                    [(spec.label, key) for key, spec in INPUT_SPECS.items()],
+                    value=self.key,
+                    allow_blank=False,
+                    compact=True,
+                    id="input",
+                ),
+                muted=True,
+            )
+            yield field_row(
+                "Target",
+                Select(
+                    [("every target", ALL_TARGETS), *targets],
+                    value=self.target or ALL_TARGETS,
+                    allow_blank=False,
+                    compact=True,
+                    id="target",
+                ),
+                muted=True,
+            )
+            value = "" if existing is None else f"{existing.value:g}"
+            yield field_row(
+                "Value", Input(value, compact=True, id="value"), Label("", id="unit"), muted=True
+            )
+            who = existing.who if existing else current_user()
+            yield field_row("Who", Input(who, compact=True, id="who"), muted=True)
+            why = existing.why if existing else ""
+            yield field_row("Why", Input(why, compact=True, id="why"), muted=True)
+            yield Static("", id="current")
+            yield Static("", id="error", classes="error")
+            yield Static("ctrl+s keep   esc cancel   tab next field", classes="hint")
+
+    def on_mount(self) -> None:
+        self._describe()
+
+    @on(Select.Changed)
+    def _choice_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self._describe()
+
+    def _choice(self) -> tuple[str, str | None]:
+        key = self.query_one("#input", Select).value
+        target = self.query_one("#target", Select).value
+        return str(key), (str(target) or None) if target is not Select.NULL else None
+
+    def _describe(self) -> None:
+        key, target = self._choice()
+        spec = INPUT_SPECS[key]
+        self.query_one("#unit", Label).update(shown_unit(spec.unit, self.result.work_unit))
+        lines = []
+        for item in self.result.targets:
+            if target is None or item.name == target:
+                value = item.input(key)
+                lines.append(f"{item.name} now: {number(value.value)} ({value.provenance})")
+        if spec.per_target and target is None:
+            lines.append("This input is set per target: choose one.")
+        self.query_one("#current", Static).update("\n".join(lines))
+
+    def action_keep(self) -> None:
+        key, target = self._choice()
+        text = self.query_one("#value", Input).value.strip()
+        who = self.query_one("#who", Input).value.strip()
+        why = self.query_one("#why", Input).value.strip()
+        error = self.query_one("#error", Static)
+        try:
+            value = float(text.replace(",", ""))
+        except ValueError:
+            error.update(
+                f"Not kept: {text!r} is not a number"
+                if text
+                else "Not kept: give a value (x drops an override on the Inputs tab)"
+            )
+            return
+        try:
+            check_value(key, value, where=target or "")
+        except InvalidInputError as invalid:
+            error.update(f"Not kept: {invalid}")
+            return
+        if not why:
+            error.update("Not kept: an override is an assumption; say why")
+            return
+        override = Override(key, value, target, who=who or "unnamed", why=why)
+        others = tuple(o for o in self.others if (o.input, o.target) != (key, target))
+        problem = self.check((*others, override))
+        if problem is not None:
+            error.update(f"Not kept: {problem}")
+            return
+        self.dismiss(override)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
+    """Name and note of a snapshot; an existing name is replaced only when asked twice."""
+
+    AUTO_FOCUS = "#name"
+
+    DEFAULT_CSS = """
+    SaveSnapshotScreen > Vertical { width: 70; height: auto; }
+    SaveSnapshotScreen .row > Label { width: 6; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "keep", "Save", id="snapshot.keep", priority=True),
+        Binding("escape", "cancel", "Cancel", id="snapshot.cancel"),
+    ]
+
+    def __init__(self, existing: set[str]) -> None:
+        super().__init__()
+        self.existing = existing
+        self._confirmed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Save a scenario snapshot"
+            name = Input(placeholder="e.g. baseline-2026-11", compact=True, id="name")
+            yield field_row("Name", name, muted=True)
+            note = Input(placeholder="what this scenario is for", compact=True, id="note")
+            yield field_row("Note", note, muted=True)
+            yield Static("", id="error", classes="error")
+            yield Static("ctrl+s or enter save   esc cancel", classes="hint")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_keep()
+
+    def action_keep(self) -> None:
+        name = self.query_one("#name", Input).value.strip()
+        note = self.query_one("#note", Input).value.strip()
+        error = self.query_one("#error", Static)
+        try:
+            check_name(name)
+        except UserError as invalid:
+            error.update(f"Not saved: {invalid}")
+            return
+        if name in self.existing and self._confirmed != name:
+            self._confirmed = name
+            error.update(f"A snapshot named {name!r} exists: ctrl+s again replaces it")
+            return
+        self.dismiss((name, note))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DiffScreen(Dialog[None]):
+    """Two estimates side by side: every input and term that changed, and by how much."""
+
+    DEFAULT_CSS = """
+    DiffScreen > Vertical { padding: 0; }
+    DiffScreen #totals { height: auto; padding: 0 1; }
+    DiffScreen DataTable { height: 1fr; }
+    DiffScreen .hint { padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("escape", "close", "Close", tooltip="Back to the snapshots", id="diff.close"),
+        Binding(
+            "q", "close", "Close", show=False, tooltip="Back to the snapshots", id="diff.close_q"
+        ),
+    ]
+
+    def __init__(self, a_name: str, a: Estimate, b_name: str, b: Estimate) -> None:
+        super().__init__()
+        self.a_name, self.a = a_name, a
+        self.b_name, self.b = b_name, b
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"A {self.a_name} vs B {self.b_name}"
+            yield Static(self._totals(), id="totals")
+            yield DataTable(cursor_type="row", zebra_stripes=True)
+            yield Static("q/esc close", classes="hint")
+
+    def _totals(self) -> Text:
+        text = Text()
+        b_targets = {t.name: t for t in self.b.targets}
+        for item in self.a.targets:
+            other = b_targets.get(item.name)
+            text.append(f"{item.name[:22]}: ", style="bold")
+            text.append(f"A {item.headline()}  B {other.headline() if other else 'absent'}")
+            row = DiffRow(item.name, "total_usd", item.total_usd, other and other.total_usd)
+            if row.delta is not None:
+                pct = "" if row.delta_pct is None else f", {row.delta_pct:+.1f}%"
+                text.append(f"  ({row.delta:+,.2f}{pct})", style="bold")
+            text.append("\n")
+        return text
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label in ("Target", "What", "A", "B", "Change"):
+            table.add_column(label)
+        rows = diff_estimates(self.a, self.b)
+        if not rows:
+            table.add_row("", "no difference", "", "", "")
+        labels = {"total_usd": "Total", "commitment_beyond_usd": "Term still owes", **TERM_LABELS}
+        for row in rows:
+            money = row.item in labels
+            shown = usd if money else number
+            change = ""
+            if row.delta is not None:
+                pct = "" if row.delta_pct is None else f" {row.delta_pct:+.1f}%"
+                delta = f"{row.delta:+,.2f}" if money else f"{row.delta:+,.4g}"
+                change = f"{delta}{pct}"
+            elif row.a_note != row.b_note:
+                change = row.b_note[:24]
+            table.add_row(
+                row.target[:12],
+                labels.get(row.item, row.item)[:26],
+                row.shown("a", shown),
+                row.shown("b", shown),
+                change,
+            )
+        table.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

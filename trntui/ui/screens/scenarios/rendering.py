@@ -1,0 +1,331 @@
+"""Rich renderables and text of the Scenarios screen: the estimate table, its notes, the inputs,
+the resampled distribution, Trainium3 vs GPU and an opened snapshot.
+
+Pure functions of what they are given (an ``Estimate``, an ``Analysis``, a ``Scenario``): nothing
+here reads the app or computes an estimate, so the tab widgets and the dialogs only place what
+these return.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+
+from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate, shown_unit
+from trntui.core.estimate import Input as EstimateInput
+from trntui.core.format import UNKNOWN, usd, usd_per_unit
+from trntui.core.report import TERM_LABELS, Analysis, shown_terms
+from trntui.store.scenarios import Scenario
+
+
+def number(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.4g}"
+
+
+class EstimateTable:
+    """The estimate as a table that fits the width it is drawn in.
+
+    Every figure is shown whole: the value columns never shrink below their widest cell, and
+    a target name or instance type longer than its column wraps. Row labels are cut (with an
+    ellipsis) to make room, down to 30 cells; when even that is not enough, stages show their
+    cost only (the billed hours stay in their own row) and the labels get what is left.
+    """
+
+    def __init__(self, result: Estimate) -> None:
+        self.result = result
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        result, room = self.result, options.max_width
+        labels = max(Text(str(label)).cell_len for label, _ in _rows(result, False))
+        full = _cell_widths(result, compact=False)
+        if room - _table_width(0, full) >= min(labels, _LABELS_BEFORE_COMPACT):
+            widths, compact, label = full, False, min(labels, room - _table_width(0, full))
+        else:
+            # Stages show their cost only. Each column as wide as its widest figure, or its
+            # instance type when that leaves the labels 20 cells; the labels get the rest.
+            compact = True
+            figures = _cell_widths(result, compact=True, skip_instances=True)
+            types = [len(t.target.instance_type) for t in result.targets]
+            roomy = [max(f, t) for f, t in zip(figures, types, strict=True)]
+            widths = roomy if room - _table_width(0, roomy) >= 20 else figures
+            label = max(8, min(labels, room - _table_width(0, widths)))
+        # Room to spare goes to the target names, so that fewer of them wrap.
+        spare = room - _table_width(label, widths)
+        for index, item in enumerate(result.targets):
+            grow = min(spare, max(0, Text(item.name).cell_len - widths[index]))
+            widths[index] += grow
+            spare -= grow
+        yield estimate_table(result, compact=compact, widths=widths, label_width=label)
+
+
+_LABELS_BEFORE_COMPACT = 30
+"""Row labels are cut down to this many cells before stages give up their hours."""
+
+
+def _table_width(label: int, widths: list[int]) -> int:
+    """Cells a table takes: each column and its one-cell padding on both sides."""
+    return label + sum(widths) + 2 * (len(widths) + 1)
+
+
+def _cell_widths(result: Estimate, *, compact: bool, skip_instances: bool = False) -> list[int]:
+    rows = _rows(result, compact)[1 if skip_instances else 0 :]
+    return [
+        max(Text(str(cells[index])).cell_len for _, cells in rows)
+        for index in range(len(result.targets))
+    ]
+
+
+def estimate_table(
+    result: Estimate,
+    *,
+    compact: bool = False,
+    widths: list[int] | None = None,
+    label_width: int | None = None,
+) -> Table:
+    """Stages (instance-hours and cost; ``compact``: cost only), terms, total and cost per
+    unit, one column a target (``widths``: each one's width; ``label_width``: the labels')."""
+    table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
+    table.add_column("", no_wrap=True, overflow="ellipsis", style="dim", width=label_width)
+    for index, item in enumerate(result.targets):
+        width = None if widths is None else widths[index]
+        table.add_column(item.name, justify="right", width=width, overflow="fold")
+    for label, cells in _rows(result, compact):
+        table.add_row(label, *cells)
+    return table
+
+
+def _rows(result: Estimate, compact: bool) -> list[tuple[str | Text, list[str | Text]]]:
+    targets = result.targets
+    rows: list[tuple[str | Text, list[str | Text]]] = [
+        ("Instances", [f"{t.target.instance_count} x {t.target.instance_type}" for t in targets]),
+        ("Billed instance-hours", [number(t.instance_hours) for t in targets]),
+    ]
+    for index, (_, label) in enumerate(_stage_labels(targets)):
+        cells: list[str | Text] = []
+        for t in targets:
+            stage = t.stages[index]
+            if compact:
+                cells.append(usd(stage.usd))
+            elif stage.instance_hours is None:
+                cells.append(UNKNOWN)
+            else:
+                cells.append(f"{stage.instance_hours:,.3g} h {usd(stage.usd)}")
+        rows.append((f"  {label}", cells))
+    blocks = any(t.block_billed for t in targets)
+    if blocks:
+        rows.append(("  Block h paid / used per instance", [_block_cell(t) for t in targets]))
+    for term in shown_terms(blocks):
+        rows.append((TERM_LABELS[term], [usd(t.term(term)) for t in targets]))
+    rows.append(
+        (
+            Text("Total", style="bold"),
+            [
+                Text(usd(t.total_usd), style="bold")
+                if t.complete
+                else Text("incomplete", style="bold yellow")
+                for t in targets
+            ],
+        )
+    )
+    if any(t.term_years is not None for t in targets):
+        rows.append(
+            (
+                "Term still owes (not in total)",
+                ["-" if t.term_years is None else usd(t.commitment_beyond_usd) for t in targets],
+            )
+        )
+    unit = (result.work_unit or "unit").removesuffix("s")
+    rows.append((f"Per {unit}", [usd_per_unit(t.usd_per_unit) for t in targets]))
+    return rows
+
+
+def _block_cell(item: TargetEstimate) -> str:
+    if not item.block_billed:
+        return "-"
+    if item.paid_hours is None or item.wall_hours is None:
+        return "unknown"
+    return f"{item.paid_hours:,.0f} / {item.wall_hours:,.1f}"
+
+
+def _stage_labels(targets: tuple[TargetEstimate, ...]) -> list[tuple[str, str]]:
+    return [(s.key, s.label) for s in targets[0].stages] if targets else []
+
+
+def estimate_notes(result: Estimate) -> Text:
+    """What the table cannot hold: missing inputs, quote flags, porting risks in days."""
+    text = Text()
+    for item in result.targets:
+        if not item.complete:
+            text.append(f"{item.name}: {item.headline()}\n", style="yellow")
+        for flag in item.quote_flags:
+            text.append(f"{item.name}: {flag.message}\n", style="dim")
+    open_risks = [r for r in result.risks if r.status != "resolved"]
+    text.append("\nPorting risks", style="bold")
+    text.append(
+        f" (engineering days, never instance hours; not in the totals): "
+        f"{result.risk_effort_text} over {len(open_risks)} open\n"
+    )
+    if not result.risks:
+        text.append("  none recorded\n", style="dim")
+    for risk in result.risks:
+        days = "? d" if risk.effort_days is None else f"{risk.effort_days:g} d"
+        style = "dim" if risk.status == "resolved" else ""
+        text.append(f"  {risk.status:<10} {days:>6}  {risk.title}\n", style=style)
+    return text
+
+
+def input_rows(result: Estimate) -> list[tuple[str | None, EstimateInput]]:
+    """(target, input) rows: an input shared by every target is listed once (target None)."""
+    rows: list[tuple[str | None, EstimateInput]] = []
+    targets = result.targets
+    if not targets:
+        return rows
+    for key in INPUT_SPECS:
+        values = [t.input(key) for t in targets]
+        first = values[0]
+        shared = all(
+            (v.value, v.provenance, v.low, v.high) == (first.value, first.provenance, first.low,
+                                                        first.high)
+            for v in values
+        )  # fmt: skip
+        if shared and len(targets) > 1:
+            rows.append((None, first))
+        else:
+            rows += [(t.name, v) for t, v in zip(targets, values, strict=True)]
+    return rows
+
+
+def input_detail(item: EstimateInput, work_unit: str | None) -> Text:
+    text = Text()
+    unit = shown_unit(item.unit, work_unit)
+    text.append(f"{item.label} = {number(item.value)} {unit}", style="bold")
+    text.append(f"\n{item.provenance}")
+    if item.low is not None and item.high is not None:
+        runs = f" over {item.runs} runs" if item.runs else ""
+        text.append(f"\nobserved range {number(item.low)} - {number(item.high)}{runs}")
+    return text
+
+
+def distribution_text(analysis: Analysis, target: str) -> Text:
+    text = Text()
+    for dist in analysis.distributions:
+        if dist.target != target:
+            continue
+        text.append("Resampled total: ", style="bold")
+        if dist.p50_usd is None:
+            text.append(f"none ({dist.reason})", style="yellow")
+        else:
+            text.append(
+                f"P10 {usd(dist.p10_usd)}  P50 {usd(dist.p50_usd)}  P90 {usd(dist.p90_usd)}"
+            )
+            text.append(
+                f"  ({dist.draws:,} draws of whole runs from {dist.runs} counted runs, "
+                f"seed {dist.seed})",
+                style="dim",
+            )
+    return text
+
+
+def comparison_text(analysis: Analysis) -> Text:
+    comparison = analysis.comparison
+    text = Text()
+    text.append("Cost to reach the same quality result", style="bold")
+    text.append(" (not price per hour)\n")
+    for item in (comparison.trainium, comparison.gpu):
+        if item is None:
+            continue
+        per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/unit"
+        text.append(f"  {item.name}: ", style="bold")
+        text.append(f"{item.headline()}{per}\n")
+    for proto in comparison.protocols:
+        verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
+        text.append(
+            f"  {proto.target}: model {proto.model_version or 'not recorded'}; {verified}\n",
+            style="dim",
+        )
+    if comparison.fact_checks:
+        text.append("Protocol facts in the logs\n", style="bold")
+        styles = {"confirmed": "green", "not confirmed": "yellow", "differs": "red"}
+        for check in comparison.fact_checks:
+            text.append(f"  {check.text()}\n", style=styles.get(check.status, ""))
+    if comparison.comparable and comparison.cost_ratio is not None:
+        text.append("\nTrainium3 / GPU: ", style="bold")
+        text.append(f"{comparison.cost_ratio:.3f}")
+        saving = comparison.saving_usd
+        if saving is not None:
+            verb = "saves" if saving >= 0 else "costs"
+            more = "" if saving >= 0 else " more"
+            text.append(f" (Trainium3 {verb} {usd(abs(saving))}{more} per training)")
+        text.append("\n")
+    else:
+        text.append("\nNo ratio: the results are shown side by side, not merged\n", style="yellow")
+        for reason in comparison.reasons:
+            text.append(f"  - {reason}\n", style="yellow")
+    even = comparison.break_even
+    text.append("\nBreak-even throughput: ", style="bold")
+    if even is None:
+        text.append("not computed (the two results are not comparable)\n", style="dim")
+    else:
+        required = "unreachable" if even.required_throughput is None else (
+            f"{even.required_throughput:,.4g} {even.unit}"
+        )  # fmt: skip
+        text.append(f"{required}; {even.basis} {number(even.observed_throughput)} {even.unit}")
+        if even.observed_low is not None and even.observed_high is not None:
+            text.append(f" (runs {number(even.observed_low)} - {number(even.observed_high)})")
+        text.append(f"\n  {even.note}\n", style="dim")
+    for plan in comparison.plans:
+        state = []
+        for failed, label in (
+            (plan.late, "late"),
+            (plan.over_wall_clock, "over the wall-clock limit"),
+            (plan.over_budget, "over budget"),
+        ):
+            if failed:
+                state.append(label)
+        checked = any(x is not None for x in (plan.late, plan.over_wall_clock, plan.over_budget))
+        verdict = (
+            ", ".join(state) if state else ("within the limits" if checked else "no limits set")
+        )
+        days = "unknown" if plan.wall_clock_days is None else f"{plan.wall_clock_days:.2f} days"
+        text.append(f"\n{plan.target}: {days}, {verdict}", style="red" if state else "dim")
+    if comparison.payback is not None:
+        back = comparison.payback
+        text.append("\nPorting: ", style="bold")
+        cost = "unknown" if back.porting_cost_usd is None else usd(back.porting_cost_usd)
+        text.append(f"{cost}; {back.reason}\n")
+    decision = comparison.decision
+    text.append("\nDecision: ", style="bold")
+    text.append(decision.action, style="bold reverse")
+    text.append("\n")
+    for fact in decision.facts:
+        text.append(f"  - {fact}\n")
+    return text
+
+
+def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ...]) -> Text:
+    """An opened snapshot: its own totals (rebuilt from what it recorded), then what changed."""
+    text = Text()
+    text.append(f"Snapshot {scenario.name!r}", style="bold")
+    text.append(f" saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC by {scenario.saved_by}")
+    if scenario.note:
+        text.append(f"\n  {scenario.note}", style="italic")
+    then = scenario.estimate()
+    now_targets = {t.name: t for t in now.targets} if now is not None else {}
+    for item in then.targets:
+        text.append(f"\n  {item.name}: {item.headline()}")
+        current = now_targets.get(item.name)
+        if current is not None:
+            text.append(f" then; {current.headline()} on screen now", style="dim")
+    if scenario.overrides:
+        text.append("\nOverrides:")
+        for o in scenario.overrides:
+            where = f"{o.target}: " if o.target else ""
+            text.append(f"\n  {where}{INPUT_SPECS[o.input].label} = {o.value:g} ({o.who}: {o.why})")
+    if stale:
+        text.append("\nSTALE: the project changed since this snapshot", style="bold yellow")
+        for note in stale:
+            text.append(f"\n  - {note}", style="yellow")
+    else:
+        text.append("\nUp to date with the project.", style="green")
+    return text

@@ -1,0 +1,449 @@
+"""The Scenarios screen itself: its tabs, its keys, and every change it makes to the app.
+
+The screen watches the app's ``analysis`` and ``estimate_problem`` and passes them down to the
+tab widgets (``estimate``, ``inputs``, ``sensitivity``, ``compare``, ``scale``, ``snapshots``
+beside this module), which only show what they are given. What changes the app's state (setting,
+dropping and undoing overrides, saving and using snapshots) stays here, as do its reads of the
+app; the dialogs are in ``modals``.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, TabbedContent
+
+from trntui.core.errors import UserError
+from trntui.core.estimate import INPUT_SPECS, Override
+from trntui.core.estimate import Input as EstimateInput
+from trntui.core.report import Analysis
+from trntui.store.scenarios import (
+    Scenario,
+    current_user,
+    list_scenarios,
+    load_scenario,
+    save_scenario,
+    scenario_path,
+    staleness,
+)
+from trntui.ui.screens.base import SessionScreen, edits
+from trntui.ui.screens.scenarios.compare import ComparePane
+from trntui.ui.screens.scenarios.estimate import EstimatePane
+from trntui.ui.screens.scenarios.inputs import InputsPane, overrides_for
+from trntui.ui.screens.scenarios.modals import DiffScreen, OverrideScreen, SaveSnapshotScreen
+from trntui.ui.screens.scenarios.scale import ScalePane
+from trntui.ui.screens.scenarios.sensitivity import SensitivityPane
+from trntui.ui.screens.scenarios.snapshots import SnapshotsPane
+from trntui.ui.session import Session, overrides_in_force
+from trntui.ui.widgets.estimate_bar import EstimateBar
+from trntui.ui.widgets.status_line import StatusLine
+
+_TAB_ACTIONS = {
+    "add_override": ("inputs",),
+    "drop_override": ("inputs",),
+    "next_target": ("sensitivity", "scale"),
+    "open_snapshot": ("snapshots",),
+    "mark_snapshot": ("snapshots",),
+    "compare_snapshots": ("snapshots",),
+    "use_snapshot": ("snapshots",),
+}
+
+
+class ScenariosScreen(SessionScreen):
+    """Six tabs (each a widget beside this module) that keep the estimate inside 80x24."""
+
+    DEFAULT_CSS = """
+    ScenariosScreen TabbedContent { height: 1fr; }
+    ScenariosScreen TabPane { padding: 0; }
+    ScenariosScreen VerticalScroll { padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding(
+            "right_square_bracket",
+            "tab(1)",
+            "Tab",
+            key_display="]",
+            tooltip="Next tab",
+            id="scenarios.next",
+        ),
+        Binding(
+            "left_square_bracket",
+            "tab(-1)",
+            "Prev tab",
+            show=False,
+            tooltip="Previous tab",
+            id="scenarios.previous",
+        ),
+        Binding(
+            "a",
+            "add_override",
+            "Override",
+            tooltip="Override the highlighted input (Inputs tab), with who and why",
+            id="scenarios.override",
+        ),
+        Binding(
+            "x",
+            "drop_override",
+            "Drop",
+            tooltip="Drop the highlighted override (Inputs tab)",
+            id="scenarios.drop",
+        ),
+        Binding(
+            "d",
+            "drop_override",
+            "Drop",
+            show=False,
+            tooltip="Drop the highlighted override (d deletes on every screen)",
+            id="scenarios.drop_d",
+        ),
+        Binding(
+            "t",
+            "next_target",
+            "Target",
+            tooltip="Show the other target (Sensitivity and Scale tabs)",
+            id="scenarios.target",
+        ),
+        Binding(
+            "s",
+            "save_snapshot",
+            "Save",
+            tooltip="Save a scenario snapshot (every value the estimate used)",
+            id="scenarios.save",
+        ),
+        Binding(
+            "o",
+            "open_snapshot",
+            "Open",
+            tooltip="Open the highlighted snapshot (Snapshots tab)",
+            id="scenarios.open",
+        ),
+        Binding(
+            "m",
+            "mark_snapshot",
+            "Mark A",
+            tooltip="Mark the highlighted snapshot as A to compare with",
+            id="scenarios.mark",
+        ),
+        Binding(
+            "c",
+            "compare_snapshots",
+            "Compare",
+            tooltip="Compare snapshot A with the highlighted one",
+            id="scenarios.compare",
+        ),
+        Binding(
+            "u",
+            "use_snapshot",
+            "Use",
+            tooltip="Use the opened snapshot's overrides now",
+            id="scenarios.use",
+        ),
+    ]
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session, id="scenarios-screen")
+        self.target_index = 0
+        self.marked: str | None = None
+        self.opened: Scenario | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(id="tabs"):
+            yield EstimatePane()
+            yield InputsPane()
+            yield SensitivityPane()
+            yield ComparePane()
+            yield ScalePane()
+            yield SnapshotsPane()
+        yield EstimateBar()
+        yield StatusLine()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "analysis", self._show, init=True)
+        self.watch(self.app, "estimate_problem", self._show_problem, init=True)
+        self.reload_snapshots()
+
+    # --- tabs and keys ---------------------------------------------------------------------
+
+    def _active_tab(self) -> str:
+        active = self.query_one("#tabs", TabbedContent).active
+        return {"inputs-tab": "inputs", "snapshots-tab": "snapshots"}.get(active, active)
+
+    def prepare_action(self, action: str) -> None:
+        """Show the tab ``action`` acts on (the palette runs actions from any tab)."""
+        tabs = _TAB_ACTIONS.get(action)
+        if tabs and self._active_tab() not in tabs:
+            tab = tabs[0]
+            names = {"inputs": "inputs-tab", "snapshots": "snapshots-tab"}
+            self.query_one("#tabs", TabbedContent).active = names.get(tab, tab)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer a key only on the tab it acts on, and only when it has something to act on,
+        so the footer stays inside 80 columns."""
+        tabs = _TAB_ACTIONS.get(action)
+        if tabs is None or not self.is_mounted:
+            return True
+        if self._active_tab() not in tabs:
+            return False
+        analysis = self.session.analysis
+        if action == "drop_override":
+            return bool(self.session.overrides)
+        if action == "next_target":
+            return analysis is not None and len(analysis.estimate.targets) > 1
+        if action == "use_snapshot":
+            return self.opened is not None
+        if action in ("open_snapshot", "mark_snapshot", "compare_snapshots"):
+            return self.query_one(SnapshotsPane).row_count > 0
+        return True
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()
+        if self._active_tab() == "scale":
+            self._show_scale()
+        pane = event.pane
+        for widget in pane.query("DataTable, VerticalScroll"):
+            if widget.focusable:
+                widget.focus()
+                break
+
+    def action_tab(self, step: int) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        panes = ["estimate", "inputs-tab", "sensitivity", "compare", "scale", "snapshots-tab"]
+        tabs.active = panes[(panes.index(tabs.active) + step) % len(panes)]
+
+    # --- showing the analysis --------------------------------------------------------------
+
+    def _show(self, analysis: Analysis | None) -> None:
+        self.query_one(EstimatePane).show(analysis)
+        if analysis is None:
+            return
+        self.query_one(InputsPane).show(analysis.estimate, self.session.overrides)
+        self._show_input_detail()
+        self._show_sensitivity(analysis)
+        self.query_one(ComparePane).show(analysis)
+        if self._active_tab() == "scale":
+            self._show_scale()
+        if self.opened is not None:
+            self._show_opened()
+        self.refresh_bindings()
+
+    def _show_problem(self, problem: str) -> None:
+        self.query_one(EstimatePane).show_problem(problem)
+
+    @on(DataTable.RowHighlighted, "#inputs")
+    def _input_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_input_detail()
+
+    def _highlighted_input(self) -> tuple[str | None, EstimateInput] | None:
+        return self.query_one(InputsPane).highlighted()
+
+    def _show_input_detail(self) -> None:
+        self.query_one(InputsPane).show_detail(self.session.analysis, self.session.overrides)
+
+    def _show_sensitivity(self, analysis: Analysis) -> None:
+        targets = analysis.estimate.targets
+        if targets:
+            self.target_index %= len(targets)
+        self.query_one(SensitivityPane).show(analysis, self.target_index)
+
+    def action_next_target(self) -> None:
+        self.target_index += 1
+        if self.session.analysis is not None:
+            self._show_sensitivity(self.session.analysis)
+        if self._active_tab() == "scale":
+            self._show_scale()
+
+    def _show_scale(self) -> None:
+        """Price the current target at each instance count (in the tab's worker)."""
+        context = self.session.estimate_context
+        targets = context.inventory.targets if context is not None else ()
+        if targets:
+            self.target_index %= len(targets)
+        self.query_one(ScalePane).show(context, self.target_index)
+
+    # --- overrides -------------------------------------------------------------------------
+
+    def action_add_override(self) -> None:
+        analysis = self.session.analysis
+        if analysis is None or not analysis.estimate.targets:
+            self.notify("No estimate yet to set a parameter on.")
+            return
+        found = self._highlighted_input()
+        key, target = ("steady_throughput", None) if found is None else (found[1].key, found[0])
+        if target is None and INPUT_SPECS[key].per_target:
+            target = analysis.estimate.targets[0].name
+        existing = next(iter(overrides_for(self.session.overrides, key, target)), None)
+        self.app.push_screen(
+            OverrideScreen(
+                analysis.estimate,
+                self.session.overrides,
+                key=key,
+                target=target,
+                check=self.session.check_overrides,
+                existing=existing,
+            ),
+            self._override_kept,
+        )
+
+    def _override_kept(self, override: Override | None) -> None:
+        if override is None:
+            return
+        before = self.session.overrides
+        kept = tuple(o for o in before if (o.input, o.target) != (override.input, override.target))
+        label = INPUT_SPECS[override.input].label
+        problem = self.session.set_overrides((*kept, override), label=f"override of {label}")
+        if problem is not None:
+            self.set_status(f"Override not applied: {problem}", "error")
+            return
+        self.set_status(f"Override: {label} = {override.value:g} ({override.who}: {override.why})")
+
+    def action_drop_override(self) -> None:
+        found = self._highlighted_input()
+        if found is None:
+            return
+        target, item = found
+        before = self.session.overrides
+        dropped = overrides_for(before, item.key, target)
+        if not dropped:
+            # An override whose target was renamed or deleted has no row to select; it is what
+            # keeps the estimate from updating, so x offers to drop it from any row.
+            names = {t.name for t in self.session.inventory.targets}
+            dropped = [o for o in before if o.target is not None and o.target not in names]
+        if not dropped:
+            self.notify(f"{item.label} is not overridden here.")
+            return
+        what = ", ".join(
+            f"{o.target + ': ' if o.target else ''}{INPUT_SPECS[o.input].label}" for o in dropped
+        )
+        problem = self.session.set_overrides(
+            tuple(o for o in before if o not in dropped), label=f"dropping the override of {what}"
+        )
+        if problem is not None:
+            self.set_status(f"Override not dropped: {problem}", "error")
+            return
+        self.notify(f"Dropped the override of {what}. ctrl+z undoes it.")
+        in_force = overrides_in_force(self.session.overrides)
+        self.set_status(f"Dropped the override of {what}; {in_force}")
+
+    # --- snapshots -------------------------------------------------------------------------
+
+    def reload_snapshots(self) -> None:
+        try:
+            infos = list_scenarios(self.session.root)
+        except (UserError, OSError) as error:
+            self.set_status(str(error), "error")
+            infos = []
+        self.query_one(SnapshotsPane).show_list(infos, self.marked, opened=self.opened is not None)
+        self.refresh_bindings()
+
+    def _selected_snapshot(self) -> str | None:
+        return self.query_one(SnapshotsPane).selected()
+
+    @edits
+    def action_save_snapshot(self) -> None:
+        if self.session.estimate_context is None:
+            self.notify("The estimate is still being computed.")
+            return
+        existing = {info.name for info in list_scenarios(self.session.root)}
+        self.app.push_screen(SaveSnapshotScreen(existing), self._save)
+
+    def _save(self, answer: tuple[str, str] | None) -> None:
+        context = self.session.estimate_context
+        if answer is None or context is None:
+            return
+        name, note = answer
+        root = self.session.root
+        try:
+            save_scenario(
+                root, name, context, self.session.overrides, note=note, saved_by=current_user()
+            )
+        except (UserError, OSError) as error:
+            self.set_status(f"Snapshot not saved: {error}", "error")
+            return
+        self.session.keep_overrides()
+        self.reload_snapshots()
+        path = scenario_path(root, name).relative_to(root)
+        self.set_status(f"Saved snapshot {name!r} to {path}")
+
+    @on(DataTable.RowSelected, "#snapshots")
+    def _snapshot_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_snapshot()
+
+    def action_open_snapshot(self) -> None:
+        name = self._selected_snapshot()
+        if name is None:
+            return
+        try:
+            self.opened = load_scenario(self.session.root, name)
+        except (UserError, OSError) as error:
+            self.set_status(f"Cannot open {name!r}: {error}", "error")
+            return
+        self._show_opened()
+
+    def _show_opened(self) -> None:
+        scenario = self.opened
+        if scenario is None:
+            return
+        context = self.session.estimate_context
+        stale: tuple[str, ...] = ()
+        if context is not None:
+            try:
+                stale = staleness(scenario, context)
+            except UserError as error:
+                stale = (f"cannot check against the project ({error})",)
+        now = self.session.analysis.estimate if self.session.analysis else None
+        self.query_one(SnapshotsPane).show_opened(scenario, now, stale)
+        self.refresh_bindings()
+
+    def action_mark_snapshot(self) -> None:
+        name = self._selected_snapshot()
+        if name is None:
+            return
+        self.marked = None if self.marked == name else name
+        self.reload_snapshots()
+        if self.marked:
+            self.set_status(f"A = {name!r}: select another snapshot and press c")
+
+    def action_compare_snapshots(self) -> None:
+        """The marked snapshot (A) against the selected one (B), or the selected one against
+        the estimate on screen now when nothing is marked."""
+        name = self._selected_snapshot()
+        if name is None:
+            return
+        root = self.session.root
+        try:
+            chosen = load_scenario(root, name)
+            if self.marked and self.marked != name:
+                a_name, a = self.marked, load_scenario(root, self.marked).estimate()
+                b_name, b = name, chosen.estimate()
+            else:
+                analysis = self.session.analysis
+                if analysis is None:
+                    return
+                a_name, a = name, chosen.estimate()
+                b_name, b = "now", analysis.estimate
+        except (UserError, OSError) as error:
+            self.set_status(f"Cannot compare: {error}", "error")
+            return
+        self.app.push_screen(DiffScreen(a_name, a, b_name, b))
+
+    def action_use_snapshot(self) -> None:
+        scenario = self.opened
+        if scenario is None:
+            self.notify("Open a snapshot first (o).")
+            return
+        problem = self.session.set_overrides(
+            scenario.overrides, label=f"using the overrides of {scenario.name!r}"
+        )
+        if problem is not None:
+            self.set_status(f"Its overrides do not apply now: {problem}", "error")
+            return
+        self.session.keep_overrides()
+        self.set_status(
+            f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)"
+        )
