@@ -791,13 +791,19 @@ def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float
 
 @dataclass(frozen=True)
 class Spread:
-    """The range seen over repeated runs (report the range, not one lucky run)."""
+    """One figure over repeated runs: its median and range (report the range, not one lucky
+    run). ``n`` runs show it; ``min``, ``median`` and ``max`` are ``None`` only when none do.
+
+    The one spread both the Runs screen (``summarize_set``) and the estimate
+    (``core.estimate`` ``run_set_stats``) use.
+    """
 
     n: int
-    min: float
-    median: float
-    max: float
-    trimmed_mean: float
+    min: float | None
+    median: float | None
+    max: float | None
+    mean: float | None = None
+    trimmed_mean: float | None = None
     """Mean after dropping the lowest and highest value (when at least 3 values)."""
 
 
@@ -822,6 +828,7 @@ def spread(values: Sequence[float | None]) -> Spread | None:
         min=known[0],
         median=statistics.median(known),
         max=known[-1],
+        mean=statistics.fmean(known),
         trimmed_mean=statistics.fmean(trimmed),
     )
 
