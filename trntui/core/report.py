@@ -16,7 +16,7 @@ from typing import Any
 
 from trntui.core.analysis import Analysis, analyze
 from trntui.core.estimate import TERMS
-from trntui.core.format import usd, usd_per_unit
+from trntui.core.format import number, usd, usd_per_unit
 from trntui.core.report_document import (
     FORMULA,
     TERM_LABELS,
@@ -51,10 +51,6 @@ def render_json(document: dict[str, Any]) -> str:
 # --- Markdown ------------------------------------------------------------------------------
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    return "unknown" if value is None else f"{value:,.{digits}g}"
-
-
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -86,10 +82,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += [f"> - {note}" for note in doc["stale"]] + [""]
     goal = doc["goal"]
     out += [
-        f"Goal: {_num(goal['work_amount'], 6)} {goal['work_unit'] or '(unit not set)'} of "
+        f"Goal: {number(goal['work_amount'], 6)} {goal['work_unit'] or '(unit not set)'} of "
         f"training until {goal['quality_metric'] or '(metric not set)'} "
         f"{'>=' if goal['quality_direction'] == 'higher is better' else '<='} "
-        f"{_num(goal['quality_threshold'])}. Model: {project['model'] or 'not set'} "
+        f"{number(goal['quality_threshold'])}. Model: {project['model'] or 'not set'} "
         f"({project['model_version'] or 'version not recorded'}).",
         "",
         "## Summary",
@@ -135,7 +131,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _table(
             ["Quote", "USD per hour", "Source", "Retrieved"],
             [
-                [q["id"], _num(q["usd_per_hour"], 6), q["source"], q["retrieved_at"][:10]]
+                [q["id"], number(q["usd_per_hour"], 6), q["source"], q["retrieved_at"][:10]]
                 for q in doc["quotes"]
             ],
         )
@@ -161,7 +157,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _table(
             ["Risk", "Kind", "Status", "Effort (days)", "Owner"],
             [
-                [r["title"], r["kind"] or "", r["status"], _num(r["effort_days"]), r["owner"] or ""]
+                [
+                    r["title"],
+                    r["kind"] or "",
+                    r["status"],
+                    number(r["effort_days"]),
+                    r["owner"] or "",
+                ]
                 for r in doc["risks"]
             ],
         )
@@ -182,10 +184,15 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     out += _table(
         ["Stage", "Hours per instance", "Instance-hours", "Cost"],
         [
-            [s["label"], _num(s["hours_per_instance"]), _num(s["instance_hours"]), usd(s["usd"])]
+            [
+                s["label"],
+                number(s["hours_per_instance"]),
+                number(s["instance_hours"]),
+                usd(s["usd"]),
+            ]
             for s in t["stages"]
         ]
-        + [["Total billed", "", _num(t["instance_hours"]), ""]],
+        + [["Total billed", "", number(t["instance_hours"]), ""]],
     )
     block = t.get("capacity_block") or {}
     if block.get("billed_in_blocks"):
@@ -205,12 +212,12 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     for i in t["inputs"].values():
         observed = ""
         if i["low"] is not None and i["high"] is not None:
-            observed = f"{_num(i['low'])} to {_num(i['high'])} over {i['runs']} runs"
+            observed = f"{number(i['low'])} to {number(i['high'])} over {i['runs']} runs"
         shown_unit = i["unit"].replace("work units", t["work_unit"] or "work units")
         rows.append(
             [
                 i["label"],
-                _num(i["value"], 6),
+                number(i["value"], 6),
                 shown_unit,
                 i["provenance"],
                 i["source"],
@@ -233,8 +240,8 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
                 [
                     [
                         b["label"],
-                        _num(b["low"]),
-                        _num(b["high"]),
+                        number(b["low"]),
+                        number(b["high"]),
                         usd(b["total_at_low_usd"]),
                         usd(b["total_at_high_usd"]),
                         usd(b["swing_usd"]),
@@ -273,7 +280,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             [
                 [
                     p["target"],
-                    _num(p["wall_clock_days"]),
+                    number(p["wall_clock_days"]),
                     p["finish"] or "unknown",
                     yes_no[p["late"]],
                     yes_no[p["over_wall_clock"]],
@@ -286,7 +293,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         trainings = c.get("payback_trainings")
         out += [
             "Porting cost: "
-            + (usd(c["porting_cost_usd"]) if c.get("porting_cost_usd") is not None else "unknown")
+            + usd(c.get("porting_cost_usd"))
             + (f"; pays off after {trainings} training(s)" if trainings else "")
             + f" ({c['payback_reason']}).",
             "",
@@ -319,15 +326,15 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         if even is not None:
             required = even["required_throughput"]
             seen = (
-                f"observed {_num(even['observed_throughput'])} {even['unit']} (range "
-                f"{_num(even['observed_low'])} to {_num(even['observed_high'])})"
+                f"observed {number(even['observed_throughput'])} {even['unit']} (range "
+                f"{number(even['observed_low'])} to {number(even['observed_high'])})"
                 if even.get("basis", "observed") == "observed"
-                else f"assumed {_num(even['observed_throughput'])} {even['unit']} (an override, "
+                else f"assumed {number(even['observed_throughput'])} {even['unit']} (an override, "
                 "not a measurement)"
             )
             out += [
                 f"Break-even useful throughput for {c['trainium_target']}: "
-                f"{_num(required)} {even['unit']}; {seen}.",
+                f"{number(required)} {even['unit']}; {seen}.",
                 "",
             ]
     else:
