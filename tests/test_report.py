@@ -146,3 +146,18 @@ def test_a_cost_per_unit_shows_the_digits_that_matter(value: float | None, shown
     from trntui.core.format import usd_per_unit
 
     assert usd_per_unit(value) == shown
+
+
+def test_one_formatting_rule_for_money_numbers_and_durations() -> None:
+    from trntui.core.format import UNKNOWN, duration, number, usd
+    from trntui.ui import format as ui_format
+
+    assert (usd(1234.5), usd(0.12345, 4), usd(None)) == ("$1,234.50", "$0.1235", UNKNOWN)
+    assert (number(12345.678), number(0.5, 6), number(None)) == ("1.235e+04", "0.5", UNKNOWN)
+    assert (duration(5400), duration(150), duration(42), duration(None)) == (
+        "1.50 h",
+        "2.5 min",
+        "42 s",
+        UNKNOWN,
+    )
+    assert ui_format.duration is duration

@@ -293,6 +293,7 @@ def test_spread_and_set_summary(tmp_path: Path) -> None:
     assert summary is not None
     assert (summary.n, summary.min, summary.median, summary.max) == (5, 1.0, 3.0, 100.0)
     assert summary.trimmed_mean == pytest.approx(3.0)
+    assert summary.mean == pytest.approx(22.0)
     assert spread([None]) is None
     assert spread([5.0, 7.0]).trimmed_mean == 6.0
     good, _ = megatron(tmp_path)

@@ -37,7 +37,7 @@ from trntui.core.estimate import (
     Override,
     estimate,
 )
-from trntui.core.format import usd_per_unit
+from trntui.core.format import number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.report import (
     TERM_LABELS,
@@ -48,7 +48,6 @@ from trntui.core.report import (
     render_markdown,
     report_document,
     shown_terms,
-    usd,
 )
 from trntui.core.sensitivity import DEFAULT_DRAWS
 from trntui.store.atomic import atomic_write_text
@@ -229,7 +228,7 @@ def estimate_command(args: argparse.Namespace) -> int:
         print("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
     back = comparison.payback
     if back is not None:
-        cost = "unknown" if back.porting_cost_usd is None else f"${back.porting_cost_usd:,.2f}"
+        cost = usd(back.porting_cost_usd)
         print(f"Porting cost: {cost} ({back.reason})")
     print(f"Decision: {comparison.decision.action}")
     for fact in comparison.decision.facts:
@@ -251,7 +250,7 @@ def _estimate_text(result: Estimate) -> str:
             unit = (item.work_unit or "units").removesuffix("s")
             lines.append(f"  {'per ' + unit:{_LABEL_WIDTH}} {usd_per_unit(item.usd_per_unit)}")
         for stage in item.stages:
-            hours = "unknown" if stage.instance_hours is None else f"{stage.instance_hours:,.4g}"
+            hours = number(stage.instance_hours)
             lines.append(f"  {stage.label:{_LABEL_WIDTH}} {hours} instance-hours")
         if item.block_billed:
             lines.append(f"  {'Capacity Block':{_LABEL_WIDTH}} {item.block_text()}")
@@ -416,7 +415,7 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
 
 
 def _value(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:,.6g}"
+    return number(value, 6)
 
 
 def _row_json(row: DiffRow) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 from trntui.commands import help_of
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
+from trntui.core.format import usd
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
@@ -428,10 +429,6 @@ def _quotes_json(result: FetchResult) -> dict[str, Any]:
     }
 
 
-def _money(value: float | None, digits: int = 4) -> str:
-    return "unknown" if value is None else f"${value:,.{digits}f}"
-
-
 def _print_fetch(
     result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None = None
 ) -> None:
@@ -444,7 +441,7 @@ def _print_fetch(
         _print_table(
             ("side service", "unit", "USD/unit (first tier)", "tiers"),
             [
-                (rate.service.value, rate.unit, _money(rate.first_tier_usd_per_unit, 6),
+                (rate.service.value, rate.unit, usd(rate.first_tier_usd_per_unit, 6),
                  str(len(rate.tiers)))
                 for rate in side.rates
             ],
@@ -468,9 +465,9 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         (
             quote.instance_type,
             quote.purchase_option,
-            _money(quote.usd_per_hour),
-            _money(quote.upfront_usd, 2) if quote.upfront_usd else "-",
-            _money(usd_per_accelerator_hour(quote)),
+            usd(quote.usd_per_hour, 4),
+            usd(quote.upfront_usd, 2) if quote.upfront_usd else "-",
+            usd(usd_per_accelerator_hour(quote), 4),
         )
         for quote in result.quotes
     ]
@@ -548,18 +545,18 @@ def cmd_add(args: argparse.Namespace) -> int:
     block = ""
     if quote.ultraserver_instances:
         block = (
-            f", {_money(quote.usd_per_ultraserver_hour)}/hour per UltraServer of "
+            f", {usd(quote.usd_per_ultraserver_hour, 4)}/hour per UltraServer of "
             f"{quote.ultraserver_instances} instances"
         )
     if quote.block_days is not None:
         count = quote.block_instances or 1
         block += (
             f", a {quote.block_days}-day block of {count} instance(s) for "
-            f"{_money(quote.upfront_usd, 2)} up front"
+            f"{usd(quote.upfront_usd, 2)} up front"
         )
     print(
         f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
-        f"at {_money(quote.usd_per_hour)}/instance-hour{block} ({quote.source_note}, "
+        f"at {usd(quote.usd_per_hour, 4)}/instance-hour{block} ({quote.source_note}, "
         f"{when:%Y-%m-%d})"
     )
     return 0
@@ -587,7 +584,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         add_rates(project.root, [rate])
     print(
         f"Added manual rate: {service.value} in {rate.region} at "
-        f"{_money(args.usd_per_unit, 6)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
+        f"{usd(args.usd_per_unit, 6)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
     )
     return 0
 
@@ -626,7 +623,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             quote.region,
             quote.purchase_option
             + (f" {quote.block_days}d x{quote.block_instances or 1}" if quote.block_days else ""),
-            _money(quote.usd_per_hour),
+            usd(quote.usd_per_hour, 4),
             "manual" if quote.manual else "price list",
             f"{quote.retrieved_at:%Y-%m-%d}",
             "; ".join(flags(quote)) or "ok",
@@ -640,7 +637,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
             [
                 (rate.service.value, rate.region, rate.unit,
-                 _money(rate.first_tier_usd_per_unit, 6),
+                 usd(rate.first_tier_usd_per_unit, 6),
                  f"manual: {rate.source_note}" if rate.manual else "price list",
                  f"{rate.retrieved_at:%Y-%m-%d}")
                 for rate in book.rates

@@ -37,6 +37,7 @@ from trntui.core.estimate import (
     cost_frame,
     input_frame,
 )
+from trntui.core.format import usd
 from trntui.core.inventory import Inventory, effort_text
 from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback, plan_facts
 from trntui.core.quotes import FlagKind
@@ -341,7 +342,7 @@ def _stepped_break_even(
     low, high = observed
     floor = values[-1]
     if floor is None or floor > gpu_total:
-        shown = "unknown" if floor is None else f"${floor:,.2f}"
+        shown = usd(floor)
         note = (
             f"unreachable: billed in whole Capacity Block lengths, even at {_SEARCH_SPAN:g}x the "
             f"throughput the Trainium3 total stays at {shown}, more than the GPU's "

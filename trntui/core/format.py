@@ -1,4 +1,5 @@
-"""How money and unknown values are written, the same on screen, in the CLI and in reports."""
+"""How money, numbers, durations and unknown values are written, the same on screen, in the
+CLI and in reports (``ui/format.py`` adds what only the screens need)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ UNKNOWN = "unknown"
 """What a value that is not known reads as: never 0, never blank."""
 
 
-def usd(value: float | None) -> str:
-    """Dollars and cents: ``$1,234.56``; unknown when not known."""
-    return UNKNOWN if value is None else f"${value:,.2f}"
+def usd(value: float | None, decimals: int = 2) -> str:
+    """Dollars with ``decimals`` places (cents by default): ``$1,234.56``; unknown when not
+    known."""
+    return UNKNOWN if value is None else f"${value:,.{decimals}f}"
 
 
 def usd_per_unit(value: float | None) -> str:
@@ -25,3 +27,20 @@ def usd_per_unit(value: float | None) -> str:
         return f"${value:,.2f}"
     decimals = max(2, 1 - math.floor(math.log10(abs(value))))
     return f"${value:.{decimals}f}"
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A measured or derived figure to ``digits`` significant digits: ``1,234``, ``0.5``;
+    unknown when not known."""
+    return UNKNOWN if value is None else f"{value:,.{digits}g}"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds in the unit a person reads best; an unknown duration says so."""
+    if seconds is None:
+        return UNKNOWN
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"

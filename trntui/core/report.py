@@ -1,12 +1,10 @@
-"""The budget-approval report: one document, rendered as Markdown, JSON or CSV.
+"""The budget-approval report rendered as Markdown, JSON or CSV.
 
-``report_document`` gathers everything a reviewer needs to redo the estimate (SPEC §5,
-"keep everything traceable"): the inputs with their provenance, the price quotes with their
-source and date, the formula, each billed stage, the cost terms, the sensitivity table over the
-observed range, the resampled P10/P50/P90, the Trainium3-vs-GPU comparison with its protocol
-check and decision note, the porting risks in days, and the caveats. The three renderers only
-format that document, so the formats cannot disagree. Unknown values stay ``null`` in JSON and
-empty in CSV, and read "unknown" in Markdown: nothing is printed as 0 that is not 0.
+The document (``core.report_document`` ``report_document``) holds everything a reviewer needs
+to redo the estimate; the three renderers here only format that document, so the formats
+cannot disagree. Unknown values stay ``null`` in JSON and empty in CSV, and read "unknown" in
+Markdown: nothing is printed as 0 that is not 0. ``Analysis`` and ``analyze`` live in
+``core.analysis``; they and the document's names are re-exported here.
 """
 
 from __future__ import annotations
@@ -14,449 +12,36 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from trntui.core.backtest import backtest
-from trntui.core.comparison import Comparison, compare
-from trntui.core.estimate import (
-    INPUT_SPECS,
-    MEASURED,
-    OBSERVED_INPUTS,
-    TERMS,
-    Estimate,
-    EstimateContext,
-    Override,
-    TargetEstimate,
-    TargetInputs,
-    estimate,
-    quote_id,
-    quote_source,
-    shown_unit,
-)
-from trntui.core.format import usd, usd_per_unit
-from trntui.core.sensitivity import (
-    DEFAULT_DRAWS,
-    Distribution,
-    Sensitivity,
-    resample,
-    sensitivity,
+from trntui.core.analysis import Analysis, analyze
+from trntui.core.estimate import TERMS
+from trntui.core.format import number, usd, usd_per_unit
+from trntui.core.report_document import (
+    FORMULA,
+    TERM_LABELS,
+    caveats,
+    estimate_document,
+    report_document,
+    shown_terms,
+    target_document,
 )
 
-FORMULA = (
-    "cost = instance price x billed time (per stage, summed)\n"
-    "     + storage + transfers + logs/monitoring + data preparation + failures and retries\n"
-    "\n"
-    "training_h  = work_amount / steady_throughput / 3600\n"
-    "startup_h   = (launch_s + startup_s) / 3600\n"
-    "overhead_h  = training_h x overhead_ratio + checkpoint_s / 3600\n"
-    "retry_h     = training_h x retry_ratio\n"
-    "            + failed_fraction / (1 - failed_fraction) x (failed_run_s + launch_s) / 3600\n"
-    "instance    = (startup_h + training_h + overhead_h) x instances x usd_per_hour\n"
-    "retries     = retry_h x instances x usd_per_hour\n"
-    "storage     = (dataset_gb + checkpoint_gb x checkpoints_kept) x months_stored x S3 rate\n"
-    "            + ebs_gb_per_instance x instances x (wall-clock hours / 730) x EBS rate\n"
-    "transfer    = data_moved_gb x 2 x inter-AZ rate per direction\n"
-    "logs        = log_gb x ingestion rate + log_gb x months_stored x log storage rate\n"
-    "data prep   = data_prep_hours x data_prep_instances x data prep instance price"
-)
-
-TERM_LABELS = {
-    "instance_usd": "Instance time",
-    "storage_usd": "Storage (S3 + EBS)",
-    "transfer_usd": "Data transfer",
-    "logs_usd": "Logs and monitoring",
-    "data_prep_usd": "Data preparation",
-    "retries_usd": "Failures and retries",
-    "idle_usd": "Capacity Block paid, unused",
-}
-
-
-def shown_terms(block_billed: bool) -> tuple[str, ...]:
-    """The cost terms worth a line: the unused block time only where a target pays blocks."""
-    return tuple(term for term in TERMS if block_billed or term != "idle_usd")
-
-
-def _number(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else value
-
-
-def target_document(item: TargetEstimate) -> dict[str, Any]:
-    """One target as JSON: every term (null when unknown) and each input's provenance."""
-    target = item.target
-    quote = item.quote
-    return {
-        "name": item.name,
-        "instance_type": target.instance_type,
-        "instance_count": target.instance_count,
-        "region": target.region,
-        "purchase_option": target.purchase_option,
-        "accelerator_family": target.accelerator_family,
-        "run_set": target.run_set,
-        "total_usd": _number(item.total_usd),
-        "headline": item.headline(),
-        "incomplete_inputs": list(item.incomplete_inputs),
-        "instance_hours": _number(item.instance_hours),
-        **{term: _number(item.term(term)) for term in TERMS},
-        "capacity_block": {
-            "billed_in_blocks": item.block_billed,
-            "wall_hours_per_instance": _number(item.wall_hours),
-            "paid_hours_per_instance": _number(item.paid_hours),
-            "text": item.block_text(),
-        },
-        "term_commitment": {
-            "term_years": item.term_years,
-            "beyond_this_training_usd": _number(item.commitment_beyond_usd),
-            "text": item.commitment_text(),
-        },
-        "usd_per_unit": _number(item.usd_per_unit),
-        "work_unit": item.work_unit,
-        "stages": [
-            {
-                "key": stage.key,
-                "label": stage.label,
-                "hours_per_instance": _number(stage.hours),
-                "instance_hours": _number(stage.instance_hours),
-                "usd": _number(stage.usd),
-            }
-            for stage in item.stages
-        ],
-        "inputs": {
-            i.key: {
-                "label": i.label,
-                "unit": shown_unit(i.unit, item.work_unit),
-                "value": _number(i.value),
-                "provenance": i.provenance.kind,
-                "source": i.provenance.source,
-                "detail": i.provenance.detail,
-                "low": _number(i.low),
-                "high": _number(i.high),
-                "runs": i.runs,
-            }
-            for i in item.inputs
-        },
-        "quote_reason": item.quote_reason,
-        "quote": None
-        if quote is None
-        else {
-            "id": quote_id(quote),
-            "usd_per_hour": quote.usd_per_hour,
-            "source": quote_source(quote),
-            "retrieved_at": quote.retrieved_at.isoformat(),
-            "flags": [flag.message for flag in item.quote_flags],
-        },
-    }
-
-
-def estimate_document(result: Estimate) -> dict[str, Any]:
-    """The JSON of ``trntui estimate --json``."""
-    return {
-        "work_unit": result.work_unit,
-        "targets": [target_document(item) for item in result.targets],
-        "overrides": [
-            {
-                "input": o.input,
-                "target": o.target,
-                "value": o.value,
-                "who": o.who,
-                "why": o.why,
-            }
-            for o in result.overrides
-        ],
-        "risks": [
-            {
-                "title": r.title,
-                "kind": r.kind,
-                "status": r.status,
-                "effort_days": r.effort_days,
-                "owner": r.owner,
-            }
-            for r in result.risks
-        ],
-        "open_risk_effort_days": result.risk_effort_days,
-        "open_risks_without_effort": result.risks_without_effort,
-        "open_risk_effort": result.risk_effort_text,
-    }
-
-
-def _sensitivity_document(items: tuple[Sensitivity, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "target": s.target,
-            "base_total_usd": _number(s.base_total_usd),
-            "bars": [
-                {
-                    "input": bar.key,
-                    "label": bar.label,
-                    "unit": bar.unit,
-                    "base": bar.base,
-                    "low": bar.low,
-                    "high": bar.high,
-                    "total_at_low_usd": bar.total_at_low,
-                    "total_at_high_usd": bar.total_at_high,
-                    "swing_usd": bar.swing_usd,
-                }
-                for bar in s.bars
-            ],
-            "not_varied": [{"input": label, "why": why} for label, why in s.not_varied],
-            "block_steps": list(s.block_steps),
-        }
-        for s in items
-    ]
-
-
-def _distribution_document(items: tuple[Distribution, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "target": d.target,
-            "draws": d.draws,
-            "runs": d.runs,
-            "seed": d.seed,
-            "p10_usd": _number(d.p10_usd),
-            "p50_usd": _number(d.p50_usd),
-            "p90_usd": _number(d.p90_usd),
-            "reason": d.reason,
-        }
-        for d in items
-    ]
-
-
-def _comparison_document(comparison: Comparison) -> dict[str, Any]:
-    even = comparison.break_even
-    return {
-        "trainium_target": comparison.trainium.name if comparison.trainium else None,
-        "gpu_target": comparison.gpu.name if comparison.gpu else None,
-        "comparable": comparison.comparable,
-        "protocol_confirmed": comparison.protocol_confirmed,
-        "porting_cost_usd": _number(comparison.payback.porting_cost_usd)
-        if comparison.payback
-        else None,
-        "saving_per_training_usd": _number(comparison.payback.saving_per_training_usd)
-        if comparison.payback
-        else None,
-        "payback_trainings": comparison.payback.payback_trainings if comparison.payback else None,
-        "payback_reason": comparison.payback.reason if comparison.payback else None,
-        "plans": [
-            {
-                "target": plan.target,
-                "wall_clock_days": _number(plan.wall_clock_days),
-                "finish": plan.finish.isoformat() if plan.finish else None,
-                "late": plan.late,
-                "over_wall_clock": plan.over_wall_clock,
-                "over_budget": plan.over_budget,
-            }
-            for plan in comparison.plans
-        ],
-        "fact_checks": [
-            {"fact": c.fact, "trainium": c.trainium, "gpu": c.gpu, "status": c.status}
-            for c in comparison.fact_checks
-        ],
-        "reasons": list(comparison.reasons),
-        "cost_ratio": _number(comparison.cost_ratio),
-        "saving_usd": _number(comparison.saving_usd),
-        "protocols": [
-            {
-                "target": p.target,
-                "model_version": p.model_version,
-                "benchmark": p.benchmark,
-                "quality_metric": p.quality_metric,
-                "goal_metric": p.goal_metric,
-                "quality_threshold": p.quality_threshold,
-                "quality_direction": p.quality_direction,
-                "work_amount": p.work_amount,
-                "work_unit": p.work_unit,
-                "measured_unit": p.measured_unit,
-                "runs": p.runs,
-                "counted_runs": p.counted_runs,
-                "verified_runs": p.verified_runs,
-            }
-            for p in comparison.protocols
-        ],
-        "break_even": None
-        if even is None
-        else {
-            "required_throughput": _number(even.required_throughput),
-            "observed_throughput": _number(even.observed_throughput),
-            "observed_low": _number(even.observed_low),
-            "observed_high": _number(even.observed_high),
-            "unit": even.unit,
-            "basis": even.basis,
-            "note": even.note,
-        },
-        "decision": {
-            "action": comparison.decision.action,
-            "facts": list(comparison.decision.facts),
-        },
-    }
-
-
-def caveats(context: EstimateContext, result: Estimate, stale: tuple[str, ...]) -> list[str]:
-    """What a reviewer must know before approving: each one a plain sentence."""
-    notes = [f"Snapshot is stale: {note}" for note in stale]
-    if context.inventory.project.example:
-        notes.append("This project is marked as EXAMPLE data: the values illustrate the method.")
-    for item in result.targets:
-        if item.incomplete_inputs:
-            notes.append(
-                f"{item.name}: incomplete, unknown inputs: {', '.join(item.incomplete_inputs)}"
-            )
-        notes += [f"{item.name}: {flag.message}" for flag in item.quote_flags]
-        if item.target.run_set:
-            stats = context.run_set(item.target.run_set)
-            unverified = stats.counted - stats.verified
-            if unverified:
-                notes.append(
-                    f"{item.name}: quality not verified in {unverified} of {stats.counted} "
-                    "counted runs (their logs hold no evaluation against the target)"
-                )
-        single = [
-            i.label
-            for i in item.inputs
-            if i.key in OBSERVED_INPUTS and i.runs == 1 and i.provenance.kind == MEASURED
-        ]
-        if single:
-            notes.append(
-                f"{item.name}: measured on one run only ({', '.join(single)}): repeat the runs "
-                "to see the range"
-            )
-    for o in result.overrides:
-        where = f"{o.target}: " if o.target else ""
-        notes.append(
-            f"Assumption: {where}{INPUT_SPECS[o.input].label} set to {o.value:g} by "
-            f"{o.who or 'unnamed'} ({o.why or 'no reason given'})"
-        )
-    notes.append("Porting risks are engineering effort in days and are not included in the totals.")
-    return notes
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the Scenarios screen and the report show for one set of inputs."""
-
-    estimate: Estimate
-    comparison: Comparison
-    sensitivities: tuple[Sensitivity, ...]
-    distributions: tuple[Distribution, ...]
-
-
-def analyze(
-    context: EstimateContext,
-    overrides: Sequence[Override] = (),
-    *,
-    prepared: Sequence[TargetInputs] | None = None,
-    draws: int = DEFAULT_DRAWS,
-    seed: int = 0,
-) -> Analysis:
-    """Estimate, comparison, tornado bars and P10/P50/P90 after an edit, in one call.
-
-    Raises ``InvalidInputError`` for a bad override, before anything is computed, so the
-    caller keeps showing its last valid ``Analysis``. Pass ``prepared`` (``prepare(context)``)
-    when only overrides changed since the last call.
-    """
-    result = estimate(context, overrides, prepared)
-    return Analysis(
-        result,
-        compare(context, result),
-        sensitivity(result),
-        resample(result, draws=draws, seed=seed),
-    )
-
-
-def report_document(
-    context: EstimateContext,
-    analysis: Analysis,
-    *,
-    scenario: str | None = None,
-    saved_at: datetime | None = None,
-    stale: tuple[str, ...] = (),
-    generated_at: datetime | None = None,
-) -> dict[str, Any]:
-    """The whole report as one JSON-ready document."""
-    result = analysis.estimate
-    project = context.inventory.project
-    goal = context.inventory.goal
-    by_id = {quote_id(q): q for q in context.book.quotes}
-    used = [i.provenance.source for t in result.targets for i in t.inputs]
-    quotes = {qid: by_id[qid] for qid in dict.fromkeys(used) if qid in by_id}
-    return {
-        "project": {
-            "name": project.name,
-            "owner": project.owner,
-            "example": project.example,
-            "model": context.inventory.model.name,
-            "model_version": context.inventory.model.version,
-        },
-        "scenario": scenario,
-        "scenario_saved_at": saved_at.isoformat() if saved_at else None,
-        "stale": list(stale),
-        "generated_at": (generated_at or datetime.now(UTC)).replace(microsecond=0).isoformat(),
-        "prices_as_of": context.today.isoformat(),
-        "goal": {
-            "work_amount": goal.work_amount,
-            "work_unit": goal.work_unit,
-            "quality_metric": goal.quality_metric,
-            "quality_threshold": goal.quality_threshold,
-            "quality_direction": goal.quality_direction,
-        },
-        "formula": FORMULA,
-        **estimate_document(result),
-        "quotes": [
-            {
-                "id": qid,
-                "instance_type": q.instance_type,
-                "region": q.region,
-                "purchase_option": q.purchase_option,
-                "usd_per_hour": q.usd_per_hour,
-                "source": quote_source(q),
-                "retrieved_at": q.retrieved_at.isoformat(),
-            }
-            for qid, q in quotes.items()
-        ],
-        "rates": [
-            {
-                "service": r.service.value,
-                "region": r.region,
-                "unit": r.unit,
-                "usd_per_unit_first_tier": r.first_tier_usd_per_unit,
-                "source": quote_source(r),
-                "retrieved_at": r.retrieved_at.isoformat(),
-            }
-            for r in context.book.rates
-            if r.region in {t.target.region for t in result.targets}
-        ],
-        "sensitivity": _sensitivity_document(analysis.sensitivities),
-        "distribution": _distribution_document(analysis.distributions),
-        "comparison": _comparison_document(analysis.comparison),
-        "backtests": _backtest_document(context, result),
-        "caveats": caveats(context, result, stale),
-    }
-
-
-def _backtest_document(context: EstimateContext, result: Estimate) -> list[dict[str, Any]]:
-    """Model vs measured time to the result for each target's run set (``core.backtest``)."""
-    out = []
-    for name in dict.fromkeys(t.target.run_set for t in result.targets if t.target.run_set):
-        check = backtest(context.observations, name)
-        if check is None:
-            out.append({"run_set": name, "runs": 0, "text": "not possible (no counted run "
-                        "with a throughput and its work)"})  # fmt: skip
-            continue
-        out.append(
-            {
-                "run_set": name,
-                "runs": len(check.runs),
-                "model_s": check.model_s / len(check.runs),
-                "measured_s": check.measured_s / len(check.runs),
-                "gap": check.gap,
-                "flagged": check.flagged,
-                "from_launch": check.from_launch,
-                "text": check.text(),
-            }
-        )
-    return out
+__all__ = [
+    "FORMULA",
+    "TERM_LABELS",
+    "Analysis",
+    "analyze",
+    "caveats",
+    "estimate_document",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "report_document",
+    "shown_terms",
+    "target_document",
+    "usd",
+]
 
 
 def render_json(document: dict[str, Any]) -> str:
@@ -464,10 +49,6 @@ def render_json(document: dict[str, Any]) -> str:
 
 
 # --- Markdown ------------------------------------------------------------------------------
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    return "unknown" if value is None else f"{value:,.{digits}g}"
 
 
 def _cell(text: Any) -> str:
@@ -501,10 +82,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += [f"> - {note}" for note in doc["stale"]] + [""]
     goal = doc["goal"]
     out += [
-        f"Goal: {_num(goal['work_amount'], 6)} {goal['work_unit'] or '(unit not set)'} of "
+        f"Goal: {number(goal['work_amount'], 6)} {goal['work_unit'] or '(unit not set)'} of "
         f"training until {goal['quality_metric'] or '(metric not set)'} "
         f"{'>=' if goal['quality_direction'] == 'higher is better' else '<='} "
-        f"{_num(goal['quality_threshold'])}. Model: {project['model'] or 'not set'} "
+        f"{number(goal['quality_threshold'])}. Model: {project['model'] or 'not set'} "
         f"({project['model_version'] or 'version not recorded'}).",
         "",
         "## Summary",
@@ -550,7 +131,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _table(
             ["Quote", "USD per hour", "Source", "Retrieved"],
             [
-                [q["id"], _num(q["usd_per_hour"], 6), q["source"], q["retrieved_at"][:10]]
+                [q["id"], number(q["usd_per_hour"], 6), q["source"], q["retrieved_at"][:10]]
                 for q in doc["quotes"]
             ],
         )
@@ -576,7 +157,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _table(
             ["Risk", "Kind", "Status", "Effort (days)", "Owner"],
             [
-                [r["title"], r["kind"] or "", r["status"], _num(r["effort_days"]), r["owner"] or ""]
+                [
+                    r["title"],
+                    r["kind"] or "",
+                    r["status"],
+                    number(r["effort_days"]),
+                    r["owner"] or "",
+                ]
                 for r in doc["risks"]
             ],
         )
@@ -597,10 +184,15 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     out += _table(
         ["Stage", "Hours per instance", "Instance-hours", "Cost"],
         [
-            [s["label"], _num(s["hours_per_instance"]), _num(s["instance_hours"]), usd(s["usd"])]
+            [
+                s["label"],
+                number(s["hours_per_instance"]),
+                number(s["instance_hours"]),
+                usd(s["usd"]),
+            ]
             for s in t["stages"]
         ]
-        + [["Total billed", "", _num(t["instance_hours"]), ""]],
+        + [["Total billed", "", number(t["instance_hours"]), ""]],
     )
     block = t.get("capacity_block") or {}
     if block.get("billed_in_blocks"):
@@ -620,12 +212,12 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     for i in t["inputs"].values():
         observed = ""
         if i["low"] is not None and i["high"] is not None:
-            observed = f"{_num(i['low'])} to {_num(i['high'])} over {i['runs']} runs"
+            observed = f"{number(i['low'])} to {number(i['high'])} over {i['runs']} runs"
         shown_unit = i["unit"].replace("work units", t["work_unit"] or "work units")
         rows.append(
             [
                 i["label"],
-                _num(i["value"], 6),
+                number(i["value"], 6),
                 shown_unit,
                 i["provenance"],
                 i["source"],
@@ -648,8 +240,8 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
                 [
                     [
                         b["label"],
-                        _num(b["low"]),
-                        _num(b["high"]),
+                        number(b["low"]),
+                        number(b["high"]),
                         usd(b["total_at_low_usd"]),
                         usd(b["total_at_high_usd"]),
                         usd(b["swing_usd"]),
@@ -688,7 +280,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             [
                 [
                     p["target"],
-                    _num(p["wall_clock_days"]),
+                    number(p["wall_clock_days"]),
                     p["finish"] or "unknown",
                     yes_no[p["late"]],
                     yes_no[p["over_wall_clock"]],
@@ -701,7 +293,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         trainings = c.get("payback_trainings")
         out += [
             "Porting cost: "
-            + (usd(c["porting_cost_usd"]) if c.get("porting_cost_usd") is not None else "unknown")
+            + usd(c.get("porting_cost_usd"))
             + (f"; pays off after {trainings} training(s)" if trainings else "")
             + f" ({c['payback_reason']}).",
             "",
@@ -734,15 +326,15 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         if even is not None:
             required = even["required_throughput"]
             seen = (
-                f"observed {_num(even['observed_throughput'])} {even['unit']} (range "
-                f"{_num(even['observed_low'])} to {_num(even['observed_high'])})"
+                f"observed {number(even['observed_throughput'])} {even['unit']} (range "
+                f"{number(even['observed_low'])} to {number(even['observed_high'])})"
                 if even.get("basis", "observed") == "observed"
-                else f"assumed {_num(even['observed_throughput'])} {even['unit']} (an override, "
+                else f"assumed {number(even['observed_throughput'])} {even['unit']} (an override, "
                 "not a measurement)"
             )
             out += [
                 f"Break-even useful throughput for {c['trainium_target']}: "
-                f"{_num(required)} {even['unit']}; {seen}.",
+                f"{number(required)} {even['unit']}; {seen}.",
                 "",
             ]
     else:

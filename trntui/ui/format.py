@@ -3,20 +3,9 @@ table, plot and detail."""
 
 from __future__ import annotations
 
-from trntui.core.format import UNKNOWN
+from trntui.core.format import UNKNOWN, duration
 
 __all__ = ["UNKNOWN", "distinct_labels", "duration", "fit", "fit_middle", "short_option"]
-
-
-def duration(seconds: float | None) -> str:
-    """Seconds in the unit a person reads best; an unknown duration says so."""
-    if seconds is None:
-        return UNKNOWN
-    if seconds >= 3600:
-        return f"{seconds / 3600:.2f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds:.0f} s"
 
 
 def fit(text: str, width: int | None) -> str:

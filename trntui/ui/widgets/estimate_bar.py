@@ -19,7 +19,7 @@ from textual.widget import Widget
 from trntui.ui.format import fit, fit_middle
 
 if TYPE_CHECKING:
-    from trntui.core.report import Analysis
+    from trntui.core.analysis import Analysis
 
 
 MAX_LINES = 3

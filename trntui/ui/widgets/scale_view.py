@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from trntui.core.format import UNKNOWN
+from trntui.core.format import UNKNOWN, usd
 from trntui.core.scale_plan import ScalePlan, unknown_reasons
 
 _SOURCE_STYLE = {"measured": "green", "interpolated": "cyan", "assumed": "magenta"}
@@ -56,7 +56,7 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
     text.append("  count  throughput     wall clock        total  on time  budget\n", style="bold")
     for point in plan.points:
         chosen = plan.recommended is not None and point is plan.recommended
-        total = "unknown" if point.total_usd is None else f"${point.total_usd:,.2f}"
+        total = usd(point.total_usd)
         text.append(("> " if chosen else "  ") + f"{point.instance_count:>5}  ")
         text.append(f"{point.source:13}", style=_SOURCE_STYLE.get(point.source, "yellow"))
         text.append(f"  {wall_clock(point.wall_clock_days):>10}  {total:>11}  ")

@@ -12,20 +12,13 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
+from trntui.core.format import number, usd
 from trntui.core.sensitivity import Sensitivity, SensitivityBar
 
 _LEFT = "▓"
 _RIGHT = "█"
 _CENTRE = "│"
 _MONEY_WIDTH = 10
-
-
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
-
-
-def _number(value: float) -> str:
-    return f"{value:,.4g}"
 
 
 class TornadoChart(Widget):
@@ -75,9 +68,9 @@ class TornadoChart(Widget):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(bar.label, style="bold")
         spread = (
-            f"same in every run: {_number(bar.low)}"
+            f"same in every run: {number(bar.low)}"
             if bar.low == bar.high
-            else f"runs {_number(bar.low)} - {_number(bar.high)}"
+            else f"runs {number(bar.low)} - {number(bar.high)}"
         )
         text.append(f"  {spread} {bar.unit}", style="dim")
         text.truncate(width, overflow="ellipsis")
@@ -89,11 +82,11 @@ class TornadoChart(Widget):
         left = round((base - cheap) / scale * half) if scale > 0 else 0
         right = round((dear - base) / scale * half) if scale > 0 else 0
         text = Text(no_wrap=True)
-        text.append(_money(cheap).rjust(_MONEY_WIDTH) + " ")
+        text.append(usd(cheap).rjust(_MONEY_WIDTH) + " ")
         text.append(" " * (half - left))
         text.append(_LEFT * left, style="green")
         text.append(_CENTRE, style="bold")
         text.append(_RIGHT * right, style="red")
         text.append(" " * (half - right))
-        text.append(" " + _money(dear))
+        text.append(" " + usd(dear))
         return text

@@ -1,0 +1,314 @@
+"""The steady-state rules 1-5 of ``trntui.core.run_facts``: progress intervals, their pace,
+the median, warm-up, stalls and the steady window, with the overheads inside them (checkpoint
+saves, evaluations, time between blocks), the steady throughput and the useful work."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from trntui.core.run_facts.facts import STALL_FACTOR, WARMUP_CONFIRM_INTERVALS, WARMUP_TOLERANCE
+from trntui.core.timeline import (
+    Kind,
+    RunMetadata,
+    with_interval_steps,
+)
+
+
+def _progress_kind(timeline: pl.DataFrame) -> str | None:
+    """Step rows, else epoch stops, else block stops: the first kind with two rows that
+    carry a count of work (an epoch stop without one says nothing about progress), else the
+    first kind present at all."""
+    counted = pl.any_horizontal(
+        pl.col(name).is_not_null() for name in ("step", "epoch", "samples", "tokens")
+    )
+    present = None
+    for kind in (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP):
+        rows = timeline.filter(pl.col("kind") == kind)
+        if rows.is_empty():
+            continue
+        present = present or str(kind)
+        if rows.filter(counted).height >= 2:
+            return str(kind)
+    return present
+
+
+def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataFrame:
+    """``t_s`` (the stop) and ``duration_s`` of each start/stop pair, or a stated duration."""
+    rows = timeline.filter(pl.col("kind").is_in([start, stop]) & pl.col("t_s").is_not_null())
+    rows = rows.with_columns(
+        pl.when(pl.col("kind") == stop)
+        .then(
+            pl.coalesce(
+                pl.col("duration_s"),
+                pl.when(pl.col("kind").shift(1) == start).then(
+                    pl.col("t_s") - pl.col("t_s").shift(1)
+                ),
+            )
+        )
+        .alias("overhead_s")
+    )
+    return rows.filter((pl.col("kind") == stop) & pl.col("overhead_s").is_not_null()).select(
+        "t_s", "overhead_s"
+    )
+
+
+_STARTS = {str(Kind.EPOCH_STOP): str(Kind.EPOCH_START), str(Kind.BLOCK_STOP): str(Kind.BLOCK_START)}
+
+
+def _between_blocks(
+    timeline: pl.DataFrame, progress_kind: str, inner: pl.DataFrame
+) -> pl.DataFrame:
+    """Time between a training block's stop and the next block's start that no evaluation or
+    checkpoint save inside that gap accounts for (``t_s`` at the next start).
+
+    Logs that bracket their training in start/stop events (MLPerf blocks and epochs) say when
+    training was *not* running; that time is not steady training, whatever it was spent on.
+    """
+    start_kind = _STARTS.get(progress_kind)
+    empty = pl.DataFrame(schema={"t_s": pl.Float64, "overhead_s": pl.Float64})
+    if start_kind is None:
+        return empty
+    rows = timeline.filter(
+        pl.col("kind").is_in([progress_kind, start_kind]) & pl.col("t_s").is_not_null()
+    ).select("t_s", "kind")
+    gaps = rows.with_columns(pl.col("t_s").shift(1).alias("stop_t")).filter(
+        (pl.col("kind") == start_kind) & (pl.col("kind").shift(1) == progress_kind)
+    )
+    if gaps.is_empty():
+        return empty
+    within = (
+        gaps.select("t_s", "stop_t")
+        .join(inner.select(pl.col("t_s").alias("inner_t"), "overhead_s"), how="cross")
+        .filter((pl.col("inner_t") > pl.col("stop_t")) & (pl.col("inner_t") <= pl.col("t_s")))
+        .group_by("t_s")
+        .agg(pl.col("overhead_s").sum().alias("inner_s"))
+    )
+    return (
+        gaps.join(within, on="t_s", how="left")
+        .select(
+            "t_s",
+            (pl.col("t_s") - pl.col("stop_t") - pl.col("inner_s").fill_null(0.0))
+            .clip(lower_bound=0.0)
+            .alias("overhead_s"),
+        )
+        .filter(pl.col("overhead_s") > 0)
+    )
+
+
+def _overheads(timeline: pl.DataFrame, progress_kind: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Checkpoint saves and evaluations (``t_s`` of their end, ``overhead_s``), and the time
+    between blocks that they do not account for (``_between_blocks``)."""
+    inner = pl.concat(
+        [
+            _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+            _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
+        ]
+    )
+    return inner, _between_blocks(timeline, progress_kind, inner)
+
+
+def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame) -> pl.DataFrame:
+    """Progress rows with their interval: steps, wall time, busy time and time per step."""
+    anchors = timeline.filter(
+        pl.col("kind").is_in(
+            [progress_kind, Kind.RUN_START, Kind.COMPILE_STOP, Kind.CHECKPOINT_LOAD]
+        )
+    ).with_row_index("order")
+    anchors = anchors.with_columns(
+        pl.col("step").alias("logged_step"),
+        pl.when(pl.col("kind") == progress_kind)
+        .then(
+            pl.coalesce(
+                "step",
+                "epoch",
+                pl.col("samples").cast(pl.Int64, strict=False),
+                pl.col("tokens").cast(pl.Int64, strict=False),
+            )
+        )
+        .otherwise(pl.col("step"))
+        .alias("step"),
+    )
+    # A progress row without any counter cannot be placed in the run.
+    anchors = anchors.filter((pl.col("kind") != progress_kind) | pl.col("step").is_not_null())
+    loads = anchors.filter(pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD]))
+    loads = with_interval_steps(
+        loads.with_columns(
+            pl.when(pl.col("kind") == progress_kind)
+            .then(pl.lit(str(Kind.STEP)))
+            .otherwise(pl.col("kind"))
+            .alias("kind")
+        ).select("order", "kind", "step")
+    )
+    anchors = anchors.join(loads.select("order", "interval_steps"), on="order", how="left")
+    anchors = anchors.with_columns(
+        (pl.col("t_s") - pl.col("t_s").shift(1)).alias("wall_s"),
+        (pl.col("kind").shift(1) != progress_kind).fill_null(True).alias("segment_first"),
+        (pl.col("samples") - pl.col("samples").shift(1)).alias("delta_samples"),
+        (pl.col("tokens") - pl.col("tokens").shift(1)).alias("delta_tokens"),
+    )
+    progress = anchors.filter(pl.col("kind") == progress_kind)
+    overheads = overheads.sort("t_s")
+    if not overheads.is_empty() and progress["t_s"].drop_nulls().len():
+        assigned = overheads.join_asof(
+            progress.select(pl.col("t_s").alias("row_t"), "order").sort("row_t"),
+            left_on="t_s",
+            right_on="row_t",
+            strategy="forward",
+        )
+        per_row = assigned.group_by("order").agg(pl.col("overhead_s").sum())
+        progress = progress.join(per_row, on="order", how="left")
+    else:
+        progress = progress.with_columns(pl.lit(None, pl.Float64).alias("overhead_s"))
+    restart = pl.col("step") <= pl.col("step").shift(1)
+    return (
+        progress.with_columns(
+            pl.col("overhead_s").fill_null(0.0),
+            restart.fill_null(False).alias("restart"),
+        )
+        .with_columns(
+            pl.coalesce(
+                pl.col("step_time_s"),
+                (pl.col("wall_s") - pl.col("overhead_s")) / pl.col("interval_steps"),
+            ).alias("per_step_s"),
+        )
+        .with_columns((pl.col("per_step_s") * pl.col("interval_steps")).alias("busy_s"))
+    )
+
+
+def _classified(iv: pl.DataFrame) -> pl.DataFrame:
+    """Mark segments; a restart's first interval without a stated step time has no pace."""
+    unknown_pace = pl.col("restart") & pl.col("step_time_s").is_null()
+    return iv.with_columns(
+        (pl.col("segment_first") | pl.col("restart")).alias("segment_first"),
+        pl.when(unknown_pace).then(None).otherwise(pl.col("per_step_s")).alias("per_step_s"),
+        pl.when(unknown_pace).then(None).otherwise(pl.col("busy_s")).alias("busy_s"),
+        (pl.col("t_s") - pl.col("t_s").shift(1)).alias("since_previous_s"),
+        pl.col("step").cum_max().shift(1).alias("highest_before"),
+    ).with_columns(pl.col("segment_first").cast(pl.Int64).cum_sum().alias("segment"))
+
+
+def _median_step(iv: pl.DataFrame) -> float | None:
+    paces = iv.filter(pl.col("t_s").is_not_null())["per_step_s"].drop_nulls()
+    return float(paces.median()) if paces.len() else None
+
+
+def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
+    """Flag warm-up, stall and steady intervals and the cost of each restart."""
+    ok = (pl.col("per_step_s") <= WARMUP_TOLERANCE * median).fill_null(False)
+    confirmed = ok
+    for ahead in range(1, WARMUP_CONFIRM_INTERVALS):
+        confirmed = confirmed & ok.shift(-ahead).over("segment").fill_null(True)
+    # The first interval after a (re)start holds the first steps' compilation and caching: in a
+    # log that reports coarse blocks it can look almost steady while hiding that cost.
+    first = (pl.int_range(pl.len()).over("segment") == 0) & (pl.len().over("segment") > 1)
+    confirmed = confirmed & ~first
+    iv = iv.with_columns(
+        pl.col("busy_s").fill_null(median * pl.col("interval_steps")),
+        ((pl.col("per_step_s") - median) * pl.col("interval_steps")).alias("excess_s"),
+        (confirmed.cast(pl.Int64).cum_sum().over("segment") == 0).alias("warm"),
+    )
+    timed = pl.col("per_step_s").is_not_null() & pl.col("t_s").is_not_null()
+    stall = ~pl.col("warm") & timed & (pl.col("per_step_s") > STALL_FACTOR * median)
+    return iv.with_columns(
+        stall.alias("stall"),
+        (~pl.col("warm") & timed & ~stall).alias("steady"),
+        pl.when(pl.col("restart"))
+        .then(
+            (pl.col("highest_before") - (pl.col("step") - pl.col("interval_steps")))
+            .clip(lower_bound=0)
+            .fill_null(0)
+        )
+        .otherwise(0)
+        .alias("redone"),
+        pl.when(pl.col("restart"))
+        .then((pl.col("since_previous_s") - pl.col("busy_s")).clip(lower_bound=0.0))
+        .otherwise(0.0)
+        .fill_null(0.0)
+        .alias("recovery_s"),
+    )
+
+
+def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float | None, str | None]:
+    """Work over busy time in the unit the log counts: samples, else tokens, else steps times
+    the stated samples per step, else the log's own rate, else epochs or steps."""
+    busy = float(steady["busy_s"].sum())
+    for column, unit in (("delta_samples", "samples/s"), ("delta_tokens", "tokens/s")):
+        deltas = steady[column]
+        if busy > 0 and deltas.null_count() == 0 and (deltas >= 0).all() and deltas.sum() > 0:
+            return float(deltas.sum()) / busy, unit
+    steps = float(steady["interval_steps"].sum())
+    if meta.samples_per_step and busy > 0:
+        return steps * meta.samples_per_step / busy, "samples/s"
+    own = steady["throughput"].drop_nulls()
+    if own.len():
+        return float(own.median()), meta.throughput_unit
+    if busy > 0:
+        counts_epochs = (
+            steady["logged_step"].is_null().all() and steady["epoch"].is_not_null().all()
+        )
+        return steps / busy, "epochs/s" if counts_epochs else "steps/s"
+    return None, None
+
+
+def _sum_overheads(tl: pl.DataFrame, start: str, stop: str) -> float | None:
+    if not (tl["kind"] == stop).any():
+        return None
+    pairs = _paired_durations(tl, start, stop)
+    return float(pairs["overhead_s"].sum()) if not pairs.is_empty() else None
+
+
+def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) -> float | None:
+    """Evaluation time a log leaves unstated (Megatron prints its own step time only): the
+    part of an interval holding an ``eval`` row beyond its steps and stated overheads, and the
+    time from the last step to the end when the final evaluation comes after it."""
+    evals = tl.filter((pl.col("kind") == Kind.EVAL) & pl.col("t_s").is_not_null()).select(
+        pl.col("t_s").alias("eval_t")
+    )
+    if evals.is_empty():
+        return None
+    rows = iv.filter(~pl.col("restart") & pl.col("t_s").is_not_null()).sort("t_s")
+    matched = evals.sort("eval_t").join_asof(
+        rows.select("t_s", "order"),
+        left_on="eval_t",
+        right_on="t_s",
+        strategy="forward",
+        allow_exact_matches=False,
+    )
+    holding = rows.join(matched.select("order").unique(), on="order", how="semi")
+    gaps = holding.select(
+        (pl.col("since_previous_s") - pl.col("busy_s") - pl.col("overhead_s"))
+        .clip(lower_bound=0.0)
+        .sum()
+    ).item()
+    total = float(gaps or 0.0)
+    last_t = float(iv["t_s"].drop_nulls().max())
+    if end_t is not None and (evals["eval_t"] >= last_t).any():
+        later = _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP).filter(
+            pl.col("t_s") > last_t
+        )
+        total += max(0.0, end_t - last_t - float(later["overhead_s"].sum()))
+    return total
+
+
+def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
+    """Work that counts once: the highest cumulative count reached (redone steps add none).
+    The run start's count (where the work began) is no progress."""
+    tl = tl.filter(pl.col("kind") != Kind.RUN_START)
+    if unit == "samples/s":
+        samples = tl["samples"].drop_nulls()
+        if samples.len():
+            return float(samples.max())
+        steps = tl["step"].drop_nulls()
+        if steps.len() and meta.samples_per_step:
+            return float(steps.max()) * meta.samples_per_step
+        return None
+    if unit == "tokens/s":
+        tokens = tl["tokens"].drop_nulls()
+        return float(tokens.max()) if tokens.len() else None
+    if unit == "steps/s":
+        steps = tl["step"].drop_nulls()
+        return float(steps.max()) if steps.len() else None
+    if unit == "epochs/s":
+        epochs = tl["epoch"].drop_nulls()
+        return float(epochs.max()) if epochs.len() else None
+    return None
