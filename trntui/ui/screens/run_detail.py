@@ -4,9 +4,6 @@ result measured outside the log (for logs that never evaluate)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,7 +11,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from trntui.core.errors import UserError
-from trntui.core.fields import spec_field
 from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.text import printable
@@ -26,22 +22,9 @@ from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.base import SessionView, edits
 from trntui.ui.screens.dialog import Dialog
 from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.run_entries import QualityResultEntry
 from trntui.ui.session import Session
 from trntui.ui.text import Hanging
-
-
-@dataclass(frozen=True)
-class QualityResultEntry:
-    """What a person enters for a quality result measured outside the log."""
-
-    TITLE: ClassVar[str] = "Quality result of the final checkpoint"
-    value: float | None = spec_field("float", "Measured value", required=True)
-    source: str = spec_field(
-        "text", "Source", required=True, default="", placeholder="eval job, report, link"
-    )
-    evaluation_minutes: float | None = spec_field(
-        "float", "Evaluation took", unit="minutes", minimum=0
-    )
 
 
 def facts_text(

@@ -6,9 +6,7 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePath
-from typing import ClassVar
 
 import polars as pl
 from textual import on, work
@@ -20,7 +18,6 @@ from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
-from trntui.core.fields import spec_field
 from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
@@ -44,39 +41,12 @@ from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
+from trntui.ui.screens.run_entries import MoveEntry, SetSizeEntry
 from trntui.ui.session import Session
 from trntui.ui.text import cell, shown
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
-
-
-@dataclass(frozen=True)
-class SetSizeEntry:
-    """The system a run set was measured on, stated by a person (its logs print none)."""
-
-    TITLE: ClassVar[str] = "System size"
-    nodes: int | None = spec_field("int", "Nodes", required=True, minimum=1, maximum=100_000)
-    accelerators_per_node: int | None = spec_field(
-        "int", "Per node", unit="accelerators", required=True, minimum=1, maximum=100_000
-    )
-    accelerator: str | None = spec_field("text", "Accelerator", placeholder="Trainium3")
-    source: str = spec_field(
-        "text", "Based on", required=True, default="", placeholder="job script, ticket, link"
-    )
-
-
-@dataclass(frozen=True)
-class MoveEntry:
-    """Where the highlighted run (or its whole set) goes: a run set by name."""
-
-    TITLE: ClassVar[str] = "Run set"
-    set_name: str = spec_field(
-        "text", "Move to run set", required=True, default="", help="an existing or a new set"
-    )
-    whole_set: bool = spec_field(
-        "bool", "Whole set", required=True, default=True, help="no: only the highlighted run"
-    )
 
 
 def _size_cell(size: SystemSize | None) -> str:
