@@ -402,3 +402,35 @@ async def test_a_notification_hides_neither_the_estimate_bar_nor_the_status_line
         assert toast.region.height > 0
         assert toast.region.bottom <= bottom, (toast.region, bottom)
         assert toast.region.y >= 1, "the header stays readable"
+
+
+async def test_a_long_value_reads_from_its_start_once_the_field_is_left(
+    sample_project: Project,
+) -> None:
+    """Typing at the end of a long value scrolls the field; leaving it (tab) shows the start
+    again, in the inventory and in a dialog's form."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        field = await focus_field(pilot, app, "model", "name")
+        assert len(field.value) > field.content_region.width, "the sample's name is long"
+        await pilot.press("end")
+        await settle(pilot)
+        assert field.scroll_x > 0, "while typing at the end the field shows the end"
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is not field
+        assert (field.cursor_position, field.scroll_x) == (0, 0)
+        await open_section(pilot, "targets")
+        await pilot.press("enter")  # the table has focus: edit the first target
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        notes = form.query_one("#field-notes", Input)
+        notes.value = "a long note " * 10
+        notes.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert notes.scroll_x > 0
+        await pilot.press("shift+tab")
+        await settle(pilot)
+        assert (notes.cursor_position, notes.scroll_x) == (0, 0)

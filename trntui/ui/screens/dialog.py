@@ -9,7 +9,7 @@ from typing import TypeVar
 from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Label
+from textual.widgets import Input, Label
 
 ResultType = TypeVar("ResultType")
 
@@ -27,6 +27,10 @@ class Dialog(ModalScreen[ResultType]):
     Dialog .hint { color: $text-muted; }
     Dialog .error { color: $error; height: auto; }
     """
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        """A field left shows its value from the start, not from where typing ended."""
+        event.input.action_home()
 
 
 def field_row(label: str, *fields: Widget, muted: bool = False) -> Horizontal:

@@ -255,8 +255,11 @@ class FieldForm(VerticalScroll, can_focus=False):
     @on(Input.Blurred)
     @on(Select.Changed)
     def _committed(self, event: Input.Submitted | Input.Blurred | Select.Changed) -> None:
-        """Enter, leaving the field, or picking a choice commits the entry if it is valid."""
+        """Enter, leaving the field, or picking a choice commits the entry if it is valid.
+        A field left shows its value from the start again, not from where typing ended."""
         event.stop()
+        if isinstance(event, Input.Blurred):
+            event.input.action_home()
         row = self._row_of(event.control)
         if row is not None:
             self._commit(row)
