@@ -163,3 +163,21 @@ def test_importing_a_folder_with_utilization_captures_says_attach_them(tmp_path:
         assert line.startswith("skipped")
         assert "neuron-monitor utilization capture" in line and "--run RUN" in line
     assert sum(x.startswith("added") for x in result.stdout.splitlines()) == 3
+
+
+def test_a_bad_value_is_told_once_with_its_file_line_and_key(tmp_path: Path) -> None:
+    """What was expected is said once, with the file, the line and the key (not repeated
+    after the key)."""
+    from tests import copy_sample
+
+    root = copy_sample(tmp_path / "p")
+    path = root / PROJECT_FILE
+    lines = path.read_text().splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith("instance_count = "))
+    lines[number] = 'instance_count = "x"'
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli("estimate", str(root))
+    assert result.returncode == 2
+    message = result.stderr.strip()
+    assert f"trntui.toml:{number + 1}:" in message and "instance_count'" in message, message
+    assert message.count("expected a whole number") == 1, message

@@ -30,9 +30,10 @@ class InputFileError(UserError):
         self.expected = expected
         where = path if line is None else f"{path}:{line}"
         parts = [f"{where}: {problem}"]
-        if key:
+        # A problem that already says the key or what was expected is not told twice.
+        if key and f"'{key}'" not in problem:
             parts.append(f"key '{key}'")
-        if expected:
+        if expected and f"expected {expected}" not in problem:
             parts.append(f"expected {expected}")
         super().__init__("; ".join(parts))
 
