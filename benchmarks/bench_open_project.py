@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_cli_start import trntui_command
+from benchmarks.bench_cli_start import USER_ENV, trntui_command
 from benchmarks.bench_estimate import configure
 from tests.loggen import MegatronSpec, write_megatron
 from trntui.store.project import init_project
@@ -44,7 +44,7 @@ def build_project(folder: Path, runs: int) -> Path:
 
 def timed(command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=USER_ENV)
     return time.perf_counter() - start
 
 
