@@ -206,3 +206,24 @@ async def test_esc_and_a_digit_arriving_as_alt_digit_switch_screens(
         await pilot.press("alt+4")
         await settle(pilot)
         assert app.current_mode == "scenarios" and not isinstance(app.screen, HelpScreen)
+
+
+async def test_keys_batched_after_tab_land_in_the_next_field(sample_project: Project) -> None:
+    """``name<tab>note<enter>`` arriving at once (typed quickly, or batched over SSH) fills
+    both fields of the snapshot dialog and saves: the focus moves before the next key."""
+    from textual import events
+
+    from trntui.store.scenarios import load_scenario
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        keys = [*"ab1", "tab", *"cd", "enter"]
+        for key in keys:  # all queued before any is handled, as a burst from the terminal
+            character = {"tab": "\t", "enter": "\r"}.get(key, key)
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+    assert load_scenario(sample_project.root, "ab1").note == "cd"

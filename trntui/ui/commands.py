@@ -147,6 +147,20 @@ def app_bindings() -> list[Binding]:
         )
         for digit in "1234"
     ]
+    # Textual moves focus on tab only after the key has bubbled up from the field, so keys
+    # typed right after it (quickly, or batched over SSH: "name<tab>note<enter>") would still
+    # land in the field left. As priority bindings the focus moves before the next key.
+    bindings += [
+        Binding("tab", "focus_next", "Next field", show=False, priority=True, id="app.next"),
+        Binding(
+            "shift+tab",
+            "focus_previous",
+            "Previous field",
+            show=False,
+            priority=True,
+            id="app.previous",
+        ),
+    ]
     return bindings
 
 
