@@ -163,3 +163,10 @@ def test_importing_a_folder_with_utilization_captures_says_attach_them(tmp_path:
         assert line.startswith("skipped")
         assert "neuron-monitor utilization capture" in line and "--run RUN" in line
     assert sum(x.startswith("added") for x in result.stdout.splitlines()) == 3
+
+
+def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
+    from trntui.commands.runs import _minutes
+
+    assert _minutes(None).strip() == "unknown"
+    assert len(_minutes(None)) == len(_minutes(90.0)) and _minutes(90.0) == "   1.50 min"
