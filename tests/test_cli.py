@@ -181,3 +181,10 @@ def test_a_bad_value_is_told_once_with_its_file_line_and_key(tmp_path: Path) -> 
     message = result.stderr.strip()
     assert f"trntui.toml:{number + 1}:" in message and "instance_count'" in message, message
     assert message.count("expected a whole number") == 1, message
+
+
+def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
+    from trntui.commands.runs import _minutes
+
+    assert _minutes(None).strip() == "unknown"
+    assert len(_minutes(None)) == len(_minutes(90.0)) and _minutes(90.0) == "   1.50 min"

@@ -130,7 +130,8 @@ def test_failed_scenario_replace_leaves_the_saved_snapshot_whole(
         text = render(*args, **kwargs)
         return "\n".join(line for line in text.splitlines() if not line.startswith("today ="))
 
-    monkeypatch.setattr(scenarios_store, "render_scenario", unreadable)
+    # save_scenario renders through the module it lives in
+    monkeypatch.setattr(scenarios_store.write, "render_scenario", unreadable)
     code, _, err = _cli(capsys, "scenario", "save", str(sample_dir), "as-measured", "--replace")
     assert path.read_bytes() == saved
     assert code == 2
@@ -501,7 +502,7 @@ def test_without_a_folder_lock_a_holder_whose_lock_file_was_taken_writes_nothing
     from trntui.store import project as project_store
     from trntui.store.quality import quality_path, record_quality
 
-    monkeypatch.setattr(project_store, "_lock_folder", lambda root: -1)
+    monkeypatch.setattr(project_store.lock, "_lock_folder", lambda root: -1)
     with Project.open(new_project) as session:
         (new_project / LOCK_FILE).unlink()
         with open(new_project / LOCK_FILE, "w") as other:  # another process's new lock file

@@ -218,3 +218,21 @@ def test_capacity_blocks_beyond_256_instances_cannot_be_bought(hpe: Path) -> Non
     # 4 nodes measured: 4 instances pay whole days at $1,200 per instance-day.
     assert within.total_usd is not None and within.total_usd >= 4 * 1_200.0
     assert over.total_usd is None and "at most 256 instances" in over.detail
+
+
+def test_scale_text_writes_unknown_as_everywhere_else() -> None:
+    """An unknown wall clock, total, deadline or budget reads "unknown" (``core/format.py``),
+    not "?"; known figures keep their columns."""
+    from trntui.core.scale_plan import ScalePlan, ScalePoint
+
+    known = ScalePoint(4, "measured", "", 2 * 86_400.0, 1_234.5, True, False)
+    unknown = ScalePoint(8, "unknown", "no throughput", None, None, None, None)
+    plan = ScalePlan("H200", None, (known, unknown), known, "cheapest", None, None)
+    rows = scale_commands.plan_text(plan).splitlines()
+    known_row = next(row for row in rows if row.startswith("      4"))
+    unknown_row = next(row for row in rows if row.startswith("      8"))
+    assert "2.00 days" in known_row and "$1,234.50" in known_row
+    assert known_row.split()[-2:] == ["yes", "NO"]
+    assert "?" not in unknown_row
+    assert unknown_row.split()[2:] == ["unknown"] * 4
+    assert len(unknown_row.rstrip()) == len(known_row.rstrip()) + len("unknown") - len("NO")

@@ -122,14 +122,14 @@ def test_bad_file_fails_alone(new_project: Path, run_id: str, tmp_path: Path) ->
 def test_failed_table_write_leaves_no_samples(
     new_project: Path, run_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = store.atomic_write_with
+    real = store.attach.atomic_write_with  # attach_capture writes through it there
 
     def failing(path: Path, write, **kwargs) -> None:
         if path.name == store.CAPTURES_FILE:
             raise OSError("disk full")
         real(path, write, **kwargs)
 
-    monkeypatch.setattr(store, "atomic_write_with", failing)
+    monkeypatch.setattr(store.attach, "atomic_write_with", failing)
     with pytest.raises(OSError):
         store.attach_capture(new_project, run_id, _capture(tmp_path))
     samples = new_project / store.TELEMETRY_FOLDER / store.SAMPLES_FOLDER

@@ -21,6 +21,7 @@ import polars as pl
 from trntui.commands import fail, help_of
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
+from trntui.core.format import UNKNOWN
 from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
@@ -413,4 +414,5 @@ def _outcome_json(outcome: ImportOutcome) -> dict[str, Any]:
 
 
 def _minutes(seconds: float | None) -> str:
-    return f"{seconds / 60:7.2f} min" if seconds is not None else "      ? min"
+    """A run's time in minutes, in a column as wide as "unknown" is (``core/format.py``)."""
+    return f"{seconds / 60:7.2f} min" if seconds is not None else f"{UNKNOWN:>11}"

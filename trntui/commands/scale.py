@@ -19,6 +19,7 @@ from typing import Any
 
 from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
+from trntui.core.format import UNKNOWN, usd
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
 from trntui.store.project import Project
 from trntui.store.scenarios import load_context
@@ -140,7 +141,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
 
 
 def _yes_no(value: bool | None) -> str:
-    return "?" if value is None else "yes" if value else "NO"
+    return UNKNOWN if value is None else "yes" if value else "NO"
 
 
 def plan_text(plan: ScalePlan) -> str:
@@ -158,10 +159,9 @@ def plan_text(plan: ScalePlan) -> str:
             )
     lines.append("  count  source        wall clock    total       on time  budget")
     for p in plan.points:
-        days = "      ?" if p.wall_clock_days is None else f"{p.wall_clock_days:7.2f}"
-        total = "?" if p.total_usd is None else f"${p.total_usd:,.2f}"
+        days = f"{UNKNOWN:>12}" if p.wall_clock_days is None else f"{p.wall_clock_days:7.2f} days"
         lines.append(
-            f"  {p.instance_count:>5}  {p.source:12}  {days} days  {total:>10}  "
+            f"  {p.instance_count:>5}  {p.source:12}  {days}  {usd(p.total_usd):>10}  "
             f"{_yes_no(p.meets_deadline):7}  {_yes_no(p.within_budget)}"
         )
     lines += [f"  unknown at {reason}" for reason in unknown_reasons(plan.points)]

@@ -1,0 +1,168 @@
+"""``trntui price add``, ``rate`` and ``list``: a project's manual quotes and side rates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime, time
+from pathlib import Path
+
+from trntui.commands.price.arguments import refuse_implausible
+from trntui.commands.price.output import _print_table, quote_to_json, rate_to_json
+from trntui.core.errors import UserError
+from trntui.core.format import usd
+from trntui.core.quotes import (
+    CAPACITY_BLOCK,
+    PriceQuote,
+    RateTier,
+    ServiceRate,
+    SideService,
+    is_known_purchase_option,
+    purchase_option_help,
+    quote_flags,
+)
+
+
+def _stated_date(args: argparse.Namespace) -> datetime:
+    """``--date`` at midnight UTC, or now."""
+    return datetime.combine(args.date, time(), tzinfo=UTC) if args.date else datetime.now(UTC)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from trntui.core.manual_quote import manual_quote
+    from trntui.store.project import Project
+    from trntui.store.quotes import add_quotes
+
+    if not is_known_purchase_option(args.purchase_option):
+        raise UserError(
+            f"unknown purchase option {args.purchase_option!r}; expected one of "
+            f"{purchase_option_help()}"
+        )
+    block_options = ("block_days", "block_instances", "availability_zone", "start_date")
+    given = [name for name in block_options if getattr(args, name) is not None]
+    if given and args.purchase_option != CAPACITY_BLOCK:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"{flag} is for --purchase-option {CAPACITY_BLOCK}")
+    when = _stated_date(args)
+    quote = manual_quote(
+        instance_type=args.instance_type.strip(),
+        region=args.region.strip(),
+        purchase_option=args.purchase_option,
+        usd_per_hour=args.usd_per_hour,
+        upfront_usd=args.upfront_usd,
+        retrieved_at=when,
+        source_note=args.source.strip(),
+        pinned=args.pin,
+        block_days=args.block_days,
+        block_instances=args.block_instances,
+        availability_zone=args.availability_zone,
+        start_date=args.start_date.isoformat() if args.start_date else None,
+        source_url=args.url.strip() if args.url else None,
+        ultraserver_instances=args.ultraserver,
+    )
+    refuse_implausible([quote], args.force)
+    with Project.open(Path(args.dir)) as project:
+        project.require_writable()
+        add_quotes(project.root, [quote])
+    block = ""
+    if quote.ultraserver_instances:
+        block = (
+            f", {usd(quote.usd_per_ultraserver_hour, 4)}/hour per UltraServer of "
+            f"{quote.ultraserver_instances} instances"
+        )
+    if quote.block_days is not None:
+        count = quote.block_instances or 1
+        block += (
+            f", a {quote.block_days}-day block of {count} instance(s) for "
+            f"{usd(quote.upfront_usd, 2)} up front"
+        )
+    print(
+        f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
+        f"at {usd(quote.usd_per_hour, 4)}/instance-hour{block} ({quote.source_note}, "
+        f"{when:%Y-%m-%d})"
+    )
+    return 0
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    """Add a manual side rate; it wins over a fetched rate for the same service and region."""
+    from trntui.store.project import Project
+    from trntui.store.quotes import add_rates
+
+    if not args.source.strip():
+        raise UserError("--source must say where the rate comes from")
+    when = _stated_date(args)
+    service = SideService(args.service)
+    rate = ServiceRate(
+        service=service,
+        region=args.region.strip(),
+        tiers=(RateTier(0.0, None, args.usd_per_unit),),
+        retrieved_at=when,
+        manual=True,
+        source_note=args.source.strip(),
+    )
+    with Project.open(Path(args.dir)) as project:
+        project.require_writable()
+        add_rates(project.root, [rate])
+    print(
+        f"Added manual rate: {service.value} in {rate.region} at "
+        f"{usd(args.usd_per_unit, 6)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
+    )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from trntui.store.quotes import load_quote_book
+
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise UserError(f"{root}: no such project folder")
+    book = load_quote_book(root)
+    today = datetime.now(UTC).date()
+
+    def flags(quote: PriceQuote) -> list[str]:
+        return [
+            flag.message
+            for flag in quote_flags(
+                quote, target_region=args.region or quote.region, today=today,
+                max_age_days=args.max_age_days,
+            )
+        ]  # fmt: skip
+
+    if args.json:
+        document = {
+            "quotes": [{**quote_to_json(quote), "flags": flags(quote)} for quote in book.quotes],
+            "rates": [rate_to_json(rate) for rate in book.rates],
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+    if not book.quotes and not book.rates:
+        print(f"No quotes in {root} yet (add one with `trntui price add` or `price fetch --save`).")
+        return 0
+    rows = [
+        (
+            quote.instance_type,
+            quote.region,
+            quote.purchase_option
+            + (f" {quote.block_days}d x{quote.block_instances or 1}" if quote.block_days else ""),
+            usd(quote.usd_per_hour, 4),
+            "manual" if quote.manual else "price list",
+            f"{quote.retrieved_at:%Y-%m-%d}",
+            "; ".join(flags(quote)) or "ok",
+        )
+        for quote in book.quotes
+    ]
+    _print_table(("instance type", "region", "option", "USD/hour", "source", "date", "notes"), rows)
+    if book.rates:
+        print()
+        _print_table(
+            ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
+            [
+                (rate.service.value, rate.region, rate.unit,
+                 usd(rate.first_tier_usd_per_unit, 6),
+                 f"manual: {rate.source_note}" if rate.manual else "price list",
+                 f"{rate.retrieved_at:%Y-%m-%d}")
+                for rate in book.rates
+            ],
+        )  # fmt: skip
+    return 0

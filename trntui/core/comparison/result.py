@@ -1,0 +1,96 @@
+"""Trainium3 against the GPU for a project's estimate (``compare``): the protocol gate, the
+ratio and saving when comparable, the break-even, the plan checks and the decision, in one
+``Comparison``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trntui.core.comparison.breakeven import BreakEven, break_even
+from trntui.core.comparison.decision import Decision, decide
+from trntui.core.comparison.protocol_gate import (
+    CONFIRMED,
+    FactCheck,
+    Protocol,
+    fact_checks,
+    inventory_differences,
+    protocol,
+    protocol_differences,
+)
+from trntui.core.estimate import Estimate, EstimateContext, TargetEstimate
+from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback
+
+
+@dataclass(frozen=True)
+class Comparison:
+    trainium: TargetEstimate | None
+    gpu: TargetEstimate | None
+    protocols: tuple[Protocol, ...]
+    comparable: bool
+    reasons: tuple[str, ...]
+    """Why no ratio is given (empty when comparable)."""
+    cost_ratio: float | None
+    """Trainium3 total / GPU total, to the same quality result."""
+    saving_usd: float | None
+    """GPU total minus Trainium3 total (negative: Trainium3 costs more)."""
+    break_even: BreakEven | None
+    decision: Decision
+    fact_checks: tuple[FactCheck, ...] = ()
+    """The protocol facts either side's logs state, compared."""
+    plans: tuple[PlanCheck, ...] = ()
+    """Deadline, wall clock and budget of each side (``core.plan_check``)."""
+    payback: Payback | None = None
+    """The porting cost and after how many trainings it pays off."""
+
+    @property
+    def protocol_confirmed(self) -> bool:
+        """Every protocol fact is stated by both sides and agrees (and at least one is)."""
+        return bool(self.fact_checks) and all(c.status == CONFIRMED for c in self.fact_checks)
+
+
+def _pick(estimate: Estimate, family: str) -> TargetEstimate | None:
+    return next((t for t in estimate.targets if t.target.accelerator_family == family), None)
+
+
+def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
+    """The Trainium3-vs-GPU comparison of an estimate (first target of each family)."""
+    trainium = _pick(estimate, "Trainium3")
+    gpu = _pick(estimate, "GPU")
+    protocols = tuple(protocol(context, t) for t in (trainium, gpu) if t is not None)
+    reasons: list[str] = []
+    if trainium is None:
+        reasons.append("no Trainium3 target")
+    if gpu is None:
+        reasons.append("no GPU target")
+    checks: tuple[FactCheck, ...] = ()
+    if trainium is not None and gpu is not None:
+        reasons += protocol_differences(protocols[0], protocols[1])
+        checks = fact_checks(protocols[0], protocols[1])
+        for proto in protocols:
+            reasons += inventory_differences(context.inventory, proto)
+        for item in (trainium, gpu):
+            if item.total_usd is None:
+                reasons.append(f"{item.name}: {item.headline()}")
+    comparable = not reasons
+    ratio = saving = even = None
+    if comparable:
+        ratio = trainium.total_usd / gpu.total_usd
+        saving = gpu.total_usd - trainium.total_usd
+        even = break_even(trainium, gpu.total_usd)
+    plans = tuple(check_plan(context, item) for item in (trainium, gpu) if item is not None)
+    decision = decide(context, trainium, gpu, comparable, reasons, even, checks, plans)
+    return Comparison(
+        trainium,
+        gpu,
+        protocols,
+        comparable,
+        tuple(reasons),
+        ratio,
+        saving,
+        even,
+        decision,
+        checks,
+        plans,
+        payback(context, saving),
+    )

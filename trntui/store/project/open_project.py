@@ -1,0 +1,148 @@
+"""An open project (``Project``): the inventory plus, unless read-only, the write lock; a save
+that finds ``trntui.toml`` changed by someone else is refused, not merged.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+from trntui.core.inventory import Inventory
+from trntui.store.atomic import atomic_write_bytes, remove_stale_temp_files
+from trntui.store.project.access import _count_looking, _count_session, _end_session
+from trntui.store.project.lock import (
+    _BRIEF_WAIT_S,
+    _NOBODY,
+    _acquire_lock,
+    _Lock,
+    _release_lock,
+    _why_nobody,
+)
+from trntui.store.project.project_file import (
+    PROJECT_FILE,
+    SCHEMA_VERSION,
+    ChangedOnDisk,
+    LoadedInventory,
+    ProjectLocked,
+    ReadOnlyProject,
+    _digest,
+    project_file,
+    read_inventory,
+    render_project_toml,
+)
+
+
+class Project:
+    """An open project directory: the inventory plus, unless read-only, the write lock.
+
+    Use as a context manager, or call ``close`` to release the lock.
+    """
+
+    def __init__(self, root: Path, loaded: LoadedInventory, lock: _Lock | None, holder: str):
+        self.root = Path(root)
+        self.inventory = loaded.inventory
+        self._digest = loaded.digest
+        self._version = loaded.version
+        self._lock = lock
+        self.holder = holder
+        """Who holds the write lock: this session's text when writable, the other one's if not."""
+        self._session: weakref.finalize | None = None
+        if lock is not None:
+            # Registered under the path resolved now (a later chdir cannot change the key), and
+            # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
+            key = self.root.resolve()
+            _count_session(key, +1, lock)
+            self._session = weakref.finalize(self, _end_session, key, lock)
+        else:
+            key = self.root.resolve()
+            _count_looking(key, +1)
+            self._session = weakref.finalize(self, _count_looking, key, -1)
+
+    @classmethod
+    def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
+        """Open ``root``; with the lock taken by someone else, read-only or ``ProjectLocked``.
+
+        ``read_only=True`` never takes the lock (for looking without blocking a colleague).
+        """
+        root = Path(root)
+        loaded = read_inventory(root)
+        if read_only:
+            return cls(root, loaded, None, "")
+        lock, holder = _acquire_lock(root, wait_s=_BRIEF_WAIT_S)
+        if lock is None and not allow_read_only:
+            if holder.startswith(_NOBODY):
+                raise ReadOnlyProject(f"{root} cannot be written: {_why_nobody(holder)}")
+            raise ProjectLocked(root, holder)
+        if lock is not None:
+            try:
+                remove_stale_temp_files(root)
+            except BaseException:
+                _release_lock(lock)
+                raise
+        return cls(root, loaded, lock, holder)
+
+    @property
+    def read_only(self) -> bool:
+        return self._lock is None
+
+    @property
+    def path(self) -> Path:
+        return project_file(self.root)
+
+    @property
+    def read_only_reason(self) -> str:
+        """Why this session cannot write, in words ('' when it can)."""
+        if not self.read_only:
+            return ""
+        if not self.holder:
+            return "opened read-only on request"
+        if self.holder.startswith(_NOBODY):
+            return _why_nobody(self.holder)
+        return f"{self.holder} has it open for writing"
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyProject(f"{self.root} is open read-only: {self.read_only_reason}")
+
+    def save_inventory(self, inventory: Inventory) -> None:
+        """Write the inventory atomically, unless the file changed on disk since we read it."""
+        self.require_writable()
+        if self._lock is not None:
+            self._lock.reassert()
+        current = self.path.read_bytes() if self.path.exists() else b""
+        if _digest(current) != self._digest:
+            raise ChangedOnDisk(
+                f"{self.path} was changed outside this session since it was opened; "
+                "your edit was not saved (reload to see the file's content, then edit again)"
+            )
+        text = render_project_toml(inventory)
+        data = text.encode("utf-8")
+        if self._version < SCHEMA_VERSION and current:
+            # The first save in the new format keeps the old file, for an older trntui.
+            atomic_write_bytes(
+                self.path.with_name(f"{PROJECT_FILE}.v{self._version}.bak"), current, root=self.root
+            )
+        atomic_write_bytes(self.path, data, root=self.root)
+        self.inventory = inventory
+        self._digest = _digest(data)
+        self._version = SCHEMA_VERSION
+
+    def reload(self) -> Inventory:
+        """Read the file again (after a hand edit); raises like ``open`` on a bad file."""
+        loaded = read_inventory(self.root)
+        self.inventory = loaded.inventory
+        self._digest = loaded.digest
+        self._version = loaded.version
+        return self.inventory
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session()
+            self._session = None
+        self._lock = None
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

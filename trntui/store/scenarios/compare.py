@@ -1,0 +1,159 @@
+"""What changed in the project since a snapshot (``staleness``), and two estimates or
+snapshots side by side (``diff_estimates``, ``diff_scenarios``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from trntui.core.estimate import (
+    INPUT_SPECS,
+    TERMS,
+    Estimate,
+    EstimateContext,
+    InvalidInputError,
+    estimate,
+    quote_id,
+)
+from trntui.store.scenarios.snapshot import Scenario
+
+
+def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
+    """What changed in the project since the snapshot: runs, quotes, inventory inputs.
+
+    Empty when the snapshot still describes the project. The snapshot's own numbers are not
+    touched; this only says why they may no longer hold.
+    """
+    notes: list[str] = []
+    then = scenario.estimate()
+    for set_name, saved_ids in _run_sets(scenario):
+        ids = set(saved_ids)
+        now = set(current.observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
+        if now != ids:
+            added, removed = len(now - ids), len(ids - now)
+            notes.append(f"run set {set_name!r} changed: {added} run(s) added, {removed} removed")
+    try:
+        today = estimate(current, scenario.overrides)
+    except InvalidInputError as error:
+        return (*notes, f"the overrides no longer apply: {error}")
+    now_targets = {t.name: t for t in today.targets}
+    then_names = {t.name for t in then.targets}
+    notes += [
+        f"target {name!r} was added since the snapshot (not in it)"
+        for name in now_targets
+        if name not in then_names
+    ]
+    for old in then.targets:
+        new = now_targets.get(old.name)
+        if new is None:
+            notes.append(f"target {old.name!r} no longer exists")
+            continue
+        for before in old.inputs:
+            after = new.input(before.key)
+            if before.value != after.value or before.provenance != after.provenance:
+                notes.append(
+                    f"{old.name}: {before.label} {_show(before.value)} -> {_show(after.value)}"
+                    f" ({after.provenance})"
+                )
+        notes += [
+            f"{old.name}: {flag.message} (as of {current.today.isoformat()})"
+            for flag in new.quote_flags
+            if flag not in old.quote_flags
+        ]
+        for q in scenario.context.book.quotes:
+            if new.quote is not None and quote_id(new.quote) == quote_id(q) and new.quote != q:
+                notes.append(f"quote {quote_id(q)} changed since the snapshot")
+    return tuple(dict.fromkeys(notes))
+
+
+def _run_sets(scenario: Scenario) -> list[tuple[str, list[str]]]:
+    observations = scenario.context.observations
+    names = sorted({t.run_set for t in scenario.context.inventory.targets if t.run_set})
+    return [
+        (name, observations.filter(pl.col("set_name") == name)["run_id"].to_list())
+        for name in names
+    ]
+
+
+def _show(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.6g}"
+
+
+ABSENT = "absent"
+"""A snapshot's side of a target it does not have: nothing to know, so not "unknown"."""
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    target: str
+    item: str
+    """An input label, a cost term or ``total_usd``."""
+    a: float | None
+    b: float | None
+    a_note: str = ""
+    b_note: str = ""
+    a_absent: bool = False
+    """The target is not in ``a`` at all (its value is then not unknown, but absent)."""
+    b_absent: bool = False
+
+    def shown(self, side: str, value_text: Callable[[float | None], str]) -> str:
+        """Side ``'a'`` or ``'b'`` as text: ``absent`` when that side has no such target."""
+        if self.a_absent if side == "a" else self.b_absent:
+            return ABSENT
+        return value_text(self.a if side == "a" else self.b)
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def delta_pct(self) -> float | None:
+        if self.a is None or self.b is None or self.a == 0:
+            return None
+        return (self.b - self.a) / abs(self.a) * 100.0
+
+
+def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
+    """What changed between two estimates, target by target: inputs (value or provenance),
+    then each cost term and the total. Unchanged rows are left out."""
+    rows: list[DiffRow] = []
+    b_targets = {t.name: t for t in b.targets}
+    for left in a.targets:
+        right = b_targets.get(left.name)
+        if right is None:
+            rows.append(
+                DiffRow(left.name, "target", left.total_usd, None, "", "not in b", b_absent=True)
+            )
+            continue
+        for before in left.inputs:
+            after = right.input(before.key)
+            if before.value != after.value or before.provenance != after.provenance:
+                rows.append(
+                    DiffRow(
+                        left.name,
+                        INPUT_SPECS[before.key].label,
+                        before.value,
+                        after.value,
+                        str(before.provenance),
+                        str(after.provenance),
+                    )
+                )
+        for term in (*TERMS, "total_usd", "commitment_beyond_usd"):
+            x, y = left.term(term), right.term(term)
+            if x != y and not (x is not None and y is not None and math.isclose(x, y)):
+                rows.append(DiffRow(left.name, term, x, y))
+    a_names = {t.name for t in a.targets}
+    rows += [
+        DiffRow(t.name, "target", None, t.total_usd, "not in a", "", a_absent=True)
+        for t in b.targets
+        if t.name not in a_names
+    ]
+    return tuple(rows)
+
+
+def diff_scenarios(a: Scenario, b: Scenario) -> tuple[DiffRow, ...]:
+    return diff_estimates(a.estimate(), b.estimate())

@@ -1,0 +1,126 @@
+"""The telemetry folder: its layout, the captures table (``CAPTURES_SCHEMA``, one row per
+capture), and a capture read back (``load_captures``, ``load_telemetry``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.compile_telemetry import Compilation, CompileSummary
+from trntui.core.errors import InputFileError, UserError
+from trntui.core.utilization import TELEMETRY_SCHEMA, Telemetry, TelemetryMetadata
+from trntui.store.paths import check_column, project_path, samples_file
+
+TELEMETRY_FOLDER = "telemetry"
+CAPTURES_FILE = "captures.parquet"
+SAMPLES_FOLDER = "samples"
+CAPTURE_ID_LENGTH = 16
+
+UTILIZATION = "utilization"
+COMPILE = "compile"
+
+ATTACHED = "attached"
+MISMATCH = "mismatch"
+DUPLICATE = "duplicate"
+FAILED = "failed"
+
+CAPTURES_SCHEMA = pl.Schema(
+    {
+        "capture_id": pl.String,
+        "run_id": pl.String,
+        "kind": pl.String,
+        "format": pl.String,
+        "source": pl.String,
+        "sha256": pl.String,
+        "imported_at": pl.Datetime("us", "UTC"),
+        "offset_s": pl.Float64,
+        "coverage": pl.Float64,
+        "instance_id": pl.String,
+        "instance_type": pl.String,
+        "note": pl.String,
+        "metadata_json": pl.String,
+    }
+)
+
+
+@dataclass(frozen=True)
+class AttachOutcome:
+    path: str
+    outcome: str
+    """``attached``, ``mismatch`` (not stored: no overlap, another instance, unknown clock),
+    ``duplicate`` (already attached to this run) or ``failed`` (bad file)."""
+    message: str
+    capture_id: str | None = None
+    kind: str | None = None
+    offset_s: float | None = None
+    coverage: float | None = None
+    """Fraction of the run's launch-to-end time the capture covers."""
+
+
+_OFFSET_HINT = " (seconds after the run's start: the attach dialog's Offset, or --offset)"
+
+
+def captures_path(root: Path) -> Path:
+    return project_path(root, TELEMETRY_FOLDER, CAPTURES_FILE)
+
+
+def samples_path(root: Path, capture_id: str) -> Path:
+    """``telemetry/samples/<capture_id>.parquet``; an id that is not 16 hex digits is refused."""
+    return samples_file(root, capture_id)
+
+
+def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
+    """The captures table, optionally only one run's (empty when nothing is attached)."""
+    path = captures_path(root)
+    if not path.is_file():
+        frame = pl.DataFrame(schema=CAPTURES_SCHEMA)
+    else:
+        try:
+            frame = pl.read_parquet(path)
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
+            raise InputFileError(str(path), f"captures table cannot be read ({error})") from None
+        missing = [name for name in CAPTURES_SCHEMA if name not in frame.columns]
+        if missing:
+            raise InputFileError(str(path), "captures table lacks columns", key=missing[0])
+        frame = frame.select(list(CAPTURES_SCHEMA)).cast(dict(CAPTURES_SCHEMA))
+        # Capture ids become file names: one edited by hand is refused here, on reading.
+        check_column(path, "capture id", "capture_id", frame["capture_id"])
+    return frame if run_id is None else frame.filter(pl.col("run_id") == run_id)
+
+
+def load_telemetry(root: Path, capture_id: str) -> Telemetry:
+    rows = load_captures(root).filter(
+        (pl.col("capture_id") == capture_id) & (pl.col("kind") == UTILIZATION)
+    )
+    if rows.is_empty():
+        raise UserError(f"no utilization capture {capture_id!r} in {root}")
+    path = samples_path(root, capture_id)
+    try:
+        samples = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
+        raise InputFileError(str(path), f"samples cannot be read ({error})") from None
+    return Telemetry(
+        samples.select(list(TELEMETRY_SCHEMA)),
+        TelemetryMetadata.from_json(rows["metadata_json"][0]),
+    )
+
+
+def summary_to_json(summary: CompileSummary) -> str:
+    data = dataclasses.asdict(summary)
+    data["start_time"] = summary.start_time.isoformat() if summary.start_time else None
+    return json.dumps(data, sort_keys=True)
+
+
+def summary_from_json(text: str) -> CompileSummary:
+    data = json.loads(text)
+    data["start_time"] = (
+        dt.datetime.fromisoformat(data["start_time"]) if data["start_time"] else None
+    )
+    data["items"] = tuple(Compilation(**item) for item in data.get("items", ()))
+    return CompileSummary(**data)
