@@ -1,0 +1,94 @@
+"""``trntui import`` of a big Megatron log, whole process, against a bare line read.
+
+Generates the same 300k-iteration Megatron-LM log as ``bench_megatron_import.py`` (log interval
+1, about 100 MB), then runs pairs side by side, alternating so machine noise hits both alike:
+
+* ``trntui import PROJECT LOG --format megatron`` on a fresh project (``trntui init`` first,
+  not timed): start-up, read, hash, parse, run facts, the Parquet writes;
+* ``python -c "import polars; pl.read_csv(LOG, ...)"``: the cheapest whole process that gets
+  the file's lines.
+
+Prints the median of each and their ratio (issue 15's target: at most 3x). Run:
+``python benchmarks/bench_import_process.py [PAIRS]`` (default 5 pairs) from the repository root.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_cli_start import trntui_command
+from tests import loggen
+
+ITERATIONS = 300_000
+TARGET = 3.0
+READ_LINES = """
+import sys
+import polars as pl
+pl.read_csv(
+    sys.argv[1],
+    has_header=False,
+    separator="\\x1f",
+    quote_char=None,
+    new_columns=["line"],
+    schema={"line": pl.String},
+    truncate_ragged_lines=True,
+)
+"""
+
+
+def _timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _import_once(trntui: list[str], folder: Path, log: Path, index: int) -> float:
+    project = folder / f"project{index}"
+    subprocess.run([*trntui, "init", str(project)], check=True, stdout=subprocess.DEVNULL)
+    return _timed([*trntui, "import", str(project), str(log), "--format", "megatron"])
+
+
+def main() -> int:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    trntui = trntui_command()
+    spec = replace(
+        loggen.MegatronSpec(),
+        train_iters=ITERATIONS,
+        log_interval=1,
+        stall_at=150_000,
+        save_interval=10_000,
+        eval_interval=5_000,
+        crash_at=200_005,
+    )
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        log = folder / "logs" / "megatron.log"
+        log.parent.mkdir()
+        loggen.write_megatron(log, spec)
+        size_mb = log.stat().st_size / 1e6
+        read = [sys.executable, "-c", READ_LINES, str(log)]
+        _import_once(trntui, folder, log, -1), _timed(read)  # warm the page cache for both
+        ours, theirs = [], []
+        for index in range(count):
+            ours.append(_import_once(trntui, folder, log, index))
+            theirs.append(_timed(read))
+    imported, baseline = statistics.median(ours), statistics.median(theirs)
+    ratio = imported / baseline
+    verdict = "meets" if ratio <= TARGET else "misses"
+    print(f"log: {ITERATIONS} iterations, {size_mb:.0f} MB; {count} pairs, median seconds")
+    print(f"trntui import (whole process):       {imported:6.3f} s")
+    print(f"python + pl.read_csv of its lines:   {baseline:6.3f} s")
+    print(f"ratio: {ratio:.2f}x ({verdict} <= {TARGET:g}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
