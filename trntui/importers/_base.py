@@ -1,17 +1,21 @@
 """What every importer shares: reading a file safely, progress and cancellation.
 
-A log is read once, in chunks: each chunk's line lengths are checked as it arrives (a file of
-one 1 GB line is refused after reading at most the line cap of it, never held whole) and handed
-to a background thread that hashes it while the next chunk is read. The chunks then make the
-file's bytes (training logs fit in memory; a 100 MB Megatron log is read and hashed in about
-0.1 s), which Polars splits into lines, so each format's parser works on a column of lines with
-vectorized string expressions instead of a Python loop per line.
+A log is read once. Before that, its line lengths are checked from small windows around a
+point every half line cap (a line longer than the cap holds one of them): a file of one 1 GB
+line is refused without being held. A file that fails that check is read in chunks instead,
+each checked as it arrives, to refuse it naming the line after reading at most the cap of it
+(or to read it when its lines end in CR alone). The bytes read are checked again, in memory,
+so a file changed in between is still judged by what was read. Training logs fit in memory (a
+100 MB Megatron log is read in about 0.05 s); Polars splits the bytes into lines, so each
+format's parser works on a column of lines with vectorized string expressions instead of a
+Python loop per line, while a background thread computes their SHA-256.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import io
 import math
 import os
 import stat
@@ -57,8 +61,9 @@ class Steps:
 class SourceFile:
     """A log file's bytes and their SHA-256.
 
-    The hash is computed on a background thread (hashlib releases the GIL) from the chunks as
-    they are read (``read_source``); ``sha256`` waits for it. ``data`` has LF line breaks; a
+    The hash is computed on a background thread (hashlib releases the GIL) while the parser
+    works (or from the chunks as they are read, for a file read in chunks); ``sha256`` waits
+    for it. ``data`` has LF line breaks; a
     file whose lines end in CR alone (old Mac style) is read with them turned into LF
     (``line_breaks`` says so), while the hash is that of the file's own bytes.
     """
@@ -134,6 +139,37 @@ def open_regular(path: Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+_PEEK = 4096
+"""Bytes first read on each side of a sample point (widened up to the cap around long lines)."""
+
+
+def _lines_fit(size: int, cap: int, window: Callable[[int, int], bytes]) -> bool:
+    """Whether no line of a ``size``-byte text is longer than ``cap`` bytes (``window(start,
+    end)``: its bytes in that range). Only the lines holding a point every ``cap // 2`` bytes
+    are measured: any line longer than the cap holds one, the others are shorter than that."""
+    step = max(1, cap // 2)
+    for point in range(0, size, step):
+        start = end = None
+        reach = _PEEK
+        while start is None or end is None:
+            if start is None:
+                low = max(0, point - reach)
+                before = window(low, point).rfind(b"\n")
+                if before >= 0 or low == 0:
+                    start = low + before + 1
+            if end is None:
+                high = min(size, point + reach)
+                after = window(point, high).find(b"\n")
+                if after >= 0 or high == size:
+                    end = point + after if after >= 0 else size
+            if (start is None or end is None) and reach > cap:
+                return False  # no line break within the cap on one side
+            reach *= 4
+        if end - start > cap:
+            return False
+    return True
 
 
 class _LineCheck:
@@ -228,12 +264,24 @@ def _lines_before(chunks: list[bytes], offset: int) -> int:
 
 def read_source(path: Path) -> SourceFile:
     """Open ``path``; a missing, unreadable, empty, not-line-shaped or non-regular file is the
-    user's problem, not a bug. The file is read once, in chunks, its line lengths checked as
-    they arrive, so a file that is refused never sits in memory whole."""
+    user's problem, not a bug. A file whose line lengths are not checked from small windows is
+    read in chunks and refused as soon as a line is too long, so it never sits in memory whole
+    (see the module docstring)."""
     path = Path(path)
+    cap = MAX_LINE_BYTES
     with open_regular(path) as handle:
         try:
-            data, digest, cr_only = _read_checked(handle, path)
+            fd = handle.fileno()
+            size = os.fstat(fd).st_size
+            if _lines_fit(size, cap, lambda start, end: os.pread(fd, end - start, start)):
+                data = handle.read()
+                if _lines_fit(len(data), cap, lambda start, end: data[start:end]):
+                    digest = _HASHER.submit(lambda: hashlib.sha256(data).hexdigest())
+                    cr_only = b"\n" not in data and b"\r" in data
+                else:  # changed since it was checked: judge what was read
+                    data, digest, cr_only = _read_checked(io.BytesIO(data), path)
+            else:
+                data, digest, cr_only = _read_checked(handle, path)
         except OSError as error:
             raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
     if not data or data.isspace():
