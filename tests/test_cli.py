@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trntui import __version__
 from trntui.cli import main
@@ -163,3 +166,20 @@ def test_importing_a_folder_with_utilization_captures_says_attach_them(tmp_path:
         assert line.startswith("skipped")
         assert "neuron-monitor utilization capture" in line and "--run RUN" in line
     assert sum(x.startswith("added") for x in result.stdout.splitlines()) == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    document=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+        ),
+        max_leaves=30,
+    )
+)
+def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
+    from trntui.commands import json_text
+
+    assert json_text(document) == json.dumps(document, indent=2)

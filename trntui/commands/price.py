@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from trntui.commands import help_of
+from trntui.commands import help_of, json_text
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
 from trntui.core.hardware import usd_per_accelerator_hour
@@ -344,7 +344,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if args.save:
         _save_into_project(Path(args.save), result, side, plans, args.force)
     if args.json:
-        print(json.dumps(_fetch_json(result, side, plans), indent=2))
+        print(json_text(_fetch_json(result, side, plans)))
     else:
         _print_fetch(result, side, plans)
     return 0
