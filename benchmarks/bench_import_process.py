@@ -19,15 +19,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_cli_start import trntui_command
+from benchmarks.bench_megatron_import import ITERATIONS, megatron_spec
 from tests import loggen
 
-ITERATIONS = 300_000
 TARGET = 3.0
 READ_LINES = """
 import sys
@@ -59,20 +58,11 @@ def _import_once(trntui: list[str], folder: Path, log: Path, index: int) -> floa
 def main() -> int:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     trntui = trntui_command()
-    spec = replace(
-        loggen.MegatronSpec(),
-        train_iters=ITERATIONS,
-        log_interval=1,
-        stall_at=150_000,
-        save_interval=10_000,
-        eval_interval=5_000,
-        crash_at=200_005,
-    )
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         log = folder / "logs" / "megatron.log"
         log.parent.mkdir()
-        loggen.write_megatron(log, spec)
+        loggen.write_megatron(log, megatron_spec())
         size_mb = log.stat().st_size / 1e6
         read = [sys.executable, "-c", READ_LINES, str(log)]
         _import_once(trntui, folder, log, -1), _timed(read)  # warm the page cache for both

@@ -58,23 +58,13 @@ with httpx.stream("GET", sys.argv[1], headers={"Accept-Encoding": "gzip"}) as re
             handle.write(chunk)
 """
 
-PANDAS = """
+PANDAS = f"""
 import subprocess, sys
-import pandas as pd
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+from benchmarks.bench_price_extract import run_pandas
 subprocess.run([sys.executable, "-c", sys.argv[3], sys.argv[1], sys.argv[2]], check=True)
-frame = pd.read_csv(sys.argv[2], skiprows=5)
-software = frame["Pre Installed S/W"]
-selected = frame[
-    frame["TermType"].isin(["OnDemand", "Reserved"])
-    & (frame["Tenancy"] == "Shared")
-    & (frame["Operating System"] == "Linux")
-    & (frame["CapacityStatus"] == "Used")
-    & (software.isna() | (software == "NA"))
-    & (frame["MarketOption"] == "OnDemand")
-    & (frame["Currency"] == "USD")
-    & frame["Instance Type"].notna()
-]
-print(len(selected))
+print(run_pandas(Path(sys.argv[2])))
 """
 
 
