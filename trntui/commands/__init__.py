@@ -89,7 +89,7 @@ def json_text(document: object) -> str:
 def _json_text(value: object, level: int) -> str:
     outer, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
     if isinstance(value, dict) and value:
-        if all(isinstance(v, _SCALARS) and isinstance(k, str) for k, v in value.items()):
+        if _flat_dict(value):
             flat = json.JSONEncoder(separators=("," + inner, ": ")).encode(value)
             return "{" + inner + flat[1:-1] + outer + "}"
         items = (
@@ -99,9 +99,26 @@ def _json_text(value: object, level: int) -> str:
         )
         return "{" + inner + ("," + inner).join(items) + outer + "}"
     if isinstance(value, list | tuple) and value:
+        if all(_flat_dict(item) for item in value):
+            # One C call for the whole list: with plain values, "}," + separator + "{" occurs
+            # only between two dicts (a string holds no raw line break), so it is re-indented.
+            deep = "\n" + "  " * (level + 2)
+            flat = json.JSONEncoder(separators=("," + deep, ": ")).encode(value)[2:-2]
+            between = inner + "}," + inner + "{" + deep
+            body = flat.replace("}," + deep + "{", between)
+            return "[" + inner + "{" + deep + body + inner + "}" + outer + "]"
         if all(isinstance(item, _SCALARS) for item in value):
             flat = json.JSONEncoder(separators=("," + inner, ": ")).encode(value)
             return "[" + inner + flat[1:-1] + outer + "]"
         items = (_json_text(item, level + 1) for item in value)
         return "[" + inner + ("," + inner).join(items) + outer + "]"
     return json.dumps(value, indent=2)
+
+
+def _flat_dict(value: object) -> bool:
+    """A non-empty dict of plain values under text keys."""
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(v, _SCALARS) and isinstance(k, str) for k, v in value.items())
+    )
