@@ -165,7 +165,10 @@ def main() -> int:
         compressed = offer.read_bytes()
         print(f"offer file: {made[1]} MB, {made[0]} rows, {len(compressed) / 1e6:.0f} MB gzip")
         with serving(_site(compressed)) as base_url:
-            env = os.environ | {"TRNTUI_PRICING_URL": base_url, "NO_COLOR": "1"}
+            # As a user's command runs: with Python's bytecode cache (a development shell may
+            # turn it off); the warm-up round writes it.
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env |= {"TRNTUI_PRICING_URL": base_url, "NO_COLOR": "1"}
             download = folder / "download.csv"
             bare = [sys.executable, "-c", BARE_DOWNLOAD, base_url + CSV_PATH, str(download)]
             rounds: dict[str, list[tuple[float, float]]] = {"trntui": [], "bare": []}
@@ -175,7 +178,7 @@ def main() -> int:
                 commands["pandas"] = [
                     sys.executable, "-c", PANDAS, base_url + CSV_PATH, str(download), BARE_DOWNLOAD
                 ]  # fmt: skip
-            for index in range(-1, args.pairs):  # round -1 warms the page cache, not counted
+            for index in range(-1, args.pairs):  # round -1 warms the caches, not counted
                 cache = folder / f"cache{index}"
                 fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
                 results = {"trntui": timed(fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})}
