@@ -86,8 +86,9 @@ def _import(path: Path) -> dict[str, float]:
     }
 
 
-def main() -> int:
-    spec = replace(
+def megatron_spec() -> loggen.MegatronSpec:
+    """The benchmark's log: 300k iterations logged every one, a stall, saves, evals, a crash."""
+    return replace(
         loggen.MegatronSpec(),
         train_iters=ITERATIONS,
         log_interval=1,
@@ -96,6 +97,10 @@ def main() -> int:
         eval_interval=5_000,
         crash_at=200_005,
     )
+
+
+def main() -> int:
+    spec = megatron_spec()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "megatron.log"
         loggen.write_megatron(path, spec)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trntui import __version__
 from trntui.cli import main
@@ -188,3 +191,20 @@ def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
 
     assert _minutes(None).strip() == "unknown"
     assert len(_minutes(None)) == len(_minutes(90.0)) and _minutes(90.0) == "   1.50 min"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    document=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+        ),
+        max_leaves=30,
+    )
+)
+def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
+    from trntui.commands import json_text
+
+    assert json_text(document) == json.dumps(document, indent=2)

@@ -382,6 +382,39 @@ def test_the_line_cap_names_the_long_line(tmp_path: Path, monkeypatch) -> None:
     assert caught.value.line == 4
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.integers(0, 3000), min_size=1, max_size=12),
+    cap=st.integers(1, 2500),
+    final_break=st.booleans(),
+)
+def test_the_line_cap_check_from_windows_agrees_with_reading_every_line(
+    lines: list[int], cap: int, final_break: bool
+) -> None:
+    """The check that reads windows around a point every half cap (before a log is read whole)
+    says a text fits exactly when no line is longer than the cap, and the read names the same
+    first long line as the chunked reader."""
+    import io
+
+    import trntui.importers._base as base
+
+    text = b"\n".join(b"x" * length for length in lines) + (b"\n" if final_break else b"")
+    fits = base._lines_fit(len(text), cap, lambda start, end: text[start:end])
+    assert fits == (max(lines) <= cap)
+    original = base.MAX_LINE_BYTES
+    base.MAX_LINE_BYTES = cap
+    try:
+        if fits:
+            data, digest, _ = base._read_checked(io.BytesIO(text), Path("t.log"))
+            assert data == text and digest.result() == hashlib.sha256(text).hexdigest()
+        else:
+            with pytest.raises(base.InputFileError) as caught:
+                base._read_checked(io.BytesIO(text), Path("t.log"))
+            assert caught.value.line == next(i for i, n in enumerate(lines, 1) if n > cap)
+    finally:
+        base.MAX_LINE_BYTES = original
+
+
 # --- case 14: hand-edited timelines, CR-only lines, control characters ---------------------
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests import MLPERF_DATA
+from tests import MLPERF_DATA, loggen
 from trntui.cli import main
 from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.run_facts import facts_from_json, facts_to_json, run_facts
@@ -69,6 +69,59 @@ def test_an_import_stores_the_facts_and_the_next_open_reads_no_timeline(
     reads = count_timeline_reads(monkeypatch)
     assert derive_facts(sample_dir, target, planned) == by_derivation
     assert reads == []
+
+
+def count_derivations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ``run_facts`` call of an import (the runs table's and the facts table's)."""
+    from trntui.store import runs as stored_runs
+
+    calls: list[str] = []
+
+    def counting(run, *args, **kwargs):
+        calls.append(run.metadata.sha256)
+        return run_facts(run, *args, **kwargs)
+
+    monkeypatch.setattr(stored_runs, "run_facts", counting)
+    monkeypatch.setattr(stored_facts, "run_facts", counting)
+    return calls
+
+
+def test_an_import_without_a_goal_derives_each_run_once_and_reads_no_timeline_back(
+    new_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    megatron = tmp_path / "logs" / "megatron.log"
+    megatron.parent.mkdir()
+    loggen.write_megatron(megatron)
+    assert goal(new_project) == (None, None)
+    reads = count_timeline_reads(monkeypatch)
+    calls = count_derivations(monkeypatch)
+    outcomes = import_paths(new_project, [megatron, *MLPERF_LOGS[:2]])
+    assert [o.outcome for o in outcomes] == ["added"] * 3
+    assert reads == []
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == 3
+    monkeypatch.undo()
+    # What the import stored is what deriving from the stored timelines gives.
+    by_import = pl.read_parquet(facts_path(new_project)).sort("run_id")
+    facts_path(new_project).unlink()
+    again = derived_runs(new_project, None, None)
+    assert again.derived == 3
+    assert pl.read_parquet(facts_path(new_project)).sort("run_id").equals(by_import)
+
+
+def test_an_import_with_a_goal_derives_against_it_from_memory(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target, planned = goal(sample_dir)
+    assert target is not None
+    reads = count_timeline_reads(monkeypatch)
+    calls = count_derivations(monkeypatch)
+    (outcome,) = import_paths(sample_dir, MLPERF_LOGS[:1], set_name="mlperf")
+    assert outcome.outcome == "added" and reads == []
+    assert len(calls) == 2, "the runs table's facts are without the goal, the stored ones with it"
+    monkeypatch.undo()
+    stored = derive_facts(sample_dir, target, planned)[outcome.run_id]
+    run = load_run(sample_dir, outcome.run_id)
+    assert stored == run_facts(run, target, planned) != run_facts(run)
 
 
 def test_facts_are_derived_again_when_the_goal_or_a_recorded_result_changes(

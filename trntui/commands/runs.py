@@ -6,6 +6,10 @@ every named file was imported or already present, 1 when some failed, 2 for a pr
 
 ``runs DIR [--json]`` lists the imported runs and their sets. JSON: ``{"runs": [...], "sets":
 [...]}`` (``import --json`` adds ``"imported"``: one outcome per file).
+
+What only ``runs``, ``quality``, ``size`` and ``import --json`` use (the estimate's
+observations, back-tests, stated sizes) is imported where it is used, so that a plain import
+loads only what importing needs.
 """
 
 from __future__ import annotations
@@ -14,22 +18,18 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from trntui.commands import fail, help_of
-from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN
-from trntui.core.inventory import Inventory
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
 from trntui.importers import FORMATS
-from trntui.store.facts import derived_runs
 from trntui.store.project import Project
-from trntui.store.quality import record_quality
 from trntui.store.runs import (
     FAILED,
     RUNS_SCHEMA,
@@ -39,8 +39,10 @@ from trntui.store.runs import (
     run_sets,
     stale_runs,
 )
-from trntui.store.scenarios import current_user, load_observations
-from trntui.store.set_sizes import load_stated_sizes, run_sizes, state_size
+
+if TYPE_CHECKING:
+    from trntui.core.backtest import Backtest
+    from trntui.core.inventory import Inventory
 
 STALE_RUNS_HINT = (
     "note: {n} run(s) were read by an older trntui: import their logs again (the same files) "
@@ -156,6 +158,8 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def quality_command(args: argparse.Namespace) -> int:
+    from trntui.store.quality import record_quality
+
     root = Path(args.dir)
     if not args.remove and (args.value is None or not (args.source or "").strip()):
         return fail("give the measured VALUE and --source (or --remove)")
@@ -180,6 +184,9 @@ def quality_command(args: argparse.Namespace) -> int:
 
 
 def size_command(args: argparse.Namespace) -> int:
+    from trntui.store.scenarios import current_user
+    from trntui.store.set_sizes import state_size
+
     root = Path(args.dir)
     if not args.remove and (
         args.nodes is None or args.per_node is None or not (args.source or "").strip()
@@ -255,6 +262,11 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     Status, durations and throughput are derived with the project's goal (quality target and
     planned steps), exactly as the Runs screen shows them.
     """
+    from trntui.core.backtest import backtest
+    from trntui.store.facts import derived_runs
+    from trntui.store.scenarios import load_observations
+    from trntui.store.set_sizes import load_stated_sizes, run_sizes
+
     derived = derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
     facts = {run.run_id: run.facts for run in derived}
     observations = load_observations(root, inventory)

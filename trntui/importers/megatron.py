@@ -229,23 +229,18 @@ def _fast_split(
     is_iteration = split.select(
         pl.col(f"column_{index + 1}").str.starts_with(f" {name}:").fill_null(False)
     ).to_series()
-    parts = (
-        split.with_row_index("line", offset=1)
-        .filter(is_iteration)
-        .with_columns(
-            head.str.split_exact("iteration", 1)
-            .struct.rename_fields(["stamp", "counts"])
-            .alias("h")
-        )
-        .unnest("h")
-    )
-    parts = parts.with_columns(
-        pl.col("counts").str.split_exact("/", 1).struct.rename_fields(["it", "of"]).alias("c")
-    ).unnest("c")
+    # One lazy query: Polars computes the columns in parallel, sharing the splits of the head.
+    halves = head.str.split_exact("iteration", 1)
+    counts = halves.struct.field("field_1").str.split_exact("/", 1)
+    stamp = halves.struct.field("field_0").str.strip_chars(" []")
     columns = [
         pl.col("line").cast(pl.Int64),
-        pl.col("stamp").str.strip_chars(" []"),
-        *_COUNTS,
+        stamp.alias("stamp"),
+        counts.struct.field("field_0").str.strip_chars().cast(pl.Int64, strict=False).alias("step"),
+        counts.struct.field("field_1")
+        .str.strip_chars()
+        .cast(pl.Int64, strict=False)
+        .alias("planned"),
     ]
     for column in _FIELDS.values():
         if column not in layout:
@@ -259,7 +254,16 @@ def _fast_split(
             .cast(pl.Float64, strict=False)
             .alias(column)
         )
-    parsed = parts.select(columns)
+    wall = stamp.str.to_datetime(
+        "%Y-%m-%d %H:%M:%S.%6f", time_unit="us", strict=False, cache=False
+    ).alias("wall")
+    parsed = (
+        split.lazy()
+        .with_row_index("line", offset=1)
+        .filter(is_iteration)
+        .select(*columns, wall)
+        .collect()
+    )
     # Every field of every iteration line must read as a number here; else the general parser
     # reads the file (it reads fields by name, or names the line it cannot read).
     misfit = pl.any_horizontal(pl.col(name).is_null() for name in ("step", *layout))
@@ -278,12 +282,7 @@ def _fast_split(
     )
     if not unusual.is_empty():
         return None
-    stamped = parsed.with_columns(
-        pl.col("stamp")
-        .str.to_datetime("%Y-%m-%d %H:%M:%S.%6f", time_unit="us", strict=False, cache=False)
-        .alias("wall")
-    )
-    return _checked(_fix_stamps(stamped), path), rest
+    return _checked(_fix_stamps(parsed), path), rest
 
 
 def _head(column: pl.Expr) -> list[pl.Expr]:

@@ -501,18 +501,9 @@ def instance_quotes(
     )
     gpu = "GPU" if extra else None
     on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
-    quotes = [
-        quote
-        for instance_type, group in _groups(on_demand, "Instance Type")
-        if (quote := _on_demand_quote(instance_type, group, source, region, gpu)) is not None
-    ]
+    quotes = _on_demand_quotes(on_demand, source, region, gpu)
     reserved = rows.filter(pl.col("TermType") == "Reserved")
-    for (instance_type, _sku, _term), group in _groups(
-        reserved, ["Instance Type", "SKU", "OfferTermCode"]
-    ):
-        quote = _reserved_quote(instance_type, group, source, region, gpu)
-        if quote is not None:
-            quotes.append(quote)
+    quotes.extend(_reserved_quotes(reserved, source, region, gpu))
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
 
 
@@ -533,6 +524,15 @@ def _gpu_count(group: pl.DataFrame, gpu: str | None) -> int | None:
     return counts.pop() if len(counts) == 1 else None
 
 
+def _gpu_count_of(gpu: str | None, rows: pl.Expr) -> pl.Expr:
+    """``_gpu_count`` of a group's ``rows`` (a filter), as an aggregation."""
+    if gpu is None:
+        return pl.lit(None, pl.Int64).alias("gpus")
+    values = pl.col(gpu).filter(rows).cast(pl.Float64, strict=False)
+    counts = values.filter(values > 0).cast(pl.Int64, strict=False).unique()
+    return pl.when(counts.len() == 1).then(counts.first()).alias("gpus")
+
+
 def _provenance(source: OfferSource) -> dict[str, object]:
     return {
         "source_url": source.url,
@@ -545,78 +545,113 @@ def _provenance(source: OfferSource) -> dict[str, object]:
     }
 
 
-def _on_demand_quote(
-    instance_type: object,
-    group: pl.DataFrame,
-    source: OfferSource,
-    region: str,
-    gpu: str | None,
-) -> PriceQuote | None:
-    priced = group.filter(pl.col("price_usd") > 0)
-    if priced.is_empty():
-        return None
-    prices = sorted(set(priced["price_usd"].to_list()))
-    first = priced.row(0, named=True)
-    ambiguous = len(prices) > 1
-    return PriceQuote(
-        instance_type=str(instance_type),
-        region=region,
-        purchase_option=ON_DEMAND,
-        usd_per_hour=None if ambiguous else prices[0],
-        recurring_usd_per_hour=None if ambiguous else prices[0],
-        manual=False,
-        accelerator_count=_gpu_count(priced, gpu),
-        sku=None if ambiguous else first["SKU"],
-        rate_code=None if ambiguous else first["RateCode"],
-        effective_date=first["EffectiveDate"],
-        source_note=(
-            f"price list has {len(prices)} different on-demand rates for this type; left unknown"
-            if ambiguous
-            else ""
-        ),
-        **_provenance(source),  # type: ignore[arg-type]
+def _on_demand_quotes(
+    on_demand: pl.DataFrame, source: OfferSource, region: str, gpu: str | None
+) -> list[PriceQuote]:
+    """One quote per instance type from its on-demand rows priced above 0 (all groups in one
+    aggregation; a type with several different prices gets an unknown price and a note)."""
+    priced = pl.col("price_usd") > 0
+    groups = (
+        on_demand.sort("Instance Type")
+        .group_by("Instance Type", maintain_order=True)
+        .agg(
+            pl.col("price_usd").filter(priced).n_unique().alias("prices"),
+            pl.col("price_usd").filter(priced).min().alias("price"),
+            *(pl.col(name).filter(priced).first() for name in ("SKU", "RateCode", "EffectiveDate")),
+            _gpu_count_of(gpu, priced),
+        )
+        .filter(pl.col("prices") > 0)
     )
+    provenance = _provenance(source)
+    quotes = []
+    for row in groups.iter_rows(named=True):
+        ambiguous = row["prices"] > 1
+        price = None if ambiguous else row["price"]
+        quotes.append(
+            PriceQuote(
+                instance_type=str(row["Instance Type"]),
+                region=region,
+                purchase_option=ON_DEMAND,
+                usd_per_hour=price,
+                recurring_usd_per_hour=price,
+                manual=False,
+                accelerator_count=row["gpus"],
+                sku=None if ambiguous else row["SKU"],
+                rate_code=None if ambiguous else row["RateCode"],
+                effective_date=row["EffectiveDate"],
+                source_note=(
+                    f"price list has {row['prices']} different on-demand rates for this type; "
+                    "left unknown"
+                    if ambiguous
+                    else ""
+                ),
+                **provenance,  # type: ignore[arg-type]
+            )
+        )
+    return quotes
 
 
-def _reserved_quote(
-    instance_type: object,
-    group: pl.DataFrame,
-    source: OfferSource,
-    region: str,
-    gpu: str | None,
-) -> PriceQuote | None:
-    first = group.row(0, named=True)
-    years = _LEASE_YEARS.get(first["LeaseContractLength"] or "")
-    payment = _PURCHASE_PAYMENT.get(first["PurchaseOption"] or "")
-    offering_class = (first["OfferingClass"] or "").lower()
-    if years is None or payment is None or offering_class not in {"standard", "convertible"}:
-        return None
-    hourly_rows = group.filter(pl.col("Unit") == "Hrs")
-    upfront_rows = group.filter(pl.col("Unit") == "Quantity")
-    if hourly_rows.height != 1 or upfront_rows.height > 1:
-        return None
-    hourly = hourly_rows["price_usd"][0]
-    upfront = upfront_rows["price_usd"][0] if upfront_rows.height else 0.0
-    if hourly is None or upfront is None:
-        return None
-    effective = hourly + upfront / (years * HOURS_PER_YEAR)
-    if effective <= 0:
-        return None
-    hourly_row = hourly_rows.row(0, named=True)
-    return PriceQuote(
-        instance_type=str(instance_type),
-        region=region,
-        purchase_option=reserved_option(years, offering_class, payment),
-        usd_per_hour=effective,
-        recurring_usd_per_hour=hourly,
-        upfront_usd=upfront,
-        manual=False,
-        accelerator_count=_gpu_count(group, gpu),
-        sku=hourly_row["SKU"],
-        rate_code=hourly_row["RateCode"],
-        effective_date=hourly_row["EffectiveDate"],
-        **_provenance(source),  # type: ignore[arg-type]
+def _reserved_quotes(
+    reserved: pl.DataFrame, source: OfferSource, region: str, gpu: str | None
+) -> list[PriceQuote]:
+    """One quote per instance type, SKU and offer term: one hourly row and at most one upfront
+    fee, the lease, payment and offering class of the term's first row (all groups in one
+    aggregation)."""
+    keys = ["Instance Type", "SKU", "OfferTermCode"]
+    hourly = pl.col("Unit") == "Hrs"
+    upfront = pl.col("Unit") == "Quantity"
+    groups = (
+        reserved.sort(keys)
+        .group_by(keys, maintain_order=True)
+        .agg(
+            *(
+                pl.col(name).first().alias(f"first_{name}")
+                for name in ("LeaseContractLength", "PurchaseOption", "OfferingClass")
+            ),
+            hourly.sum().alias("hourly_rows"),
+            upfront.sum().alias("upfront_rows"),
+            pl.col("price_usd").filter(hourly).first().alias("hourly"),
+            pl.col("price_usd").filter(upfront).first().alias("upfront"),
+            *(
+                pl.col(name).filter(hourly).first().alias(f"hourly_{name}")
+                for name in ("SKU", "RateCode", "EffectiveDate")
+            ),
+            _gpu_count_of(gpu, pl.lit(True)),
+        )
+        .filter((pl.col("hourly_rows") == 1) & (pl.col("upfront_rows") <= 1))
     )
+    provenance = _provenance(source)
+    quotes = []
+    for row in groups.iter_rows(named=True):
+        years = _LEASE_YEARS.get(row["first_LeaseContractLength"] or "")
+        payment = _PURCHASE_PAYMENT.get(row["first_PurchaseOption"] or "")
+        offering_class = (row["first_OfferingClass"] or "").lower()
+        if years is None or payment is None or offering_class not in {"standard", "convertible"}:
+            continue
+        hourly_usd = row["hourly"]
+        upfront_usd = row["upfront"] if row["upfront_rows"] else 0.0
+        if hourly_usd is None or upfront_usd is None:
+            continue
+        effective = hourly_usd + upfront_usd / (years * HOURS_PER_YEAR)
+        if effective <= 0:
+            continue
+        quotes.append(
+            PriceQuote(
+                instance_type=str(row["Instance Type"]),
+                region=region,
+                purchase_option=reserved_option(years, offering_class, payment),
+                usd_per_hour=effective,
+                recurring_usd_per_hour=hourly_usd,
+                upfront_usd=upfront_usd,
+                manual=False,
+                accelerator_count=row["gpus"],
+                sku=row["hourly_SKU"],
+                rate_code=row["hourly_RateCode"],
+                effective_date=row["hourly_EffectiveDate"],
+                **provenance,  # type: ignore[arg-type]
+            )
+        )
+    return quotes
 
 
 _PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}

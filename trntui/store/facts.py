@@ -13,6 +13,12 @@ is used only while every one of them is unchanged; otherwise the run is derived 
 stored timeline (never the log). The table is derived data: deleting it loses nothing, and a
 stale or unreadable one is rebuilt.
 
+After an import the new runs come from memory (``store_facts``): their timelines are not read
+back, and the facts the runs table has (derived without the goal) are reused when the goal
+cannot change them: no quality criterion, no recorded quality result, and no planned steps, or a
+log that states its own (``run_facts`` uses the inventory's planned steps only where the log
+states none).
+
 Rows are written after an import, and whenever facts had to be derived and this process can
 write the project (it holds the write lock, or takes it for the one write because nobody else
 holds it and it has not opened the project read-only); otherwise the facts are derived in
@@ -26,7 +32,7 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +47,12 @@ from trntui.core.run_facts import (
     facts_to_json,
     run_facts,
 )
-from trntui.core.timeline import RunMetadata
+from trntui.core.timeline import ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with
 from trntui.store.paths import project_path
 from trntui.store.project import may_store_derived, read_inventory, write_access
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import RUNS_FOLDER, load_run, load_runs, timeline_path
+from trntui.store.runs import RUNS_FOLDER, StoredRun, load_run, load_runs, timeline_path
 from trntui.store.telemetry import load_captures, run_limit
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -158,13 +164,28 @@ def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | No
     return {row[0]: row[1:] for row in frame.iter_rows()}
 
 
+def _goal_free(
+    run: ImportedRun,
+    target: QualityTarget | None,
+    planned_steps: int | None,
+    recorded: RecordedQuality | None,
+) -> bool:
+    """Whether ``run_facts(run, target, planned_steps, recorded)`` is ``run_facts(run)``."""
+    planned_unused = planned_steps is None or run.metadata.planned_steps is not None
+    return target is None and recorded is None and planned_unused
+
+
 def derived_runs(
-    root: Path, target: QualityTarget | None, planned_steps: int | None
+    root: Path,
+    target: QualityTarget | None,
+    planned_steps: int | None,
+    fresh: Mapping[str, StoredRun] | None = None,
 ) -> DerivedRuns:
     """Every stored run with its facts against ``target`` and ``planned_steps``.
 
     Facts stored under the same key are read; the others are derived from the timelines and
-    stored when this process may write the project.
+    stored when this process may write the project. ``fresh``: runs this process has just
+    stored, by run id, derived from memory instead of their timeline files.
     """
     root = Path(root)
     runs = load_runs(root)
@@ -203,8 +224,14 @@ def derived_runs(
             limit, steady_pct = entry[3], entry[4]
         if facts is None:
             text = None
-            run = load_run(root, run_id, runs)
-            facts = run_facts(run, target, planned_steps, recorded.get(run_id))
+            just_stored = (fresh or {}).get(run_id)
+            run = load_run(root, run_id, runs) if just_stored is None else just_stored.run
+            if just_stored is not None and _goal_free(
+                run, target, planned_steps, recorded.get(run_id)
+            ):
+                facts = just_stored.facts
+            else:
+                facts = run_facts(run, target, planned_steps, recorded.get(run_id))
             limit, steady_pct = run_limit(root, run_id, run, facts)
             derived += 1
             by_new_rules += entry is not None and entry[1] != FACTS_VERSION
@@ -251,12 +278,13 @@ def derive_facts(
     return {run.run_id: run.facts for run in derived_runs(root, target, planned_steps)}
 
 
-def store_facts(root: Path) -> None:
+def store_facts(root: Path, fresh: Mapping[str, StoredRun] | None = None) -> None:
     """Derive and store the facts of runs not yet stored, against the project's goal (after an
-    import, so that the next open reads them). Never fails the import: what cannot be derived
-    now is derived, and reported, when the project is read."""
+    import, so that the next open reads them; ``fresh``: the runs just imported, as for
+    ``derived_runs``). Never fails the import: what cannot be derived now is derived, and
+    reported, when the project is read."""
     try:
         inventory = read_inventory(root).inventory
-        derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
+        derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps(), fresh)
     except UserError:
         pass  # e.g. another run's timeline is unreadable: reading the project will say so

@@ -11,6 +11,11 @@ parsed and its facts derived before anything is written; then its timeline is wr
 runs table (both atomically); a failure in between removes the timeline again, and a timeline
 without a row in the runs table is never read. A batch continues past a bad file and reports
 it. Callers hold the project's write lock (``trntui.store.project.Project``).
+
+After a batch, the new runs' facts against the project's goal are stored
+(``trntui.store.facts.store_facts``) from the runs still in memory: their timelines are not
+read back, and the facts derived for the runs table are reused where the goal cannot change
+them.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from trntui.core.mlperf_score import (
     read_scaling_factor,
     run_minutes,
 )
-from trntui.core.run_facts import SUCCEEDED, SUSPECT, run_facts
+from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.importers import (
     CAPTURE_HINT,
@@ -181,8 +186,16 @@ def stored_source(root: Path, source: str) -> str:
         return str(Path(source).resolve())
 
 
-def _row(run: ImportedRun, run_id: str, set_name: str, root: Path) -> dict:
-    facts = run_facts(run)
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as this process just stored it: the timeline and metadata that ``load_run`` would
+    read back, and its facts derived without the project's goal (the runs table's)."""
+
+    run: ImportedRun
+    facts: RunFacts
+
+
+def _row(run: ImportedRun, facts: RunFacts, run_id: str, set_name: str, root: Path) -> dict:
     meta = run.metadata
     is_mlperf = meta.format == "mlperf"
     source = stored_source(root, meta.source)
@@ -219,13 +232,22 @@ may both write); other processes are kept out by the project's write lock."""
 
 
 @writes_project
-def add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
-    """Store one imported run under ``set_name`` unless its content is already stored."""
+def add_run(
+    root: Path,
+    run: ImportedRun,
+    set_name: str,
+    kept: dict[str, StoredRun] | None = None,
+) -> ImportOutcome:
+    """Store one imported run under ``set_name`` unless its content is already stored.
+
+    ``kept``: when given, a run that was stored is added to it under its run id."""
     with _TABLE_LOCK:
-        return _add_run(root, run, set_name)
+        return _add_run(root, run, set_name, kept)
 
 
-def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
+def _add_run(
+    root: Path, run: ImportedRun, set_name: str, kept: dict[str, StoredRun] | None
+) -> ImportOutcome:
     runs = load_runs(root)
     run_id = run.metadata.sha256[:RUN_ID_LENGTH]
     existing = runs.filter(pl.col("sha256") == run.metadata.sha256)
@@ -240,7 +262,8 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
         run_id, set_name = existing["run_id"][0], existing["set_name"][0]
         runs = runs.filter(pl.col("sha256") != run.metadata.sha256)
         outcome = REFRESHED
-    row = pl.DataFrame([_row(run, run_id, set_name, root)], schema=RUNS_SCHEMA)
+    facts = run_facts(run)
+    row = pl.DataFrame([_row(run, facts, run_id, set_name, root)], schema=RUNS_SCHEMA)
     if outcome == REFRESHED:
         row = row.with_columns(pl.lit(existing["imported_at"][0]).alias("imported_at"))
     updated = pl.concat([runs, row])
@@ -253,6 +276,10 @@ def _add_run(root: Path, run: ImportedRun, set_name: str) -> ImportOutcome:
             with contextlib.suppress(OSError, UserError):
                 remove_file(timeline_file, root=root)
         raise
+    if kept is not None:
+        metadata = RunMetadata.from_json(row["metadata_json"][0])  # as load_run reads it
+        timeline = run.timeline.select(list(TIMELINE_SCHEMA)).cast(dict(TIMELINE_SCHEMA))
+        kept[run_id] = StoredRun(ImportedRun(timeline, metadata), facts)
     return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 
 
@@ -285,6 +312,7 @@ def import_paths(
     files already stored stay stored; the one in progress is not stored)."""
     files = expand_paths(paths)
     outcomes = []
+    kept: dict[str, StoredRun] = {}
     for index, (path, named) in enumerate(files):
 
         def file_progress(fraction: float, index: int = index) -> None:
@@ -303,15 +331,15 @@ def import_paths(
                 continue
         try:
             run = import_file(path, format=file_format, progress=file_progress, cancel=cancel)
-            outcomes.append(add_run(root, run, set_name or default_set_name(path)))
+            outcomes.append(add_run(root, run, set_name or default_set_name(path), kept))
         except Cancelled:
             raise
         except UserError as error:
             outcomes.append(ImportOutcome(str(path), FAILED, error=str(error)))
-    if any(outcome.outcome in (ADDED, REFRESHED) for outcome in outcomes):
+    if kept:
         from trntui.store.facts import store_facts  # facts.py builds on this module
 
-        store_facts(root)
+        store_facts(root, kept)
     if progress is not None:
         progress(1.0)
     return outcomes

@@ -5,10 +5,10 @@ with ``--save``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from trntui.commands import json_text
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import _fetch_json, _print_fetch, _progress_printer
 from trntui.pricing.service import (
@@ -51,7 +51,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if args.save:
         _save_into_project(Path(args.save), result, side, plans, args.force)
     if args.json:
-        print(json.dumps(_fetch_json(result, side, plans), indent=2))
+        print(json_text(_fetch_json(result, side, plans)))
     else:
         _print_fetch(result, side, plans)
     return 0

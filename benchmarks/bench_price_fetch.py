@@ -1,0 +1,206 @@
+"""``trntui price fetch`` of a 250 MB offer file from a loopback server, against a bare download.
+
+Writes the synthetic EC2 offer file of ``bench_price_extract.py`` (the real header and row mix),
+serves it gzip-compressed from 127.0.0.1 with its region index, as the AWS Price List serves a
+region's file, then runs pairs side by side (alternating, so machine noise hits both alike),
+each a fresh process:
+
+* ``trntui price fetch --region us-east-1 --json`` with a cold cache (``TRNTUI_CACHE_DIR`` a new
+  empty folder each time): start-up, the region index, the download (gunzipped, checked,
+  written to the cache), the extraction of every instance type's quotes, the JSON printed;
+* a bare download of the same bytes: ``httpx.stream`` with ``Accept-Encoding: gzip``, each
+  decoded chunk written to a file.
+
+Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of both,
+and their ratio (issue 15's target: at most 2x). With ``--pandas`` (pandas installed; it is not
+a dependency of trntui) it also runs ``pandas.read_csv`` of the file downloaded the same bare
+way, plus the same filter as ``bench_price_extract.py``, for the "faster than pandas, at most
+half its memory" target.
+
+    python benchmarks/bench_price_fetch.py [--size-mb 250] [--pairs 5] [--pandas]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_cli_start import USER_ENV, trntui_command
+from benchmarks.bench_price_extract import write_offer_file
+from tests.test_pricing_support import PUBLICATION_DATE, version_path
+
+REGION = "us-east-1"
+TARGET = 2.0
+INDEX_PATH = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+CSV_PATH = version_path("AmazonEC2", REGION).removesuffix(".json") + ".csv"
+
+BARE_DOWNLOAD = """
+import sys
+import httpx
+with httpx.stream("GET", sys.argv[1], headers={"Accept-Encoding": "gzip"}) as response:
+    response.raise_for_status()
+    with open(sys.argv[2], "wb") as handle:
+        for chunk in response.iter_bytes():
+            handle.write(chunk)
+"""
+
+PANDAS = f"""
+import subprocess, sys
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+from benchmarks.bench_price_extract import run_pandas
+subprocess.run([sys.executable, "-c", sys.argv[3], sys.argv[1], sys.argv[2]], check=True)
+print(run_pandas(Path(sys.argv[2])))
+"""
+
+
+def _site(csv_gzip: bytes) -> dict[str, tuple[bytes, str, bool]]:
+    """URL path -> (body, content type, gzip-encoded)."""
+    index = {
+        "formatVersion": "v1.0",
+        "publicationDate": PUBLICATION_DATE,
+        "regions": {
+            REGION: {"regionCode": REGION, "currentVersionUrl": version_path("AmazonEC2", REGION)}
+        },
+    }
+    return {
+        INDEX_PATH: (json.dumps(index).encode(), "application/json", False),
+        CSV_PATH: (csv_gzip, "text/csv", True),
+    }
+
+
+@contextlib.contextmanager
+def serving(site: dict[str, tuple[bytes, str, bool]]) -> Iterator[str]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            found = site.get(self.path.split("?", 1)[0])
+            if found is None:
+                self.send_error(404)
+                return
+            body, content_type, gzipped = found
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("ETag", f'"{len(body)}"')
+            if gzipped:
+                self.send_header("Content-Encoding", "gzip")
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds and peak memory (MiB) of one child process."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{command[:3]} failed with status {child.returncode}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def prepare(target: Path, size_mb: int) -> None:
+    """Write the offer file gzip-compressed to ``target``; print its rows and size (MB)."""
+    plain = target.with_suffix("")
+    rows = write_offer_file(plain, size_mb)
+    with plain.open("rb") as source, gzip.open(target, "wb", compresslevel=6) as packed:
+        shutil.copyfileobj(source, packed, 1 << 20)
+    print(rows, round(plain.stat().st_size / 1e6))
+    plain.unlink()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=250)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--pandas", action="store_true", help="also time pandas (installed)")
+    parser.add_argument("--prepare", nargs=2, metavar=("FILE", "MB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.prepare:
+        prepare(Path(args.prepare[0]), int(args.prepare[1]))
+        return 0
+    trntui = trntui_command()
+    with tempfile.TemporaryDirectory(prefix="trntui-bench-") as name:
+        folder = Path(name)
+        offer = folder / "offer.csv.gz"
+        # Made by a child: a process's peak memory counts its parent's at the time it was
+        # started, so this process never holds the file.
+        made = subprocess.run(
+            [sys.executable, __file__, "--prepare", str(offer), str(args.size_mb)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        compressed = offer.read_bytes()
+        print(f"offer file: {made[1]} MB, {made[0]} rows, {len(compressed) / 1e6:.0f} MB gzip")
+        with serving(_site(compressed)) as base_url:
+            # As a user's command runs (bytecode cache on); the warm-up round writes it.
+            env = USER_ENV | {"TRNTUI_PRICING_URL": base_url}
+            download = folder / "download.csv"
+            bare = [sys.executable, "-c", BARE_DOWNLOAD, base_url + CSV_PATH, str(download)]
+            rounds: dict[str, list[tuple[float, float]]] = {"trntui": [], "bare": []}
+            commands = {"bare": bare}
+            if args.pandas:
+                rounds["pandas"] = []
+                commands["pandas"] = [
+                    sys.executable, "-c", PANDAS, base_url + CSV_PATH, str(download), BARE_DOWNLOAD
+                ]  # fmt: skip
+            for index in range(-1, args.pairs):  # round -1 warms the caches, not counted
+                cache = folder / f"cache{index}"
+                fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
+                results = {"trntui": timed(fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})}
+                for label, command in commands.items():
+                    results[label] = timed(command, env)
+                    download.unlink()
+                if index >= 0:
+                    for label, result in results.items():
+                        rounds[label].append(result)
+    medians = {label: statistics.median(s for s, _ in runs) for label, runs in rounds.items()}
+    peaks = {label: max(m for _, m in runs) for label, runs in rounds.items()}
+    print(f"{args.pairs} pairs, median seconds, largest peak memory")
+    for label in rounds:
+        print(f"  {label:7} {medians[label]:6.2f} s  {peaks[label]:6.0f} MiB")
+    ratio = medians["trntui"] / medians["bare"]
+    verdict = "meets" if ratio <= TARGET else "misses"
+    print(f"trntui / bare download: {ratio:.2f}x ({verdict} <= {TARGET:g}x)")
+    if args.pandas:
+        print(
+            f"trntui / pandas: time {medians['trntui'] / medians['pandas']:.2f}x, "
+            f"peak memory {peaks['trntui'] / peaks['pandas']:.2f}x (targets < 1x, <= 0.5x)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
