@@ -7,6 +7,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tests import loggen
@@ -199,3 +200,21 @@ def test_compile_recurrence_over_repeated_runs(new_project: Path, tmp_path: Path
     assert recurrence.first_compile_s == pytest.approx(300.0)
     assert recurrence.recurring_s == pytest.approx(0.0)
     assert recurrence.one_off_s == pytest.approx(300.0)
+
+
+def test_a_capture_attached_to_a_second_run_says_which_run_has_it_too(sample_dir: Path) -> None:
+    """The sample's runs share a clock, so run 2's capture overlaps run 1 and may be attached
+    there; the outcome names the run that already has it, in the CLI and the app alike."""
+    from trntui.store.runs import load_runs
+    from trntui.store.telemetry import load_captures
+
+    runs = {Path(s).name: r for r, s in load_runs(sample_dir).select("run_id", "source").rows()}
+    first, second = runs["trn3-run1.log"], runs["trn3-run2.log"]
+    capture = sample_dir / "logs" / "trn3-example" / "trn3-run2.neuron-monitor.jsonl"
+    owners = set(load_captures(sample_dir).filter(pl.col("kind") == "utilization")["run_id"])
+    assert second in owners and first in owners
+    outcome = store.attach_capture(sample_dir, first, capture)
+    assert outcome.outcome == store.ATTACHED
+    assert f"also attached to run {second}" in outcome.message
+    again = store.attach_capture(sample_dir, first, capture)
+    assert again.outcome == store.DUPLICATE

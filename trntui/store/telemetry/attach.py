@@ -223,4 +223,13 @@ def attach_capture(
         raise
     steps.at(1.0)
     message = note + (f"; covers {coverage:.0%} of the run" if coverage is not None else "")
+    elsewhere = sorted(
+        set(existing.filter((pl.col("sha256") == sha256) & (pl.col("run_id") != run_id))["run_id"])
+    )
+    if elsewhere:
+        # Allowed (one capture can span runs that followed each other on one machine), but
+        # rarely meant: say so, so a capture given to the wrong run is noticed.
+        message += (
+            f"; note: also attached to run {', '.join(elsewhere)}, whose time it overlaps too"
+        )
     return AttachOutcome(str(path), ATTACHED, message, capture_id, row["kind"][0], placed, coverage)
