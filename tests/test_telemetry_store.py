@@ -218,3 +218,34 @@ def test_a_capture_attached_to_a_second_run_says_which_run_has_it_too(sample_dir
     assert f"also attached to run {second}" in outcome.message
     again = store.attach_capture(sample_dir, first, capture)
     assert again.outcome == store.DUPLICATE
+
+
+@pytest.mark.parametrize("caller_type", [None, "trn3.48xlarge"])
+def test_one_instance_rule_whether_or_not_the_caller_names_the_type(
+    sample_dir: Path, caller_type: str | None
+) -> None:
+    """The CLI names no type, the app names the target's: either way the run's type comes
+    from the target measured by its set. A label that is no instance type name is attached
+    with a note; a capture from another instance type is refused."""
+    from trntui.store.runs import load_runs
+    from trntui.store.telemetry import captures_path, load_captures
+
+    runs = {Path(s).name: r for r, s in load_runs(sample_dir).select("run_id", "source").rows()}
+    run = runs["trn3-run3.log"]
+    kept = load_captures(sample_dir).filter(pl.col("run_id") != run)
+    kept.write_parquet(captures_path(sample_dir))
+    capture = sample_dir / "logs" / "trn3-example" / "trn3-run3.neuron-monitor.jsonl"
+    labelled = capture.read_text()
+    assert '"trn3 (example)"' in labelled, "the sample's capture labels its instance"
+
+    outcome = store.attach_capture(sample_dir, run, capture, instance_type=caller_type)
+    assert outcome.outcome == store.ATTACHED, outcome.message
+    assert "names its instance 'trn3 (example)', not an instance type" in outcome.message
+
+    kept.write_parquet(captures_path(sample_dir))
+    other = capture.with_name("from-a-gpu.jsonl")
+    other.write_text(labelled.replace('"trn3 (example)"', '"p5.48xlarge"'))
+    refused = store.attach_capture(sample_dir, run, other, instance_type=caller_type)
+    assert refused.outcome == store.MISMATCH
+    assert "(p5.48xlarge) than the run's (trn3.48xlarge)" in refused.message
+    assert load_captures(sample_dir).equals(kept), "nothing stored"

@@ -16,8 +16,11 @@ Attaching is by time overlap and instance, checked before anything is written:
 - a capture without an absolute clock (neuron-monitor without wrapper timestamps), or clocks
   that cannot be compared (one zoned, one local), attaches only when the caller states the
   offset (``offset_s``: run time of the capture's start);
-- a capture from another instance than the run's (its ``instance_type`` against the one the
-  caller expects, or its ``instance_id`` against captures already attached) is a mismatch.
+- a capture from another instance than the run's (its ``instance_type`` against the run's, or
+  its ``instance_id`` against captures already attached) is a mismatch. The run's instance type
+  is the caller's, else that of the project's target measured by the run's set (one rule for
+  the CLI and the app); only instance type names (``family.size``) are compared: a capture that
+  labels its instance otherwise (``trn3 (example)``) is attached with a note saying so.
 
 A mismatch is reported and nothing is stored; it is never silently joined. Each file is stored
 all-or-nothing: samples file first, then the captures table (both atomic); a failure in between

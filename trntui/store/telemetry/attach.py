@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 from pathlib import Path
 
 import polars as pl
@@ -20,8 +21,8 @@ from trntui.importers._base import CancelCheck, Progress, Steps, read_lines, rea
 from trntui.importers.neuron_monitor import import_neuron_monitor
 from trntui.importers.nvidia_smi import import_nvidia_smi
 from trntui.store.atomic import atomic_write_with, remove_file
-from trntui.store.project import writes_project
-from trntui.store.runs import load_run, stored_source
+from trntui.store.project import read_inventory, writes_project
+from trntui.store.runs import load_run, load_runs, stored_source
 from trntui.store.telemetry.captures import (
     _OFFSET_HINT,
     ATTACHED,
@@ -105,6 +106,25 @@ def _placement(
     return offset_s, coverage, None, note
 
 
+_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
+"""An EC2 instance type name (``trn3.48xlarge``, ``p5.48xlarge``): family, dot, size."""
+
+
+def _run_instance_type(root: Path, run_id: str) -> str | None:
+    """The instance type of the project's target measured by the run's set (one type among
+    the targets measured by it), else None."""
+    runs = load_runs(root).filter(pl.col("run_id") == run_id)
+    if runs.is_empty():
+        return None
+    set_name = runs["set_name"][0]
+    try:
+        targets = read_inventory(root).inventory.targets
+    except UserError:
+        return None  # an inventory that does not read names no type: nothing to compare
+    types = {t.instance_type for t in targets if t.run_set == set_name}
+    return types.pop() if len(types) == 1 else None
+
+
 def _capture_kind(path: Path) -> str:
     return capture_kind(path) or COMPILE  # a log with compiler lines, or read_source says why
 
@@ -158,7 +178,12 @@ def attach_capture(
     same = existing.filter((pl.col("sha256") == sha256) & (pl.col("run_id") == run_id))
     if not same.is_empty():
         return AttachOutcome(str(path), DUPLICATE, "already attached to this run", capture_id)
-    if captured_type and instance_type and captured_type != instance_type:
+    if instance_type is None:
+        instance_type = _run_instance_type(root, run_id)
+    label_note = ""
+    if captured_type and not _INSTANCE_TYPE.fullmatch(captured_type):
+        label_note = f"; the capture names its instance {captured_type!r}, not an instance type"
+    elif captured_type and instance_type and captured_type != instance_type:
         return AttachOutcome(
             str(path),
             MISMATCH,
@@ -223,6 +248,7 @@ def attach_capture(
         raise
     steps.at(1.0)
     message = note + (f"; covers {coverage:.0%} of the run" if coverage is not None else "")
+    message += label_note
     elsewhere = sorted(
         set(existing.filter((pl.col("sha256") == sha256) & (pl.col("run_id") != run_id))["run_id"])
     )
