@@ -145,6 +145,14 @@ def main() -> int:
     parser.add_argument("--size-mb", type=int, default=250)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--pandas", action="store_true", help="also time pandas (installed)")
+    parser.add_argument(
+        "--types",
+        nargs="*",
+        default=None,
+        metavar="TYPE",
+        help="fetch only these instance types, as the app does for its targets (default: "
+        "every type of the region); e.g. --types trn2.48xlarge p5.48xlarge",
+    )
     parser.add_argument("--prepare", nargs=2, metavar=("FILE", "MB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.prepare:
@@ -179,6 +187,8 @@ def main() -> int:
             for index in range(-1, args.pairs):  # round -1 warms the caches, not counted
                 cache = folder / f"cache{index}"
                 fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
+                for wanted in args.types or ():
+                    fetch += ["--instance-type", wanted]
                 results = {"trntui": timed(fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})}
                 for label, command in commands.items():
                     results[label] = timed(command, env)
@@ -188,7 +198,8 @@ def main() -> int:
                         rounds[label].append(result)
     medians = {label: statistics.median(s for s, _ in runs) for label, runs in rounds.items()}
     peaks = {label: max(m for _, m in runs) for label, runs in rounds.items()}
-    print(f"{args.pairs} pairs, median seconds, largest peak memory")
+    scope = " ".join(args.types) if args.types else "every instance type of the region"
+    print(f"{args.pairs} pairs, median seconds, largest peak memory; trntui fetches {scope}")
     for label in rounds:
         print(f"  {label:7} {medians[label]:6.2f} s  {peaks[label]:6.0f} MiB")
     ratio = medians["trntui"] / medians["bare"]
