@@ -49,10 +49,10 @@ from trntui.core.run_facts import (
 )
 from trntui.core.timeline import ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with
-from trntui.store.paths import project_path
+from trntui.store.paths import project_path, timeline_files
 from trntui.store.project import may_store_derived, read_inventory, write_access
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import RUNS_FOLDER, StoredRun, load_run, load_runs, timeline_path
+from trntui.store.runs import RUNS_FOLDER, StoredRun, load_run, load_runs
 from trntui.store.telemetry import load_captures, run_limit
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -113,7 +113,7 @@ def facts_path(root: Path) -> Path:
     return project_path(root, RUNS_FOLDER, FACTS_FILE)
 
 
-def timeline_digest(path: Path) -> str:
+def timeline_digest(path: Path | str) -> str:
     """The SHA-256 of a stored timeline file, so a timeline edited by hand is derived again
     (``missing`` or ``unreadable`` when it cannot be read: deriving it then says why)."""
     try:
@@ -199,13 +199,14 @@ def derived_runs(
     result: list[DerivedRun] = []
     rows: list[dict] = []
     derived = by_new_rules = 0
+    timelines = timeline_files(root, runs["run_id"])  # the folder checked once, not per run
     for run_id, set_name, metadata_json in runs.select(
         "run_id", "set_name", "metadata_json"
     ).iter_rows():
         metadata = RunMetadata.from_json(metadata_json)
         key = run_key(
             metadata.sha256,
-            timeline_digest(timeline_path(root, run_id)),
+            timeline_digest(timelines[run_id]),
             metadata.importer_version,
             target,
             planned_steps,

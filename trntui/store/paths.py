@@ -10,6 +10,7 @@ through ``store.atomic``, which walks the same folders without following links.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -73,6 +74,16 @@ def project_path(root: Path, *parts: str) -> Path:
 
 def timeline_file(root: Path, run_id: str) -> Path:
     return project_path(root, "runs", "timelines", f"{check_id('run id', run_id)}.parquet")
+
+
+def timeline_files(root: Path, run_ids: Iterable[str]) -> dict[str, str]:
+    """Each run's timeline path (as text), its folder checked once (``project_path``): for
+    reading every timeline of a big project. Each id is checked; the files themselves must be
+    opened with ``O_NOFOLLOW`` by the reader."""
+    folder = str(project_path(root, "runs", "timelines"))
+    return {
+        run_id: os.path.join(folder, f"{check_id('run id', run_id)}.parquet") for run_id in run_ids
+    }
 
 
 def samples_file(root: Path, capture_id: str) -> Path:
