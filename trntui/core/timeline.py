@@ -24,6 +24,7 @@ Columns (see ``TIMELINE_SCHEMA``):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -225,7 +226,7 @@ class RunMetadata:
         """The metadata stored as ``text``; text that does not give one raises
         ``InputFileError`` (a hand-edited or damaged runs table), never a traceback."""
         try:
-            return cls._from_json(text)
+            return _metadata_from_json(text)
         except InputFileError:
             raise
         except (ValueError, TypeError, KeyError, AttributeError) as error:
@@ -251,6 +252,13 @@ class RunMetadata:
         # Runs stored before ``prints_run_stop`` existed: MLPerf was the one such format.
         data.setdefault("prints_run_stop", data.get("format") == "mlperf")
         return cls(**data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _metadata_from_json(text: str) -> RunMetadata:
+    """Parsed once per text: the runs table is checked when read and its metadata used again by
+    every reader (the metadata is frozen, so one parse can be shared)."""
+    return RunMetadata._from_json(text)
 
 
 @dataclass(frozen=True)
