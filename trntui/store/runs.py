@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
@@ -42,19 +42,13 @@ from trntui.core.mlperf_score import (
 )
 from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts, run_facts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
-from trntui.importers import (
-    CAPTURE_HINT,
-    CancelCheck,
-    Cancelled,
-    Progress,
-    capture_kind,
-    detect_format,
-    import_file,
-)
 from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import check_column, project_path
 from trntui.store.paths import timeline_file as _timeline_file
 from trntui.store.project import writes_project
+
+if TYPE_CHECKING:
+    from trntui.importers import CancelCheck, Progress
 
 RUNS_FOLDER = "runs"
 RUNS_FILE = "runs.parquet"
@@ -310,6 +304,9 @@ def import_paths(
 ) -> list[ImportOutcome]:
     """Import files and folders; one outcome per file. ``Cancelled`` stops the batch (the
     files already stored stay stored; the one in progress is not stored)."""
+    # The parsers load here, not with this module: opening a project reads runs, never logs.
+    from trntui.importers import CAPTURE_HINT, Cancelled, capture_kind, detect_format, import_file
+
     files = expand_paths(paths)
     outcomes = []
     kept: dict[str, StoredRun] = {}

@@ -35,12 +35,14 @@ The package, in the order data flows (each module imports only the ones above it
 3. ``per_run``: what a run's captures say (``run_telemetry``, ``run_compile_summary``,
    ``run_limit``, ``run_detail``).
 
-Every public name is re-exported here: import from ``trntui.store.telemetry``.
+Every public name is re-exported here: import from ``trntui.store.telemetry`` (``attach``
+loads when first used).
 """
 
 from __future__ import annotations
 
-from trntui.store.telemetry.attach import attach_capture
+import importlib
+
 from trntui.store.telemetry.captures import (
     ATTACHED,
     CAPTURE_ID_LENGTH,
@@ -99,3 +101,12 @@ __all__ = [
     "summary_to_json",
     "timeline_compile_s",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``attach_capture`` (and the ``attach`` module) load when first asked for: attaching
+    reads capture files, so it brings the importers, which opening a project never needs."""
+    if name in ("attach", "attach_capture"):
+        attach = importlib.import_module(f"{__name__}.attach")  # also sets it on this package
+        return attach if name == "attach" else attach.attach_capture
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
