@@ -184,3 +184,98 @@ async def test_ctrl_z_on_any_screen_undoes_the_newest_change(sample_project: Pro
             "the edit undone and saved",
         )
         assert "Undone: Project > Name" in app.status[0] or app.status[0].startswith("Saved")
+
+
+def computed(session: Session) -> None:
+    """What the App's worker does, done here in line."""
+    session.computed_ready(session.compute(session.inventory, session.overrides))
+
+
+def test_overrides_that_no_longer_apply_never_block_undo(sample_project: Project) -> None:
+    """Override a target, delete it (the estimate now fails: the bar says so), drop the
+    override: undo puts the stale override back, and the next undo the deleted target."""
+    session = Session(sample_project)
+    computed(session)
+    target = session.inventory.targets[0]
+    stale = Override("steady_throughput", 2.0, target.name, who="me", why="a guess")
+    assert session.set_overrides([stale], label="override") is None
+    others = tuple(t for t in session.inventory.targets if t.name != target.name)
+    assert (
+        session.edit_inventory(
+            dataclasses.replace(session.inventory, targets=others), label="delete target"
+        )
+        is None
+    )
+    computed(session)
+    assert session.computed is not None and session.computed.problem is not None
+    assert session.computed.derived.runs, "the run facts arrive although the estimate failed"
+    assert session.analysis is not None, "the last valid estimate is kept"
+    assert session.set_overrides([], label="drop") is None
+    assert session.undo()[1] is None and session.overrides == (stale,)
+    step, problem = session.undo()
+    assert problem is None and step is not None and step.label == "delete target"
+    assert target in session.inventory.targets
+
+
+def test_a_quote_change_that_fails_half_way_leaves_the_book_as_it_was(
+    sample_project: Project,
+) -> None:
+    from trntui.store.quotes import add_quotes
+
+    session = Session(sample_project)
+    book = load_quote_book(session.root)
+    extra = dataclasses.replace(book.quotes[0], region="eu-west-1")
+
+    def two_writes(root: Path) -> None:
+        add_quotes(root, [extra])  # the first write is made...
+        raise OSError(28, "No space left on device")  # ...the second fails
+
+    problem = session.change_quotes(two_writes, label="fetch")
+    assert problem is not None and "No space left" in problem
+    assert load_quote_book(session.root).quotes == book.quotes and session.history == []
+
+
+def test_read_only_reload_leaves_nothing_to_undo(sample_dir: Path) -> None:
+    with Project.open(sample_dir):
+        second = Project.open(sample_dir, allow_read_only=True)
+        try:
+            path = sample_dir / "trntui.toml"
+            text = path.read_text()
+            name = second.inventory.project.name
+            path.write_text(text.replace(f'name = "{name}"', 'name = "Edited by hand"', 1))
+            session = Session(second)
+            session.reload()
+            assert session.inventory.project.name == "Edited by hand"
+            assert session.history == [] and session.undo() == (None, None)
+            assert not session.dirty
+        finally:
+            second.close()
+
+
+async def test_only_the_newest_recompute_is_shown(sample_project: Project) -> None:
+    """A recompute that fails after a newer one started does not replace its outcome."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.status
+        app._estimate_failed("an older recompute failed", app._generation - 1)
+        assert app.estimate_problem == "" and app.status == status
+        app._estimate_failed("the newest recompute failed", app._generation)
+        assert app.estimate_problem == "the newest recompute failed"
+
+
+async def test_prices_follow_a_target_undone_elsewhere(sample_project: Project) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        gone = session.inventory.targets[-1]
+        others = session.inventory.targets[:-1]
+        session.edit_inventory(dataclasses.replace(session.inventory, targets=others), label="d")
+        await pilot.press("3")
+        await settle(pilot)
+        shown = lambda: str(app.screen.query_one("#targets").content)  # noqa: E731
+        assert gone.instance_type not in shown()
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert gone.instance_type in shown(), "the undone deletion shows on Prices at once"

@@ -92,6 +92,7 @@ async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     await wait_until(
         pilot, lambda: app.session.inventory.side_costs.data_moved_gb == value, "the edit applied"
     )
+    await settle(pilot)  # and the recompute it started has finished (a loaded machine is slow)
 
 
 async def test_editing_data_moved_updates_the_bar_and_the_scenarios_screen(

@@ -4,8 +4,9 @@ The state lives in one ``Session`` (``ui/session.py``) that the App and every sc
 screens change it through its checked methods (an invalid value never reaches the disk), and
 the App listens: it saves shortly after the last keystroke (no separate "export" step),
 recomputes the estimate in a worker and updates the reactives the screens watch
-(``inventory``, ``analysis``, ``estimate_problem``, ``status``). ctrl+z takes back the
-session's most recent change, whichever screen made it.
+(``inventory``, ``analysis``, ``estimate_problem``, ``status``, ``quotes_changed``,
+``runs_changed``, ``facts_changed``). ctrl+z takes back the session's most recent change,
+whichever screen made it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.session import Change, Computed, Session, overrides_in_force
 
 if TYPE_CHECKING:
-    from trntui.core.estimate import EstimateContext
     from trntui.core.report import Analysis
 
 SAVE_DELAY_S = 0.4
@@ -86,6 +86,10 @@ class TrnTuiApp(App[None]):
     quotes_changed: var[int] = var(0)
     """Counts changes of the project's quote book (a change, or its undo): Prices watches it."""
 
+    facts_changed: var[int] = var(0)
+    """Counts recomputes that finished (the estimate may have failed; the run facts did not):
+    the Runs screen watches it."""
+
     runs_changed: var[int] = var(0)
     """Counts changes of the stored runs (import, removal, size, move): Runs watches it."""
 
@@ -105,6 +109,8 @@ class TrnTuiApp(App[None]):
             self.add_mode(mode, _mode(self.session, module, name))
         self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
+        self._generation = 0
+        """Which recompute is the newest (see ``_recompute``)."""
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
         show these keys."""
@@ -112,10 +118,6 @@ class TrnTuiApp(App[None]):
     @property
     def project(self) -> Project:
         return self.session.project
-
-    @property
-    def estimate_context(self) -> EstimateContext | None:
-        return self.session.estimate_context
 
     async def on_mount(self) -> None:
         self.sub_title = self._sub_title()
@@ -158,32 +160,44 @@ class TrnTuiApp(App[None]):
             self.runs_changed += 1
         self._recompute()
 
-    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
     def _recompute(self) -> None:
-        """The estimate for the session as it is now (a newer change cancels this one)."""
+        """Recompute for the session as it is now. Only the newest recompute's outcome is
+        shown: an older one that finishes later (or fails later) is ignored."""
+        self._generation += 1
+        self._compute(self._generation)
+
+    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    def _compute(self, generation: int) -> None:
         session = self.session
         try:
             computed = session.compute(session.inventory, session.overrides)
         except (UserError, OSError) as error:
-            self.call_from_thread(self._estimate_failed, str(error))
+            self.call_from_thread(self._estimate_failed, str(error), generation)
             return
-        if get_current_worker().is_cancelled:
-            return  # a newer edit started its own recompute
-        self.call_from_thread(self._estimate_ready, computed)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._estimate_ready, computed, generation)
 
-    def _estimate_ready(self, computed: Computed) -> None:
+    def _estimate_ready(self, computed: Computed, generation: int) -> None:
+        if generation != self._generation:
+            return  # a newer change is being computed
         note = self.session.computed_ready(computed)
         if note:
             self.notify(f"Run {note}")
+        self.facts_changed += 1
+        if computed.problem is not None:
+            self._estimate_failed(computed.problem, generation)
+            return
         self.estimate_problem = ""
         self.analysis = computed.analysis
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A bug in a recompute must not leave the bar silently old: say so."""
         if event.worker.group == "estimate" and event.state == WorkerState.ERROR:
-            self._estimate_failed(f"internal error ({event.worker.error!r})")
+            self._estimate_failed(f"internal error ({event.worker.error!r})", self._generation)
 
-    def _estimate_failed(self, message: str) -> None:
+    def _estimate_failed(self, message: str, generation: int) -> None:
+        if generation != self._generation:
+            return
         self.estimate_problem = message
         self.status = (f"Estimate not updated (last valid one shown): {message}", "error")
 

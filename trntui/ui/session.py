@@ -55,12 +55,14 @@ class UndoStep:
 
 @dataclass(frozen=True)
 class Computed:
-    """What one recompute produced from one inventory and one set of overrides."""
+    """What one recompute produced from one inventory and one set of overrides: the run facts
+    and the context always, the estimate unless ``problem`` says why not."""
 
     context: EstimateContext
-    prepared: list[TargetInputs]
-    analysis: Analysis
     derived: DerivedRuns
+    prepared: list[TargetInputs] | None = None
+    analysis: Analysis | None = None
+    problem: str | None = None
 
 
 class Session:
@@ -78,7 +80,11 @@ class Session:
         """The inventory holds edits not yet written to ``trntui.toml``."""
         self.history: list[UndoStep] = []
         self.computed: Computed | None = None
-        """The last successful recompute (``None`` until the first one)."""
+        """The last recompute (``None`` until the first one); its estimate may have failed."""
+        self.prepared: list[TargetInputs] | None = None
+        self.analysis: Analysis | None = None
+        """The last valid estimate, comparison, sensitivity and resampling (a failed
+        recompute never replaces it)."""
         self.invalid: dict[str, str] = {}
         """Fields holding typed text that does not parse (label -> why), kept by the screen
         that shows them so that quitting can say what would be lost."""
@@ -129,11 +135,15 @@ class Session:
 
     # --- changes -------------------------------------------------------------------------
 
-    def edit_inventory(self, inventory: Inventory, *, label: str) -> str | None:
+    def edit_inventory(
+        self, inventory: Inventory, *, label: str, undoable: bool = True
+    ) -> str | None:
         """Make ``inventory`` current (saved soon after); why not, when it is refused.
 
         The whole document is checked as a hand-edited file would be. Edits with the same
-        label in quick succession are one undo step.
+        label in quick succession are one undo step. ``undoable=False`` for an edit that
+        follows a change on disk ctrl+z cannot take back (targets following a renamed run
+        set: undoing only the inventory half would point them at a set that is gone).
         """
         if self.read_only:
             return self.read_only_message
@@ -149,7 +159,7 @@ class Session:
             and last.label == label
             and now - last.at < UNDO_COALESCE_S
         )
-        if not coalesce:
+        if undoable and not coalesce:
             self._record(UndoStep("inventory", label, self.inventory, now))
         self.inventory = inventory
         self.dirty = True
@@ -158,12 +168,12 @@ class Session:
 
     def check_overrides(self, overrides: Sequence[Override]) -> str | None:
         """Why ``overrides`` cannot apply to the current inputs (``None`` when they can)."""
-        if self.computed is None:
+        if self.prepared is None:
             return None
         from trntui.core.estimate import apply_overrides
 
         try:
-            apply_overrides(self.computed.prepared, overrides)
+            apply_overrides(self.prepared, overrides)
         except UserError as error:
             return str(error)
         return None
@@ -183,12 +193,23 @@ class Session:
         step; why not, when the book cannot be read or written (nothing changes then)."""
         if self.read_only:
             return self.read_only_message
-        from trntui.store.quotes import load_quote_book
+        from trntui.store.quotes import load_quote_book, save_quote_book
 
         try:
             before = load_quote_book(self.root)
+        except (UserError, OSError) as error:
+            return str(error)
+        try:
             change(self.root)
         except (UserError, OSError) as error:
+            # A change of several writes may have made some: put the book back as it was.
+            try:
+                if load_quote_book(self.root) != before:
+                    save_quote_book(self.root, before)
+            except (UserError, OSError):
+                self._record(UndoStep("quotes", label, before, self._clock()))
+                self._changed("quotes")
+                return f"{error} (partly stored; ctrl+z puts the book back as it was)"
             return str(error)
         self._record(UndoStep("quotes", label, before, self._clock()))
         self._changed("quotes")
@@ -205,10 +226,10 @@ class Session:
             return None, None
         step = self.history[-1]
         if step.kind == "overrides":
+            # Put back as they were, unchecked: overrides that no longer apply (a target
+            # renamed since) show in the estimate bar and x drops them; refusing here would
+            # block every older step behind this one.
             before: tuple[Override, ...] = step.before  # type: ignore[assignment]
-            problem = self.check_overrides(before)
-            if problem is not None:
-                return None, problem
             self.history.pop()
             self.overrides = before
             self._changed("overrides")
@@ -225,6 +246,8 @@ class Session:
             self.history.pop()
             self._changed("quotes")
         else:
+            if self.read_only:
+                return None, self.read_only_message
             self.history.pop()
             self.inventory = step.before  # type: ignore[assignment]
             self.dirty = True
@@ -236,7 +259,7 @@ class Session:
         A file that does not read raises ``UserError`` and changes nothing."""
         before = self.inventory
         inventory = self.project.reload()
-        if inventory != before:
+        if inventory != before and not self.read_only:  # read-only: nothing to put back
             self._record(UndoStep("inventory", "reload", before, self._clock()))
         self.inventory = inventory
         self.dirty = False
@@ -271,24 +294,25 @@ class Session:
 
         _, derived = load_derived(self.root, inventory)
         context = load_context(self.root, inventory)
-        prepared = prepare(context)
-        return Computed(context, prepared, analyze(context, overrides, prepared=prepared), derived)
+        try:
+            prepared = prepare(context)
+            analysis = analyze(context, overrides, prepared=prepared)
+        except UserError as error:  # the facts still reach the Runs screen
+            return Computed(context, derived, problem=str(error))
+        return Computed(context, derived, prepared, analysis)
 
     def computed_ready(self, computed: Computed) -> str | None:
         """Keep a recompute's result; the note to show when run facts were derived again."""
         previous = self.computed
         self.computed = computed
+        if computed.problem is None:
+            self.prepared, self.analysis = computed.prepared, computed.analysis
         fresh = previous is None or previous.derived is not computed.derived
         return computed.derived.note if fresh else None
 
     @property
     def estimate_context(self) -> EstimateContext | None:
         return None if self.computed is None else self.computed.context
-
-    @property
-    def analysis(self) -> Analysis | None:
-        """The last valid estimate, comparison, sensitivity and resampling."""
-        return None if self.computed is None else self.computed.analysis
 
 
 def overrides_in_force(overrides: tuple[Override, ...]) -> str:

@@ -89,14 +89,15 @@ class ItemTable(SessionView, Vertical):
         self.session = session
         self.item_cls = LIST_SECTIONS[name]
         self.items: tuple[Any, ...] = getattr(session.inventory, name)
-        self.read_only = session.read_only
 
     def compose(self) -> ComposeResult:
         yield Label(f"{self.item_cls.TITLE}s", classes="form-title")
         yield Static(SECTION_HELP[self.section], classes="form-help")
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
         yield table
-        hint = "read-only" if self.read_only else "a add  e/enter edit  d delete  ctrl+z undo"
+        hint = (
+            "read-only" if self.session.read_only else "a add  e/enter edit  d delete  ctrl+z undo"
+        )
         yield Static(hint, classes="hint")
 
     def on_mount(self) -> None:

@@ -140,6 +140,7 @@ class PricesScreen(SessionScreen):
             table.add_column(label)
         self.reload()
         self.watch(self.app, "quotes_changed", self.reload, init=False)  # also an undo
+        self.watch(self.app, "inventory", self.reload, init=False)  # targets changed elsewhere
 
     def on_screen_resume(self) -> None:
         self.reload()

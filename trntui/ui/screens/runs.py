@@ -1,6 +1,7 @@
 """The Runs screen: imported trial runs, their set's spread, and one run's throughput plot.
 
-Facts come from the runs table written at import time (``store.runs``); selecting a run reads
+The runs come from the runs table (``store.runs``); their facts from the session's last
+recompute (``Session.computed``: derived once, shared with the estimate); selecting a run reads
 its stored timeline in a worker to draw the plot, so the screen never re-parses a log.
 """
 
@@ -171,7 +172,7 @@ class RunsScreen(SessionScreen):
         self._set_columns()
         # The facts come with each estimate: it follows every change of the goal (also an
         # undo while this screen shows) and every import.
-        self.watch(self.app, "analysis", self._show_facts, init=False)
+        self.watch(self.app, "facts_changed", self._show_facts, init=False)
         self.watch(self.app, "runs_changed", self.reload_runs, init=False)
         self.reload_runs()
 
@@ -448,9 +449,15 @@ class RunsScreen(SessionScreen):
             inventory = self.session.inventory
             renamed = inventory.with_run_set_renamed(old, new)
             if whole and renamed != inventory:
-                if self.session.edit_inventory(renamed, label="rename run set") is None:
-                    followed = "; the targets measured by it follow"
+                # Not an undo step: ctrl+z would turn the targets back to a set that is gone;
+                # m renames it back (runs and targets together).
+                problem = self.session.edit_inventory(
+                    renamed, label="rename run set", undoable=False
+                )
+                if problem is None:
+                    followed = "; the targets measured by it follow (m renames it back)"
                 else:
+                    self.set_status(problem, "error")
                     followed = f"; the targets still name {old!r} (see the status line)"
             what = f"set {old!r} renamed" if whole else "1 run moved"
             self.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
