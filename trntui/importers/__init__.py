@@ -1,8 +1,10 @@
-"""Run log importers: one module per log format, all producing the normalized timeline.
+"""Run log importers: one module (or package) per log format, each giving the normalized
+timeline.
 
 ``import_file(path)`` sniffs the format unless told, and returns an ``ImportedRun``. Adding a
-format means one new module with ``NAME``, ``sniff(head) -> bool`` and an import function, plus
-one entry in ``_FORMATS`` below. Sniffing order matters: the most specific marker first.
+format means one new module (or a package re-exporting them) with ``NAME``,
+``sniff(head) -> bool`` and an import function, plus one entry in ``_FORMATS`` below. Sniffing
+order matters: the most specific marker first.
 
 Every user-caused problem raises ``InputFileError`` (file, line, what was expected); a
 ``cancel`` callable returning True makes the import raise ``Cancelled``; ``progress`` receives

@@ -7,6 +7,9 @@ expected format), and only then renamed over the cached file, so a failed, parti
 download never replaces a good one. Redirects are not followed: the price list does not use
 them, and following one could leave the checked host.
 
+The checks of a server's answer (status, content type, framing, gzip decoding in bounded
+pieces, the region index) are in ``pricing.responses``.
+
 What a hostile or broken server cannot do:
 
 - hold a fetch forever: one deadline (``PricingSettings.deadline_s``, 15 minutes by default)
@@ -31,7 +34,7 @@ import re
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,12 +56,20 @@ from trntui.pricing.errors import (
     PricingDeadlineError,
     PricingError,
     PricingFormatError,
-    PricingHTTPError,
     PricingNetworkError,
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
 from trntui.pricing.extract import OfferPreamble, check_offer_complete, read_preamble
+from trntui.pricing.responses import (
+    _check_framed,
+    _check_not_html,
+    _check_status,
+    _content_length,
+    _decoded,
+    _load_region_index,
+    _validate_region_index,
+)
 from trntui.pricing.settings import PricingSettings, check_pricing_url
 from trntui.store.atomic import fsync_folder
 
@@ -388,120 +399,6 @@ def remove_partial_downloads(folder: Path, *, grace_s: float = _PARTIAL_GRACE_S)
         finally:
             os.close(fd)
     return removed
-
-
-def _check_framed(response: httpx.Response, url: str) -> None:
-    """Refuse a body whose end only the closing connection marks: a cut one looks the same."""
-    if not response.http_version.upper().startswith("HTTP/1"):
-        return  # HTTP/2 frames every body
-    if "Content-Length" in response.headers:
-        return
-    if "chunked" in response.headers.get("Transfer-Encoding", "").lower():
-        return
-    raise PricingFormatError(
-        f"{url} did not say how long its body is (no Content-Length, not chunked): a download "
-        "cut off by a dropped connection could not be told from a whole one; nothing was "
-        "replaced",
-        url=url,
-    )
-
-
-_PIECE_BYTES = 1024 * 1024
-
-
-def _decoded(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
-    """``raw`` as it goes to the file: as it is, or gunzipped in pieces of at most 1 MB (so a
-    bomb never sits whole in memory). Data after the gzip stream's end is refused."""
-    if decoder is None:
-        if raw:
-            yield raw
-        return
-    data = raw
-    while data:
-        if decoder.eof:
-            raise zlib.error("data after the end of the gzip stream")
-        piece = decoder.decompress(data, _PIECE_BYTES)
-        data = decoder.unconsumed_tail
-        if piece:
-            yield piece
-
-
-def _content_length(response: httpx.Response) -> int | None:
-    """The body's length on the wire (compressed, when it is), as the server stated it."""
-    value = response.headers.get("Content-Length")
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
-def _check_status(response: httpx.Response, url: str) -> None:
-    status = response.status_code
-    if status == 200:
-        return
-    if 300 <= status < 400:
-        where = response.headers.get("Location", "?")
-        message = f"{url} redirected ({status}) to {where}; redirects are not followed"
-    elif status == 404:
-        message = f"{url} was not found (404); is the pricing URL right?"
-    elif status in {403, 429}:
-        message = f"{url} refused the request ({status}); try again later"
-    elif status >= 500:
-        message = f"the price list server failed ({status}) for {url}; try again later"
-    else:
-        message = f"{url} answered {status}"
-    raise PricingHTTPError(message, url=url, status_code=status)
-
-
-def _check_not_html(response: httpx.Response, url: str) -> None:
-    content_type = response.headers.get("Content-Type", "").lower()
-    if "html" in content_type:
-        raise PricingFormatError(
-            f"{url} returned a web page ({content_type}) instead of price list data "
-            "(a proxy or login page?)",
-            url=url,
-        )
-
-
-def _validate_region_index(path: Path) -> None:
-    _load_region_index(path)
-
-
-def _load_region_index(path: Path) -> dict[str, str | None]:
-    """Each region's version URL (None when its entry has none).
-
-    Two shapes: an offer's index keys ``regions`` by region code, each entry with a
-    ``currentVersionUrl``; the Savings Plans index lists ``regions`` as entries with a
-    ``regionCode`` and a ``versionUrl`` (Local Zones have their own entries: codes are taken as
-    they are, never by prefix).
-    """
-    try:
-        document = load_json_bounded(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise PricingFormatError(f"{path}: the region index is not valid JSON ({error})") from None
-    regions = document.get("regions") if isinstance(document, dict) else None
-    if isinstance(regions, dict):
-        entries = [(code, entry, "currentVersionUrl") for code, entry in regions.items()]
-    elif isinstance(regions, list):
-        entries = [
-            (entry.get("regionCode"), entry, "versionUrl")
-            for entry in regions
-            if isinstance(entry, dict)
-        ]
-    else:
-        raise PricingFormatError(f"{path}: the region index has no 'regions' table or list")
-    found: dict[str, str | None] = {}
-    for code, entry, key in entries:
-        url = entry.get(key) if isinstance(entry, dict) else None
-        if not isinstance(code, str):
-            continue
-        url = str(url) if url else None
-        if code in found and found[code] != url:
-            raise PricingFormatError(f"{path}: the region index lists {code!r} twice")
-        found[code] = url
-    return found
 
 
 __all__ = [

@@ -1,0 +1,174 @@
+"""The imported run: every event on one clock (the wall clock, or a rebuilt one), the run's
+end and status, and its metadata (``import_megatron``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.timeline import (
+    ImportedRun,
+    Kind,
+    RunMetadata,
+    TimeSource,
+    conform,
+    with_interval_steps,
+)
+from trntui.importers._base import Steps, no_events_error, read_lines, read_source
+from trntui.importers.megatron.iterations import _fast_split, _iterations
+from trntui.importers.megatron.other_lines import (
+    _args,
+    _attach_save_timers,
+    _other_events,
+    _protocol,
+    _system,
+)
+from trntui.importers.megatron.patterns import _EXPECTED_ITERATION, NAME
+
+
+def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
+    """Give every event ``t_s`` from the wall clock, or a rebuilt one when there is none.
+
+    The wall clock is used when iteration lines carry timestamps (datetime markers alone are
+    too sparse to time the training intervals).
+    """
+    stamped_steps = events.filter((pl.col("kind") == Kind.STEP) & pl.col("wall").is_not_null())
+    if not stamped_steps.is_empty():
+        # init_stop is stamped by the next datetime marker; init_start lies its duration before.
+        wall = (
+            pl.when(pl.col("kind") == Kind.INIT_STOP)
+            .then(pl.col("wall").backward_fill())
+            .otherwise(pl.col("wall"))
+        )
+        events = events.with_columns(wall.alias("wall"))
+        events = events.with_columns(
+            pl.when(pl.col("kind") == Kind.INIT_START)
+            .then(
+                pl.col("wall").shift(-1)
+                - pl.duration(microseconds=(pl.col("duration_s").shift(-1) * 1e6).cast(pl.Int64))
+            )
+            .otherwise(pl.col("wall"))
+            .alias("wall")
+        )
+        # An untimed event happened after the last stamped line (a stop, by its stated duration).
+        filled = pl.col("wall").forward_fill().backward_fill()
+        stop_offset = (
+            pl.when(pl.col("wall").is_null() & (pl.col("kind") == Kind.CHECKPOINT_STOP))
+            .then(pl.col("duration_s").fill_null(0.0))
+            .otherwise(0.0)
+        )
+        start = events.select(pl.col("wall").min()).item()
+        events = events.with_columns(
+            ((filled - start).dt.total_microseconds() / 1e6 + stop_offset).alias("t_s")
+        )
+        return events, TimeSource.WALL_CLOCK
+    contribution = (
+        pl.when(pl.col("kind") == Kind.STEP)
+        .then(pl.col("step_time_s") * pl.col("interval_steps"))
+        .when(pl.col("kind").is_in([Kind.INIT_STOP, Kind.CHECKPOINT_STOP]))
+        .then(pl.col("duration_s"))
+        .otherwise(0.0)
+        .fill_null(0.0)
+    )
+    return events.with_columns(contribution.cum_sum().alias("t_s")), TimeSource.REBUILT
+
+
+def import_megatron(path: Path, steps: Steps) -> ImportedRun:
+    source = read_source(path)
+    lines = read_lines(source)
+    steps.at(0.2)
+    fast = _fast_split(source, lines, source.name)
+    iterations, rest = fast if fast is not None else (_iterations(lines, source.name), lines)
+    steps.at(0.5)
+    if iterations.is_empty():
+        raise no_events_error(source, "Megatron-LM iteration", _EXPECTED_ITERATION)
+    others = _attach_save_timers(_other_events(rest))
+    args = _args(rest)
+    steps.at(0.6)
+
+    init_starts = others.filter(pl.col("kind") == Kind.INIT_STOP).with_columns(
+        pl.lit(str(Kind.INIT_START)).alias("kind"), (pl.col("line") - 0.5).alias("order")
+    )
+    events = pl.concat(
+        [
+            iterations.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
+            others.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
+            init_starts,
+        ],
+        how="diagonal_relaxed",
+    ).sort("order")
+    progress = with_interval_steps(
+        events.filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD])).select(
+            "order", "kind", "step"
+        )
+    )
+    events = events.join(progress.select("order", "interval_steps"), on="order", how="left")
+    events, time_source = _clock(events)
+    steps.at(0.8)
+
+    planned = iterations["planned"].max()
+    planned_steps = int(args.get("train_iters", planned)) if planned is not None else None
+    seq_length = args.get("seq_length")
+    batch = iterations["batch"].drop_nulls()
+    samples_per_step = float(batch[0]) if batch.len() else None
+    if seq_length is not None:
+        events = events.with_columns((pl.col("samples") * seq_length).alias("tokens"))
+    if planned_steps is not None and not (events["kind"] == Kind.RUN_STOP).any():
+        last = events.filter(pl.col("kind") == Kind.STEP).tail(1)
+        if last["step"][0] >= planned_steps:
+            events = pl.concat(
+                [
+                    events,
+                    last.with_columns(
+                        pl.lit(str(Kind.RUN_STOP)).alias("kind"),
+                        pl.col("order") + 0.25,
+                    ),
+                ],
+                how="diagonal_relaxed",
+            ).sort("order")
+    # "after training is done" is also printed after an early exit (--exit-interval, time
+    # limit): only reaching the planned iterations is a success.
+    last_step = events.filter(pl.col("kind") == Kind.STEP)["step"][-1]
+    finished = planned_steps is None or last_step >= planned_steps
+    events = events.with_columns(
+        pl.when(pl.col("kind") == Kind.RUN_STOP)
+        .then(pl.lit("success" if finished else "stopped_before_planned_iterations"))
+        .alias("status"),
+        pl.col("line").cast(pl.Int64),
+    )
+    metric_names = events["metric_name"].drop_nulls() if "metric_name" in events.columns else None
+    metric_name = metric_names[0] if metric_names is not None and metric_names.len() else None
+    first_wall = events["wall"].min()
+
+    notes = []
+    if time_source is TimeSource.REBUILT:
+        notes.append(
+            "no timestamps: time rebuilt from elapsed time per iteration x iterations per "
+            "interval plus stated init and checkpoint-save durations; downtime before a restart "
+            "is not in the log and is missing from the total"
+        )
+    else:
+        notes.append("timestamps are the training host's local time (no time zone in the log)")
+    metadata = RunMetadata(
+        format=NAME,
+        source=str(path),
+        sha256=source.sha256,
+        time_source=time_source,
+        launch_time=first_wall,
+        throughput_unit="samples/s",
+        quality_metric=f"validation {metric_name}" if metric_name else None,
+        quality_higher_is_better=False if metric_name else None,
+        samples_per_step=samples_per_step,
+        tokens_per_step=samples_per_step * seq_length
+        if samples_per_step is not None and seq_length is not None
+        else None,
+        planned_steps=planned_steps,
+        facts={k: str(int(v)) for k, v in args.items()},
+        notes=tuple(notes),
+        system=_system(rest, args, source.name),
+        protocol=_protocol(args, samples_per_step, metric_name),
+    )
+    steps.at(0.95)
+    return ImportedRun(conform(events.filter(pl.col("kind") != "marker")), metadata)

@@ -1,0 +1,153 @@
+"""Timeline rows (intervals, progress with the work done, evaluations, the log's own rate),
+the facts and protocol the log states, and its set-up phases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trntui.core.mlperf_rules import SAMPLES, STEPS, TOKENS, BenchmarkRules
+from trntui.core.timeline import Kind
+from trntui.importers._base import json_number
+from trntui.importers.mlperf.progress import _TRAINING_STATS, _VALIDATION_STATS, _training_stats
+from trntui.importers.mlperf.records import _FACT_KEYS_SKIPPED, _INTERVAL_KEYS, _MAX_FACT_CHARS
+
+
+def _metric(event: dict[str, Any]) -> float | None:
+    """An evaluation's value; a benchmark that reports several at once (Mask R-CNN's
+    ``{"BBOX": ..., "SEGM": ...}``) is read by its first one."""
+    value = event.get("value")
+    if isinstance(value, dict):
+        value = next((v for v in value.values() if json_number(v) is not None), None)
+    return json_number(value)
+
+
+def _with_work(row: dict[str, Any], done: float | None, unit: str, per_unit: float | None) -> None:
+    """Put the work done at ``row`` in the timeline's columns (samples where they can be
+    known: epochs x samples per epoch, steps x global batch)."""
+    if done is None:
+        return
+    if unit == SAMPLES:
+        row["samples"] = done
+    elif unit == TOKENS:
+        row["tokens"] = done
+    elif unit == STEPS:
+        row["step"] = round(done)
+        row["samples"] = done * per_unit if per_unit else None
+    else:
+        if float(done).is_integer():
+            row["epoch"] = round(done)
+        row["samples"] = done * per_unit if per_unit else None
+
+
+def _setup_phases(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Set-up timings that NeMo logs print as ``tracked_stats`` before the run starts
+    (``before_model_init``, ``warmup_time``, ...): seconds by name."""
+    phases: dict[str, float] = {}
+    for event in events:
+        if event["key"] == "run_start":
+            break
+        value = event.get("value")
+        if event["key"] != "tracked_stats" or not isinstance(value, dict):
+            continue
+        for name, seconds in value.items():
+            number = json_number(seconds)
+            if number is not None and name not in (_TRAINING_STATS, _VALIDATION_STATS):
+                phases[str(name)] = number
+    return phases
+
+
+def _rows(
+    events: list[dict[str, Any]],
+    keep: set[int],
+    unit: str,
+    per_unit: float | None,
+    progress: tuple[str | None, dict[int, float]],
+) -> list[dict[str, Any]]:
+    """Timeline rows: intervals, progress (with the work done at each), evaluations.
+
+    Training ``tracked_stats`` (the log's own rate) are attached to the progress row they
+    report on, the nearest in time.
+    """
+    t0_ms = min(e["time_ms"] for e in events)
+    progress_key, done = progress
+    first_metric = next(
+        (e["metadata"]["metric"] for e in events if e["key"] == "eval_accuracy"
+         and isinstance(e["metadata"].get("metric"), str)),
+        None,
+    )  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    progress_rows: list[dict[str, Any]] = []
+    stats: list[tuple[float, dict[str, Any]]] = []
+    for index, event in enumerate(events):
+        key = event["key"]
+        if key in ("run_start", "run_stop") and index not in keep:
+            continue
+        meta = event["metadata"]
+        row: dict[str, Any] = {"t_s": (event["time_ms"] - t0_ms) / 1000.0, "line": event["line"]}
+        if key == "tracked_stats":
+            value = _training_stats(event)
+            if value is not None:
+                stats.append((row["t_s"], value))
+            continue
+        if key == "eval_accuracy":
+            if first_metric is not None and meta.get("metric") not in (None, first_metric):
+                continue
+            row["kind"] = str(Kind.EVAL)
+            row["metric"] = _metric(event)
+            if progress_key == key and index in done:
+                step_row = {"t_s": row["t_s"], "line": row["line"], "kind": str(Kind.STEP)}
+                _with_work(step_row, done[index], unit, per_unit)
+                progress_rows.append(step_row)
+                rows.append(step_row)
+        elif key in _INTERVAL_KEYS:
+            row["kind"] = key
+            if key == "run_stop":
+                status = meta.get("status")
+                row["status"] = str(status) if status is not None else None
+            elif key == "run_start":
+                _with_work(row, 0.0, unit, per_unit)
+            if key == progress_key and index in done:
+                _with_work(row, done[index], unit, per_unit)
+                progress_rows.append(row)
+        else:
+            continue
+        rows.append(row)
+    for at, value in stats:
+        if not progress_rows:
+            break
+        nearest = min(progress_rows, key=lambda r: abs(r["t_s"] - at))
+        nearest["throughput"] = json_number(value.get(_TRAINING_STATS))
+    return sorted(rows, key=lambda r: r["t_s"])
+
+
+def _facts(events: list[dict[str, Any]]) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for event in events:
+        key = event["key"]
+        if key in _INTERVAL_KEYS or key in _FACT_KEYS_SKIPPED or key in facts:
+            continue
+        value = event.get("value")
+        if isinstance(value, dict | list):
+            continue
+        facts[key] = str(value)[:_MAX_FACT_CHARS]
+    return facts
+
+
+def _protocol(
+    facts: dict[str, str], benchmark: str, rules: BenchmarkRules | None
+) -> dict[str, str]:
+    """The protocol facts the log states (``PROTOCOL_FACTS``), by their MLPerf keys."""
+    protocol = {"quality_metric": "eval_accuracy"}
+    if facts.get("submission_benchmark"):
+        # Only what the log states: a folder's name is no protocol fact.
+        protocol["benchmark"] = facts["submission_benchmark"]
+    if rules is not None:
+        protocol["quality_metric"] = f"eval_accuracy ({rules.metric})"
+        if rules.target_text():
+            protocol["quality_target"] = str(rules.target_text())
+    for name, key in (("global_batch_size", "global_batch_size"),
+                      ("sequence_length", "max_sequence_length")):  # fmt: skip
+        if key in facts:
+            protocol[name] = facts[key]
+    return protocol

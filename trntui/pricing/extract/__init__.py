@@ -1,0 +1,73 @@
+"""Turning an AWS Price List CSV offer file into quotes and side-service rates.
+
+A regional EC2 file is several hundred MB, so it is never loaded whole: it is cut into blocks
+of whole records, and Polars scans each block lazily with the filters and the column selection
+pushed into the scan, on the streaming engine (see ``filter_offer``).
+Every value is read as text (prices included) and converted after filtering, so a new column
+or an odd value elsewhere in the file cannot break type inference.
+
+Which rows are an on-demand Linux price (all must hold): ``TermType=OnDemand``,
+``Tenancy=Shared``, ``Operating System=Linux``, ``CapacityStatus=Used`` (not unused or allocated
+capacity reservations), ``Pre Installed S/W`` empty or ``NA`` (no SQL Server etc.),
+``MarketOption=OnDemand`` (Capacity Block rows share the file), ``Unit=Hrs``, ``Currency=USD``
+and a price above zero. Reserved rows pass the same product filters with ``TermType=Reserved``;
+each offer (SKU + OfferTermCode) has an hourly row and, for partial/all upfront, an upfront fee
+row (``Unit=Quantity``).
+
+The Savings Plans file (``AWSComputeSavingsPlan``, both Compute and EC2 Instance Savings Plans)
+has one row per plan and discounted EC2 product, its rate already the effective hourly rate
+(any upfront payment spread over the term). Which rows are a plan's rate for a Linux instance
+in the region: ``DiscountedServiceCode=AmazonEC2``, ``DiscountedOperation=RunInstances``,
+``DiscountedUsageType`` exactly ``[<prefix>-]BoxUsage:<type>`` (not HostBoxUsage, UnusedBox or
+DedicatedUsage), ``Unit=Hrs``, ``Currency=USD``, and the region and type in
+``DiscountedRegionCode`` and ``DiscountedInstanceType`` where the file states them.
+
+The package, in the order data flows (each module imports only the ones above it):
+
+1. ``offer``: the file's metadata rows and header, checked (``read_preamble``,
+   ``OfferPreamble``, ``check_offer_complete``), the provenance quotes carry (``OfferSource``)
+   and why a price text is unusable (``price_problem``).
+2. ``scan``: the rows matching a filter, read in blocks of whole records (``filter_offer``,
+   ``iter_record_blocks``).
+3. ``instances``: on-demand and reserved quotes (``instance_price_rows``, ``instance_quotes``).
+4. ``savings_plans``: Savings Plans quotes (``savings_plan_quotes``).
+5. ``side_rates``: side-service rates (``side_rates``, ``side_services_in``).
+
+Every public name is re-exported here: import from ``trntui.pricing.extract``.
+"""
+
+from __future__ import annotations
+
+from trntui.pricing.extract.instances import instance_price_rows, instance_quotes
+from trntui.pricing.extract.offer import (
+    PREAMBLE_KEYS,
+    PREAMBLE_ROWS,
+    REQUIRED_COLUMNS,
+    OfferPreamble,
+    OfferSource,
+    check_offer_complete,
+    price_problem,
+    read_preamble,
+)
+from trntui.pricing.extract.savings_plans import savings_plan_quotes
+from trntui.pricing.extract.scan import BLOCK_BYTES, filter_offer, iter_record_blocks
+from trntui.pricing.extract.side_rates import side_rates, side_services_in
+
+__all__ = [
+    "BLOCK_BYTES",
+    "PREAMBLE_KEYS",
+    "PREAMBLE_ROWS",
+    "REQUIRED_COLUMNS",
+    "OfferPreamble",
+    "OfferSource",
+    "check_offer_complete",
+    "filter_offer",
+    "instance_price_rows",
+    "instance_quotes",
+    "iter_record_blocks",
+    "price_problem",
+    "read_preamble",
+    "savings_plan_quotes",
+    "side_rates",
+    "side_services_in",
+]

@@ -1,0 +1,115 @@
+"""Compute and EC2 Instance Savings Plans quotes from the Savings Plans offer file.
+
+Which rows count is in the package docstring; the listed rate is already the effective
+hourly rate (any upfront payment spread over the term).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.quotes import PriceQuote, savings_plan_option
+from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _provenance, read_preamble
+from trntui.pricing.extract.scan import _LINE, _groups, _skip_bad_prices, filter_offer
+
+_PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}
+_BOX_USAGE = r"^(?:[A-Z0-9]+-)?BoxUsage:(.+)$"
+_PLAN = ["Product Family", "LeaseContractLength", "LeaseContractLengthUnit", "PurchaseOption"]
+
+
+def _savings_plan_filter(
+    instance_types: Sequence[str] | None, present: set[str], region: str
+) -> pl.Expr:
+    instance_type = pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1)
+    expr = (
+        (pl.col("DiscountedServiceCode") == "AmazonEC2")
+        & (pl.col("DiscountedOperation") == "RunInstances")
+        & (pl.col("Unit") == "Hrs")
+        & (pl.col("Currency") == "USD")
+        & pl.col("Product Family").is_in(list(_PLAN_KINDS))
+        & instance_type.is_not_null()
+    )
+    if instance_types is not None:
+        expr = expr & instance_type.is_in(list(instance_types))
+    stated = {"DiscountedRegionCode": pl.lit(region), "DiscountedInstanceType": instance_type}
+    for column, value in stated.items():
+        if column in present:
+            expr = expr & (pl.col(column).is_null() | (pl.col(column) == value))
+    return expr
+
+
+def savings_plan_quotes(
+    path: Path,
+    source: OfferSource,
+    region: str,
+    instance_types: Sequence[str] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    notes: list[str] | None = None,
+) -> list[PriceQuote]:
+    """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None).
+
+    One quote per type and plan (kind, 1 or 3 years, no/partial/all upfront), its hourly price
+    the listed rate, which already spreads any upfront payment over the term. A type with no
+    row gets no quote (it is not priced at $0); a plan with different rates for one type is
+    left unknown, with a note. A rate that is not a number, not finite or negative is skipped,
+    with a line in ``notes`` naming the file's line.
+    """
+    present = set(
+        read_preamble(path, expected_offer=source.offer_code).columns
+        if columns is None
+        else columns
+    )
+    wanted = ["SKU", "RateCode", "EffectiveDate", "DiscountedRate", "DiscountedUsageType"]
+    rows = filter_offer(
+        path,
+        _savings_plan_filter(instance_types, present, region),
+        [*wanted, *_PLAN, _LINE],
+        line_column=_LINE,
+    )
+    rows = _skip_bad_prices(path, rows, "DiscountedRate", notes).with_columns(
+        pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type")
+    )
+    quotes = []
+    for key, group in _groups(rows, ["type", *_PLAN]):
+        instance_type, family, length, unit, payment = (str(value or "") for value in key)
+        years = int(length) if length in {"1", "3"} and unit.lower() == "year" else None
+        if years is None or payment not in _PURCHASE_PAYMENT:
+            continue  # a term or payment this app has no purchase option for
+        option = savings_plan_option(_PLAN_KINDS[family], years, _PURCHASE_PAYMENT[payment])
+        rated = ((_rate(row), row) for row in group.iter_rows(named=True))
+        priced = [(rate, row) for rate, row in rated if rate > 0]
+        if not priced:
+            continue
+        rates = sorted({rate for rate, _row in priced})
+        first = priced[0][1]
+        ambiguous = len(rates) > 1
+        quotes.append(
+            PriceQuote(
+                instance_type=instance_type,
+                region=region,
+                purchase_option=option,
+                usd_per_hour=None if ambiguous else rates[0],
+                manual=False,
+                sku=None if ambiguous else first["SKU"],
+                rate_code=None if ambiguous else first["RateCode"],
+                effective_date=first["EffectiveDate"],
+                source_note=(
+                    f"price list has {len(rates)} different rates for this plan and type; "
+                    "left unknown"
+                    if ambiguous
+                    else ""
+                ),
+                **_provenance(source),  # type: ignore[arg-type]
+            )
+        )
+    return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
+
+
+def _rate(row: dict[str, object]) -> float:
+    """The row's rate; a blank one (no rate) is 0, which no plan is priced at."""
+    text = str(row["DiscountedRate"] or "").strip()
+    return float(text) if text else 0.0

@@ -1,0 +1,137 @@
+"""Side-service rates (storage, logs, inter-AZ transfer) from the S3, EC2, CloudWatch and
+data transfer offer files: each service's usage type and unit, its tiers from one SKU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from trntui.core.quotes import RateTier, ServiceRate, SideService
+from trntui.pricing.extract.offer import OfferSource, _provenance
+from trntui.pricing.extract.scan import _groups, filter_offer
+
+
+@dataclass(frozen=True)
+class _SideFilter:
+    offer_code: str
+    usage_suffix: str
+    unit: str
+    equals: tuple[tuple[str, str], ...] = ()
+    drop_zero_tiers: bool = False
+
+
+_SIDE_FILTERS = {
+    SideService.S3_STANDARD_STORAGE: _SideFilter(
+        "AmazonS3",
+        "TimedStorage-ByteHrs",
+        "GB-Mo",
+        (("Storage Class", "General Purpose"), ("Volume Type", "Standard")),
+    ),
+    SideService.EBS_GP3_STORAGE: _SideFilter(
+        "AmazonEC2", "EBS:VolumeUsage.gp3", "GB-Mo", (("Volume API Name", "gp3"),)
+    ),
+    SideService.CLOUDWATCH_LOGS_INGESTION: _SideFilter(
+        "AmazonCloudWatch", "DataProcessing-Bytes", "GB"
+    ),
+    SideService.CLOUDWATCH_LOGS_STORAGE: _SideFilter(
+        "AmazonCloudWatch", "TimedStorage-ByteHrs", "GB-Mo"
+    ),
+    # The 2025 reorganisation added ...-xAZ-In/Out-Bytes rows priced $0.00; they do not match
+    # this usage type, and a $0 tier is never taken as the inter-AZ charge.
+    SideService.INTER_AZ_TRANSFER: _SideFilter(
+        "AWSDataTransfer",
+        "DataTransfer-Regional-Bytes",
+        "GB",
+        (("Transfer Type", "IntraRegion"),),
+        drop_zero_tiers=True,
+    ),
+}
+
+
+def side_services_in(offer_code: str) -> tuple[SideService, ...]:
+    return tuple(
+        service for service, spec in _SIDE_FILTERS.items() if spec.offer_code == offer_code
+    )
+
+
+def side_rates(path: Path, source: OfferSource, region: str) -> dict[SideService, ServiceRate]:
+    """The side-service rates found in one offer file; a service absent here is simply missing.
+
+    The usage type is matched exactly after an optional region prefix (``USE2-``, ``EUC1-``...),
+    so look-alike usage types (other storage classes, xAZ rows) never match.
+    """
+    found: dict[SideService, ServiceRate] = {}
+    for service in side_services_in(source.offer_code):
+        rate = _side_rate(path, service, _SIDE_FILTERS[service], source, region)
+        if rate is not None:
+            found[service] = rate
+    return found
+
+
+def _side_rate(
+    path: Path, service: SideService, spec: _SideFilter, source: OfferSource, region: str
+) -> ServiceRate | None:
+    usage = rf"^(?:[A-Z]{{2,4}}[0-9]*-)?{_regex_escape(spec.usage_suffix)}$"
+    expr = (
+        (pl.col("TermType") == "OnDemand")
+        & (pl.col("Currency") == "USD")
+        & (pl.col("Unit") == spec.unit)
+        & pl.col("usageType").str.contains(usage)
+    )
+    for column, value in spec.equals:
+        expr = expr & (pl.col(column) == value)
+    columns = (
+        "SKU", "RateCode", "EffectiveDate", "StartingRange", "EndingRange", "PricePerUnit",
+        "usageType",
+    )  # fmt: skip
+    rows = (
+        filter_offer(path, expr, columns)
+        .with_columns(
+            pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"),
+            pl.col("StartingRange").cast(pl.Float64, strict=False).fill_null(0.0).alias("start"),
+            pl.col("EndingRange").cast(pl.Float64, strict=False).fill_nan(None).alias("end"),
+        )
+        .filter(
+            pl.col("price_usd").is_not_null()
+            & pl.col("price_usd").is_finite()
+            & (pl.col("price_usd") >= 0)
+            & pl.col("start").is_finite()
+            & (pl.col("start") >= 0)
+            & (pl.col("end").is_null() | (pl.col("end") >= pl.col("start")))
+        )
+    )
+    if spec.drop_zero_tiers:
+        rows = rows.filter(pl.col("price_usd") > 0)
+    candidates = [
+        group.sort("start")
+        for _sku, group in _groups(rows, "SKU")
+        if (group["price_usd"] > 0).any()
+    ]
+    if len(candidates) != 1:
+        return None
+    group = candidates[0]
+    tiers = tuple(
+        RateTier(
+            start=row["start"],
+            end=None if row["end"] is None or row["end"] == float("inf") else row["end"],
+            usd_per_unit=row["price_usd"],
+        )
+        for row in group.iter_rows(named=True)
+    )
+    first = group.row(0, named=True)
+    return ServiceRate(
+        service=service,
+        region=region,
+        tiers=tiers,
+        usage_type=first["usageType"],
+        sku=first["SKU"],
+        rate_code=first["RateCode"],
+        effective_date=first["EffectiveDate"],
+        **_provenance(source),  # type: ignore[arg-type]
+    )
+
+
+def _regex_escape(text: str) -> str:
+    return "".join(f"\\{char}" if char in r".^$*+?{}[]\|()" else char for char in text)
