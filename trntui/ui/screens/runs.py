@@ -23,7 +23,7 @@ from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
 from trntui.core.throughput_series import throughput_series
-from trntui.core.timeline import RunMetadata, SystemSize
+from trntui.core.timeline import SystemSize
 from trntui.store.runs import (
     RunSetInfo,
     assign_set,
@@ -43,61 +43,23 @@ from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.run_entries import MoveEntry, SetSizeEntry
+from trntui.ui.screens.runs_columns import (
+    COLUMNS,
+    LOG_WIDTH,
+    NARROW_LOG_WIDTH,
+    NARROW_SET_WIDTH,
+    SET_WIDTH,
+    WIDE_FROM,
+    launched,
+    minutes,
+    number,
+    size_cell,
+)
 from trntui.ui.session import Session
 from trntui.ui.text import cell, shown
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
-
-
-def _size_cell(size: SystemSize | None) -> str:
-    if size is None:
-        return UNKNOWN
-    if size.nodes is None or size.accelerators_per_node is None:
-        return f"{size.accelerators or UNKNOWN}"
-    return f"{size.nodes}x{size.accelerators_per_node}" + ("*" if size.is_assumption else "")
-
-
-def _launched(metadata_json: str) -> str:
-    """When the run was launched, as its log tells (to the minute, in the log's zone)."""
-    when = RunMetadata.from_json(metadata_json).launch_time
-    return UNKNOWN if when is None else when.strftime("%Y-%m-%d %H:%M")
-
-
-def minutes(value: float | None) -> str:
-    return UNKNOWN if value is None else f"{value / 60:.2f}"
-
-
-def number(value: float | None) -> str:
-    return UNKNOWN if value is None else f"{value:,.4g}"
-
-
-SET_WIDTH = 16
-"""Cells for a run set's name in the table (names are cut where they differ, see
-``distinct_labels``; the line under the table names the highlighted run's set in full)."""
-LOG_WIDTH = 14
-NARROW_SET_WIDTH = 12
-NARROW_LOG_WIDTH = 13
-"""Set and log name cells when the table is narrow (an 80-column terminal)."""
-WIDE_FROM = 110
-"""Terminal width from which every column shows; below it the table leaves out what the line
-under it says for the highlighted run's set (system size, throughput unit) and the launch
-time (in the run detail), so that it fits without scrolling sideways."""
-
-COLUMNS = (
-    ("set", "Set", "Set"),
-    ("log", "Log", "Log"),
-    ("size", "Size", None),
-    ("status", "Status", "Status"),
-    ("run", "Run min", "Run min"),
-    ("result", "Result min", "Res min"),
-    ("steady", "Steady", "Steady"),
-    ("unit", "Unit", None),
-    ("restarts", "Rst", "Rst"),
-    ("redo", "Redo", "Redo"),
-    ("launched", "Launched", None),
-)
-"""Each column: its key, header when wide, header when narrow (``None``: left out)."""
 
 
 class RunsScreen(SessionScreen):
@@ -254,8 +216,8 @@ class RunsScreen(SessionScreen):
             cells: dict[str, object] = {
                 "set": cell(sets[row["set_name"]]),
                 "log": cell(fit_middle(PurePath(row["source"]).name, log_width)),
-                "size": _size_cell(self.sizes.get(row["run_id"])),
-                "launched": _launched(row["metadata_json"]) if "launched" in shown else "",
+                "size": size_cell(self.sizes.get(row["run_id"])),
+                "launched": launched(row["metadata_json"]) if "launched" in shown else "",
             }
             if facts is None:
                 cells |= dict.fromkeys(
