@@ -13,7 +13,6 @@ _ITERATION_START = r"iteration\s+\d+\s*/"
 _ITERATION_HEAD = r"iteration\s+(\d+)\s*/\s*(\d+)"
 _TIMESTAMP = r"^\s*\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\]"
 _ELAPSED = "elapsed time per iteration (ms):"
-_MAX_FIELDS = 24
 _FIELDS = {
     "consumed samples": "samples",
     "elapsed time per iteration (ms)": "step_ms",

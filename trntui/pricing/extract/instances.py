@@ -122,19 +122,9 @@ def instance_quotes(
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
 
 
-def _gpu_count(group: pl.DataFrame, gpu: str | None) -> int | None:
-    if gpu is None:
-        return None
-    counts = {
-        int(value)
-        for value in group[gpu].cast(pl.Float64, strict=False).drop_nulls().to_list()
-        if value > 0
-    }
-    return counts.pop() if len(counts) == 1 else None
-
-
 def _gpu_count_of(gpu: str | None, rows: pl.Expr) -> pl.Expr:
-    """``_gpu_count`` of a group's ``rows`` (a filter), as an aggregation."""
+    """The one GPU count a group's ``rows`` (a filter) state, as an aggregation (None when
+    they state none or several)."""
     if gpu is None:
         return pl.lit(None, pl.Int64).alias("gpus")
     values = pl.col(gpu).filter(rows).cast(pl.Float64, strict=False)
