@@ -311,6 +311,25 @@ the step printed above it."""
 _NON_NEGATIVE = ("step", "epoch", "samples", "tokens", "step_time_s", "duration_s")
 
 
+def _any_problem(columns: list[str]) -> pl.Expr:
+    """Whether ``timeline_problems`` finds anything, in one query (the usual answer is no)."""
+    flags = []
+    for name, dtype in TIMELINE_SCHEMA.items():
+        if name not in columns:
+            continue
+        column = pl.col(name)
+        if dtype == pl.Float64:
+            flags.append((column.is_nan() | column.is_infinite()).any())
+        if name in _NON_NEGATIVE:
+            flags.append((column < 0).any())
+    t = pl.col("t_s")
+    clock = t.is_not_null() & t.is_finite()
+    steps = t.filter(clock & (pl.col("kind") == Kind.STEP))
+    flags.append((t.filter(clock) < 0).any())
+    flags.append((steps < steps.shift(1) - _CLOCK_SLACK_S).any())
+    return pl.any_horizontal(flags)
+
+
 def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
     """Why a timeline cannot be trusted, or ``()``: a time or figure that is NaN or infinite,
     a clock that runs backwards between printed steps or before the start, a negative step or
@@ -319,6 +338,8 @@ def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
     Importers never produce these (they refuse or drop such values); a timeline that has them
     was edited by hand or read by a bug, and the run is shown as suspect instead of priced.
     """
+    if not timeline.select(_any_problem(timeline.columns)).item():
+        return ()
     problems: list[str] = []
 
     def where(frame: pl.DataFrame) -> str:

@@ -197,6 +197,25 @@ class _Steady:
     unit: str | None = None
 
 
+_STEADY_COLUMNS = (
+    "t_s",
+    "busy_s",
+    "interval_steps",
+    "delta_samples",
+    "delta_tokens",
+    "throughput",
+    "logged_step",
+    "epoch",
+)
+"""The columns of the steady rows that the steady window and throughput read."""
+
+
+def _rows(iv: pl.DataFrame, keep: pl.Expr, *columns: str) -> pl.DataFrame:
+    """The rows of ``iv`` where ``keep`` holds, with only ``columns`` (and ``interval_steps``)."""
+    names = list(dict.fromkeys([*columns, "interval_steps"]))
+    return iv.lazy().filter(keep).select(names).collect()
+
+
 def _steady_state(
     tl: pl.DataFrame,
     meta: RunMetadata,
@@ -212,9 +231,10 @@ def _steady_state(
         iv = _with_phases(iv, median)
         restart_rows = iv.filter(pl.col("restart"))
         redone = int(restart_rows["redone"].sum())
-        warm = iv.filter(pl.col("warm") & ~pl.col("restart"))
+        # Only the columns read below: the steady rows are nearly all of a long run.
+        warm = _rows(iv, pl.col("warm") & ~pl.col("restart"), "excess_s", "segment")
         stall_rows = iv.filter(pl.col("stall"))
-        steady = iv.filter(pl.col("steady"))
+        steady = _rows(iv, pl.col("steady"), *_STEADY_COLUMNS)
         warmup_end_s = steady_start = steady_end = steady_throughput = None
         if not steady.is_empty():
             warmup_end_s = steady_start = float(steady["t_s"][0] - steady["busy_s"][0])

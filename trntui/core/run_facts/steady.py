@@ -266,7 +266,13 @@ def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None)
     )
     if evals.is_empty():
         return None
-    rows = iv.filter(~pl.col("restart") & pl.col("t_s").is_not_null()).sort("t_s")
+    rows = (
+        iv.lazy()
+        .filter(~pl.col("restart") & pl.col("t_s").is_not_null())
+        .select("t_s", "order", "since_previous_s", "busy_s", "overhead_s")
+        .sort("t_s")
+        .collect()
+    )
     matched = evals.sort("eval_t").join_asof(
         rows.select("t_s", "order"),
         left_on="eval_t",

@@ -34,8 +34,8 @@ def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
     The wall clock is used when iteration lines carry timestamps (datetime markers alone are
     too sparse to time the training intervals).
     """
-    stamped_steps = events.filter((pl.col("kind") == Kind.STEP) & pl.col("wall").is_not_null())
-    if not stamped_steps.is_empty():
+    stamped_step = (pl.col("kind") == Kind.STEP) & pl.col("wall").is_not_null()
+    if events.select(stamped_step.any()).item():
         # init_stop is stamped by the next datetime marker; init_start lies its duration before.
         wall = (
             pl.when(pl.col("kind") == Kind.INIT_STOP)
@@ -100,9 +100,10 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
         how="diagonal_relaxed",
     ).sort("order")
     progress = with_interval_steps(
-        events.filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD])).select(
-            "order", "kind", "step"
-        )
+        events.lazy()
+        .filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD]))
+        .select("order", "kind", "step")
+        .collect()
     )
     events = events.join(progress.select("order", "interval_steps"), on="order", how="left")
     events, time_source = _clock(events)
@@ -130,7 +131,7 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
             ).sort("order")
     # "after training is done" is also printed after an early exit (--exit-interval, time
     # limit): only reaching the planned iterations is a success.
-    last_step = events.filter(pl.col("kind") == Kind.STEP)["step"][-1]
+    last_step = events.select(pl.col("step").filter(pl.col("kind") == Kind.STEP).last()).item()
     finished = planned_steps is None or last_step >= planned_steps
     events = events.with_columns(
         pl.when(pl.col("kind") == Kind.RUN_STOP)
