@@ -107,13 +107,32 @@ def _overheads(timeline: pl.DataFrame, progress_kind: str) -> tuple[pl.DataFrame
     return inner, _between_blocks(timeline, progress_kind, inner)
 
 
+_INTERVAL_COLUMNS = (
+    "t_s",
+    "kind",
+    "step",
+    "epoch",
+    "samples",
+    "tokens",
+    "step_time_s",
+    "throughput",
+)
+"""The timeline columns the intervals carry: what rules 1-5 and the throughput read."""
+
+
 def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame) -> pl.DataFrame:
     """Progress rows with their interval: steps, wall time, busy time and time per step."""
-    anchors = timeline.filter(
-        pl.col("kind").is_in(
-            [progress_kind, Kind.RUN_START, Kind.COMPILE_STOP, Kind.CHECKPOINT_LOAD]
+    # One query over the columns the rules read (a long run has a row per step).
+    anchors = (
+        timeline.lazy()
+        .select(name for name in _INTERVAL_COLUMNS if name in timeline.columns)
+        .filter(
+            pl.col("kind").is_in(
+                [progress_kind, Kind.RUN_START, Kind.COMPILE_STOP, Kind.CHECKPOINT_LOAD]
+            )
         )
-    ).with_row_index("order")
+        .with_row_index("order")
+    )
     anchors = anchors.with_columns(
         pl.col("step").alias("logged_step"),
         pl.when(pl.col("kind") == progress_kind)
@@ -129,7 +148,9 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFra
         .alias("step"),
     )
     # A progress row without any counter cannot be placed in the run.
-    anchors = anchors.filter((pl.col("kind") != progress_kind) | pl.col("step").is_not_null())
+    anchors = anchors.filter(
+        (pl.col("kind") != progress_kind) | pl.col("step").is_not_null()
+    ).collect()
     loads = anchors.filter(pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD]))
     loads = with_interval_steps(
         loads.with_columns(

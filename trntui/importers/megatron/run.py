@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.timeline import (
+    TIMELINE_SCHEMA,
     ImportedRun,
     Kind,
     RunMetadata,
@@ -172,4 +173,6 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
         protocol=_protocol(args, samples_per_step, metric_name),
     )
     steps.at(0.95)
-    return ImportedRun(conform(events.filter(pl.col("kind") != "marker")), metadata)
+    # Only the timeline's columns are filtered (the parse leaves more behind).
+    timeline = events.select(name for name in events.columns if name in TIMELINE_SCHEMA)
+    return ImportedRun(conform(timeline.filter(pl.col("kind") != "marker")), metadata)
