@@ -320,7 +320,8 @@ def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None)
 def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
     """Work that counts once: the highest cumulative count reached (redone steps add none).
     The run start's count (where the work began) is no progress."""
-    tl = tl.filter(pl.col("kind") != Kind.RUN_START)
+    counters = [name for name in ("samples", "step", "tokens", "epoch") if name in tl.columns]
+    tl = tl.lazy().filter(pl.col("kind") != Kind.RUN_START).select(counters).collect()
     if unit == "samples/s":
         samples = tl["samples"].drop_nulls()
         if samples.len():
