@@ -94,7 +94,10 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     )
     events = pl.concat(
         [
-            iterations.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
+            # Read from ``iterations`` below; not carried through the sort and joins.
+            iterations.drop("planned", "step_ms", "batch").with_columns(
+                pl.col("line").cast(pl.Float64).alias("order")
+            ),
             others.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
             init_starts,
         ],
