@@ -292,8 +292,8 @@ class Session:
         from trntui.core.report import analyze
         from trntui.store.scenarios import load_context, load_derived
 
-        _, derived = load_derived(self.root, inventory)
-        context = load_context(self.root, inventory)
+        observations, derived = load_derived(self.root, inventory)
+        context = load_context(self.root, inventory, observations=observations)
         try:
             prepared = prepare(context)
             analysis = analyze(context, overrides, prepared=prepared)

@@ -50,6 +50,7 @@ from trntui.core.inventory.sections import (
     TrainingTarget,
     check_instance_type,
     check_region,
+    is_instance_type,
 )
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "check_region",
     "check_value",
     "effort_text",
+    "is_instance_type",
     "parse_value",
     "section_from_dict",
     "section_to_dict",

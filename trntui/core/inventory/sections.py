@@ -49,8 +49,13 @@ _INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
 
+def is_instance_type(value: str) -> bool:
+    """An EC2 instance type name (family.size such as ``trn2.48xlarge``)."""
+    return bool(_INSTANCE_TYPE.match(value))
+
+
 def check_instance_type(value: str) -> None:
-    if not _INSTANCE_TYPE.match(value):
+    if not is_instance_type(value):
         raise FieldValueError(
             f"'{value}' is not an EC2 instance type: expected family.size such as trn2.48xlarge"
         )

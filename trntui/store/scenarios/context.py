@@ -69,14 +69,20 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
 
 
 def load_context(
-    root: Path, inventory: Inventory | None = None, today: dt.date | None = None
+    root: Path,
+    inventory: Inventory | None = None,
+    today: dt.date | None = None,
+    observations: pl.DataFrame | None = None,
 ) -> EstimateContext:
-    """Inventory, quotes and run observations of a project: what ``estimate`` reads."""
+    """Inventory, quotes and run observations of a project: what ``estimate`` reads
+    (``observations``: ``load_derived``'s frame, when the caller has it already)."""
     inventory = inventory if inventory is not None else read_inventory(root).inventory
+    if observations is None:
+        observations = load_observations(root, inventory)
     return EstimateContext(
         inventory=inventory,
         book=load_quote_book(root),
-        observations=load_observations(root, inventory),
+        observations=observations,
         today=today or dt.date.today(),
         family_names=load_family_names(root),
     )

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import re
 from pathlib import Path
 
 import polars as pl
 
 from trntui.core.compile_telemetry import compile_summary
 from trntui.core.errors import InputFileError, UserError
+from trntui.core.inventory import is_instance_type
 from trntui.core.run_facts import run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.core.utilization import TelemetryTime
@@ -106,17 +106,9 @@ def _placement(
     return offset_s, coverage, None, note
 
 
-_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
-"""An EC2 instance type name (``trn3.48xlarge``, ``p5.48xlarge``): family, dot, size."""
-
-
-def _run_instance_type(root: Path, run_id: str) -> str | None:
+def _run_instance_type(root: Path, set_name: str) -> str | None:
     """The instance type of the project's target measured by the run's set (one type among
     the targets measured by it), else None."""
-    runs = load_runs(root).filter(pl.col("run_id") == run_id)
-    if runs.is_empty():
-        return None
-    set_name = runs["set_name"][0]
     try:
         targets = read_inventory(root).inventory.targets
     except UserError:
@@ -142,7 +134,8 @@ def attach_capture(
 ) -> AttachOutcome:
     """Import one capture and attach it to ``run_id`` (rules in the module docstring)."""
     path = Path(path)
-    run = load_run(root, run_id)
+    runs = load_runs(root)
+    run = load_run(root, run_id, runs)
     facts = run_facts(run)
     existing = load_captures(root)
     steps = Steps(str(path), progress, cancel)
@@ -179,9 +172,10 @@ def attach_capture(
     if not same.is_empty():
         return AttachOutcome(str(path), DUPLICATE, "already attached to this run", capture_id)
     if instance_type is None:
-        instance_type = _run_instance_type(root, run_id)
+        set_name = runs.filter(pl.col("run_id") == run_id)["set_name"][0]
+        instance_type = _run_instance_type(root, set_name)
     label_note = ""
-    if captured_type and not _INSTANCE_TYPE.fullmatch(captured_type):
+    if captured_type and not is_instance_type(captured_type):
         label_note = f"; the capture names its instance {captured_type!r}, not an instance type"
     elif captured_type and instance_type and captured_type != instance_type:
         return AttachOutcome(
