@@ -121,6 +121,7 @@ class PricesScreen(SessionScreen):
     def __init__(self, session: Session) -> None:
         super().__init__(session, id="prices-screen")
         self.book = QuoteBook()
+        self._shown_targets: tuple[TrainingTarget, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -140,10 +141,18 @@ class PricesScreen(SessionScreen):
             table.add_column(label)
         self.reload()
         self.watch(self.app, "quotes_changed", self.reload, init=False)  # also an undo
-        self.watch(self.app, "inventory", self.reload, init=False)  # targets changed elsewhere
+        self.watch(self.app, "inventory", self._targets_changed, init=False)
 
     def on_screen_resume(self) -> None:
         self.reload()
+
+    def _targets_changed(self) -> None:
+        """The inventory changed elsewhere (an edit, an undo): redraw what depends on the
+        targets, from the book already read; every other edit changes nothing here."""
+        targets = self.session.inventory.targets
+        if targets != self._shown_targets:
+            self._show_targets(dt.datetime.now(dt.UTC).date())
+            self._show_rates()
 
     def reload(self) -> None:
         try:
@@ -158,7 +167,7 @@ class PricesScreen(SessionScreen):
 
     def _show_targets(self, today: dt.date) -> None:
         lines = Text()
-        targets = self.session.inventory.targets
+        targets = self._shown_targets = self.session.inventory.targets
         if not targets:
             lines.append("No training targets yet: add them on the Inventory screen (1).")
         for target in targets:

@@ -112,6 +112,8 @@ class RunsScreen(SessionScreen):
         self.facts: dict[str, RunFacts] = {}
         self.sizes: dict[str, SystemSize | None] = {}
         self.backtests: dict[str, Backtest | None] = {}
+        self._shown_derived: object = None
+        """The run facts the table shows (see ``_show_facts``)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -163,15 +165,24 @@ class RunsScreen(SessionScreen):
                 f"{stale} run(s) were read by an older trntui: press i and import their logs "
                 "again to read their system size and job clock"
             )
+        self._shown_derived = None  # the sets may differ: check them again
         self._show_facts()
 
     def _show_facts(self) -> None:
         """Each run's facts as the session's last estimate derived them (against the goal's
-        quality target and planned steps); a run imported since shows '...' until the next."""
+        quality target and planned steps); a run imported since shows '...' until the next.
+
+        Every recompute reaches here (each inventory keystroke): the table and the back-tests
+        are redone only when the facts are new (``load_derived`` keeps one object per runs
+        table, goal and plan)."""
         computed = self.session.computed
-        if computed is not None:
-            self.facts = {run.run_id: run.facts for run in computed.derived}
-            self._check_sets(computed.context.observations, tuple(self.sets))
+        if computed is None or computed.derived is self._shown_derived:
+            if computed is None:
+                self._show_rows()
+            return
+        self._shown_derived = computed.derived
+        self.facts = {run.run_id: run.facts for run in computed.derived}
+        self._check_sets(computed.context.observations, tuple(self.sets))
         self._show_rows()
 
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
