@@ -263,13 +263,11 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     planned steps), exactly as the Runs screen shows them.
     """
     from trntui.core.backtest import backtest
-    from trntui.store.facts import derived_runs
-    from trntui.store.scenarios import load_observations
+    from trntui.store.scenarios import load_derived
     from trntui.store.set_sizes import load_stated_sizes, run_sizes
 
-    derived = derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps())
+    observations, derived = load_derived(root, inventory)  # one derivation for both
     facts = {run.run_id: run.facts for run in derived}
-    observations = load_observations(root, inventory)
     stored = load_runs(root)
     runs = stored
     if facts:

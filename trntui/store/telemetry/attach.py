@@ -136,7 +136,6 @@ def attach_capture(
     path = Path(path)
     runs = load_runs(root)
     run = load_run(root, run_id, runs)
-    facts = run_facts(run)
     existing = load_captures(root)
     steps = Steps(str(path), progress, cancel)
     kind = _capture_kind(path)
@@ -196,6 +195,7 @@ def attach_capture(
             f"{', '.join(others.to_list())}; not attached",
             kind=kind,
         )
+    facts = run_facts(run)  # only its length is needed, and only from here
     placed, coverage, problem, note = _placement(
         run, facts.total_s, start, span, offset_s, has_clock
     )
