@@ -233,7 +233,7 @@ def derived_runs(
                 facts = just_stored.facts
             else:
                 facts = run_facts(run, target, planned_steps, recorded.get(run_id))
-            limit, steady_pct = run_limit(root, run_id, run, facts)
+            limit, steady_pct = run_limit(root, run_id, run, facts, captured=run_id in captures)
             derived += 1
             by_new_rules += entry is not None and entry[1] != FACTS_VERSION
         result.append(DerivedRun(run_id, set_name, metadata, facts, limit, steady_pct))

@@ -107,18 +107,19 @@ def timeline_compile_s(run: ImportedRun) -> float | None:
 
 
 def run_limit(
-    root: Path, run_id: str, run: ImportedRun, facts: RunFacts
+    root: Path, run_id: str, run: ImportedRun, facts: RunFacts, *, captured: bool = True
 ) -> tuple[str | None, float | None]:
     """What limits an already loaded run, and its steady-window utilization (for the estimate).
 
     ``None`` where the verdict cannot name a limit or no capture measures utilization.
+    ``captured=False``: the caller knows the run has no capture (the table is not read).
     """
-    telemetry = run_telemetry(root, run_id)
+    telemetry = run_telemetry(root, run_id) if captured else None
     verdict = run_verdict(
         facts,
         telemetry,
         0.0,
-        compile=run_compile_summary(root, run_id),
+        compile=run_compile_summary(root, run_id) if captured else None,
         timeline_compile_s=timeline_compile_s(run),
     )
     steady_pct = None
