@@ -311,22 +311,38 @@ the step printed above it."""
 _NON_NEGATIVE = ("step", "epoch", "samples", "tokens", "step_time_s", "duration_s")
 
 
-def _any_problem(columns: list[str]) -> pl.Expr:
-    """Whether ``timeline_problems`` finds anything, in one query (the usual answer is no)."""
-    flags = []
+_ON_CLOCK = pl.col("t_s").is_not_null() & pl.col("t_s").is_finite()
+"""Rows with a usable time (the clock rules read only these)."""
+
+
+def _value_rules(columns: list[str]) -> list[tuple[str, str, pl.Expr]]:
+    """(column, what is wrong, the rows where it is) for every figure rule: NaN or infinite
+    floats, negative steps and durations. The quick check and the detailed one both read this,
+    so a rule is written once."""
+    rules = []
     for name, dtype in TIMELINE_SCHEMA.items():
         if name not in columns:
             continue
         column = pl.col(name)
         if dtype == pl.Float64:
-            flags.append((column.is_nan() | column.is_infinite()).any())
+            rules.append((name, "not finite", column.is_nan() | column.is_infinite()))
         if name in _NON_NEGATIVE:
-            flags.append((column < 0).any())
+            rules.append((name, "negative", column < 0))
+    return rules
+
+
+def _backwards(t: pl.Expr) -> pl.Expr:
+    """Printed steps whose time runs back more than the slack (over the steps' times ``t``)."""
+    return t < t.shift(1) - _CLOCK_SLACK_S
+
+
+def _any_problem(columns: list[str]) -> pl.Expr:
+    """Whether ``timeline_problems`` finds anything, in one query (the usual answer is no)."""
+    flags = [rows.any() for _, _, rows in _value_rules(columns)]
     t = pl.col("t_s")
-    clock = t.is_not_null() & t.is_finite()
-    steps = t.filter(clock & (pl.col("kind") == Kind.STEP))
-    flags.append((t.filter(clock) < 0).any())
-    flags.append((steps < steps.shift(1) - _CLOCK_SLACK_S).any())
+    steps = t.filter(_ON_CLOCK & (pl.col("kind") == Kind.STEP))
+    flags.append((t.filter(_ON_CLOCK) < 0).any())
+    flags.append(_backwards(steps).any())
     return pl.any_horizontal(flags)
 
 
@@ -347,20 +363,19 @@ def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
         return f"log line {line}" if line is not None else f"row {frame['row'][0] + 1}"
 
     frame = timeline.with_row_index("row")
-    for name, dtype in TIMELINE_SCHEMA.items():
-        if name not in frame.columns:
+    flagged: set[str] = set()  # one problem per column: a NaN is not also called negative
+    for name, wrong, rows in _value_rules(frame.columns):
+        bad = frame.filter(rows)
+        if name in flagged or not bad.height:
             continue
-        column = pl.col(name)
-        if dtype == pl.Float64:
-            bad = frame.filter(column.is_nan() | column.is_infinite())
-            if bad.height:
-                problems.append(f"{name} is {bad[name][0]} at {where(bad)}")
-                continue
-        if name in _NON_NEGATIVE:
-            bad = frame.filter(column < 0)
-            if bad.height:
-                problems.append(f"{name} is negative ({bad[name][0]}) at {where(bad)}")
-    clock = frame.filter(pl.col("t_s").is_not_null() & pl.col("t_s").is_finite())
+        flagged.add(name)
+        value = bad[name][0]
+        problems.append(
+            f"{name} is {value} at {where(bad)}"
+            if wrong == "not finite"
+            else f"{name} is negative ({value}) at {where(bad)}"
+        )
+    clock = frame.filter(_ON_CLOCK)
     if not problems and clock.height:
         before = clock.filter(pl.col("t_s") < 0)
         if before.height:
@@ -369,7 +384,7 @@ def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
             )
         steps = clock.filter(pl.col("kind") == Kind.STEP)
         back = steps.with_columns(pl.col("t_s").shift(1).alias("previous")).filter(
-            pl.col("t_s") < pl.col("previous") - _CLOCK_SLACK_S
+            _backwards(pl.col("t_s"))
         )
         if back.height:
             problems.append(
