@@ -352,7 +352,7 @@ def test_a_log_of_one_huge_line_is_refused_without_being_held(stored: Path, tmp_
         str(log),
         prelude=f"""
             import atexit, resource
-            import trntui.importers._base as base
+            import trntui.importers.reading as base
             from trntui.cli import main as _load_everything
             base.MAX_LINE_BYTES = 1 << 20
             start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -371,7 +371,7 @@ def test_a_log_of_one_huge_line_is_refused_without_being_held(stored: Path, tmp_
 
 
 def test_the_line_cap_names_the_long_line(tmp_path: Path, monkeypatch) -> None:
-    import trntui.importers._base as base
+    import trntui.importers.reading as base
     from trntui.core.errors import InputFileError
 
     monkeypatch.setattr(base, "MAX_LINE_BYTES", 1000)
@@ -396,7 +396,7 @@ def test_the_line_cap_check_from_windows_agrees_with_reading_every_line(
     first long line as the chunked reader."""
     import io
 
-    import trntui.importers._base as base
+    import trntui.importers.reading as base
 
     text = b"\n".join(b"x" * length for length in lines) + (b"\n" if final_break else b"")
     fits = base._lines_fit(len(text), cap, lambda start, end: text[start:end])
@@ -614,7 +614,7 @@ def test_fuzz_mutated_log_and_project_file_give_only_user_errors(
     project_file: str | None,
     project_at: float,
 ) -> None:
-    import trntui.importers._base as base
+    import trntui.importers.reading as base
 
     monkeypatch.setattr(base, "MAX_LINE_BYTES", 64 << 10)
     root = tmp_path / "fuzzed"

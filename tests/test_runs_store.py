@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from tests import MLPERF_DATA, loggen
+from trntui.commands import import_logs
 from trntui.commands import runs as runs_commands
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
@@ -196,7 +197,9 @@ def test_remove_run(new_project: Path, megatron_log: Path) -> None:
 
 def _cli(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    runs_commands.register(parser.add_subparsers())
+    subparsers = parser.add_subparsers()
+    import_logs.register(subparsers)
+    runs_commands.register(subparsers)
     args = parser.parse_args(list(argv))
     return args.func(args)
 

@@ -23,7 +23,7 @@ class Command(NamedTuple):
 
 
 COMMANDS: dict[str, Command] = {
-    "import": Command("trntui.commands.runs", "import training run logs into a project"),
+    "import": Command("trntui.commands.import_logs", "import training run logs into a project"),
     "runs": Command("trntui.commands.runs", "list imported runs and run sets"),
     "quality": Command(
         "trntui.commands.runs", "record a run's quality result measured outside its log"

@@ -1,15 +1,11 @@
-"""``trntui import`` and ``trntui runs``: run logs into a project, headless.
-
-``import DIR PATH... [--format F] [--set NAME] [--json]`` imports log files (a PATH may be a
-folder: every recognised log inside it is imported; other files are skipped). Exit code 0 when
-every named file was imported or already present, 1 when some failed, 2 for a project problem.
+"""``trntui runs``, ``quality`` and ``size``: the imported runs, headless.
 
 ``runs DIR [--json]`` lists the imported runs and their sets. JSON: ``{"runs": [...], "sets":
-[...]}`` (``import --json`` adds ``"imported"``: one outcome per file).
+[...]}`` (``import --json``, in ``commands/import_logs.py``, prints this document too, with
+``"imported"``: one outcome per file).
 
-What only ``runs``, ``quality``, ``size`` and ``import --json`` use (the estimate's
-observations, back-tests, stated sizes) is imported where it is used, so that a plain import
-loads only what importing needs.
+What only one subcommand uses (the estimate's observations, back-tests, stated sizes) is
+imported where it is used.
 """
 
 from __future__ import annotations
@@ -28,17 +24,8 @@ from trntui.core.format import UNKNOWN
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
-from trntui.importers import FORMATS
 from trntui.store.project import Project
-from trntui.store.runs import (
-    FAILED,
-    RUNS_SCHEMA,
-    ImportOutcome,
-    import_paths,
-    load_runs,
-    run_sets,
-    stale_runs,
-)
+from trntui.store.runs import RUNS_SCHEMA, load_runs, run_sets, stale_runs
 
 if TYPE_CHECKING:
     from trntui.core.backtest import Backtest
@@ -66,24 +53,6 @@ _RUN_FIELDS = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    importer = subparsers.add_parser(
-        "import",
-        help=help_of("import"),
-        description=(
-            "Import training run logs (MLPerf, Megatron-LM, neuronx-distributed, Hugging Face "
-            "trainer_state.json) into a project. A PATH may be a folder: every recognised log "
-            "in it is imported, other files are skipped. The same file content is imported "
-            "once. Exit code: 0 all imported or already present, 1 some files failed, "
-            "2 project problem."
-        ),
-    )
-    importer.add_argument("dir", help="project folder")
-    importer.add_argument("paths", nargs="+", metavar="PATH", help="log file or folder")
-    importer.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
-    importer.add_argument("--set", dest="set_name", metavar="NAME", help="run set to add to")
-    importer.add_argument("--json", action="store_true", help="print JSON")
-    importer.set_defaults(func=import_command)
-
     lister = subparsers.add_parser(
         "runs",
         help=help_of("runs"),
@@ -130,31 +99,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     size.add_argument("--who", help="who states it (default: your login name)")
     size.add_argument("--remove", action="store_true", help="forget the stated size")
     size.set_defaults(func=size_command)
-
-
-def import_command(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    try:
-        with Project.open(root) as project:
-            project.require_writable()
-            outcomes = import_paths(
-                root,
-                [Path(p) for p in args.paths],
-                format=args.format,
-                set_name=args.set_name,
-            )
-            report = runs_report(root, project.inventory) if args.json else None
-    except UserError as error:
-        return fail(error)
-    if args.json:
-        print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
-    else:
-        for outcome in outcomes:
-            detail = outcome.error or f"{outcome.run_id} in set {outcome.set_name}"
-            if outcome.outcome == "skipped":
-                detail = outcome.error or "not a recognised log"
-            print(f"{outcome.outcome:9} {outcome.path}: {detail}")
-    return 1 if any(o.outcome == FAILED for o in outcomes) else 0
 
 
 def quality_command(args: argparse.Namespace) -> int:
@@ -410,16 +354,6 @@ def _clean(row: dict[str, Any]) -> dict[str, Any]:
     return {
         key: None if isinstance(value, float) and not math.isfinite(value) else value
         for key, value in row.items()
-    }
-
-
-def _outcome_json(outcome: ImportOutcome) -> dict[str, Any]:
-    return {
-        "path": outcome.path,
-        "outcome": outcome.outcome,
-        "run_id": outcome.run_id,
-        "set": outcome.set_name,
-        "error": outcome.error,
     }
 
 

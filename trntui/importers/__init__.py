@@ -3,8 +3,9 @@ timeline.
 
 ``import_file(path)`` sniffs the format unless told, and returns an ``ImportedRun``. Adding a
 format means one new module (or a package re-exporting them) with ``NAME``,
-``sniff(head) -> bool`` and an import function, plus one entry in ``_FORMATS`` below. Sniffing
-order matters: the most specific marker first.
+``sniff(head) -> bool`` and an import function, plus one entry in ``FORMATS`` and in
+``_formats`` below. Sniffing order matters: the most specific marker first. The parsers (and
+Polars) are loaded when a file is first sniffed or read, not when this package is imported.
 
 Every user-caused problem raises ``InputFileError`` (file, line, what was expected); a
 ``cancel`` callable returning True makes the import raise ``Cancelled``; ``progress`` receives
@@ -13,18 +14,29 @@ the fraction done, so the UI can run an import in a thread worker.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.timeline import ImportedRun
-from trntui.importers import hf, megatron, mlperf, nxd
-from trntui.importers._base import CancelCheck, Cancelled, Progress, Steps, open_regular
-from trntui.importers.neuron_monitor import sniff as sniff_monitor
-from trntui.importers.nvidia_smi import sniff as sniff_smi
+from trntui.importers.reading import CancelCheck, Cancelled, Progress, Steps, open_regular
+
+if TYPE_CHECKING:
+    from trntui.core.timeline import ImportedRun
 
 __all__ = ["FORMATS", "CancelCheck", "Cancelled", "Progress", "detect_format", "import_file"]
+
+FORMATS: dict[str, str] = {
+    "mlperf": "MLPerf Training :::MLLOG log",
+    "hf": "Hugging Face trainer_state.json",
+    "nxd": "neuronx-distributed training log",
+    "megatron": "Megatron-LM training log",
+}
+"""Format name -> what it is, for menus and ``--format`` choices, in sniffing order. Known
+without loading the parsers (and Polars), so ``trntui import --help`` and the import dialog's
+menu do not wait for them; ``_formats`` checks that it names each parser's ``NAME``."""
 
 
 @dataclass(frozen=True)
@@ -32,17 +44,26 @@ class _Format:
     name: str
     sniff: Callable[[str], bool]
     load: Callable[[Path, Steps], ImportedRun]
-    description: str
 
 
-_FORMATS = (
-    _Format(mlperf.NAME, mlperf.sniff, mlperf.import_mlperf, "MLPerf Training :::MLLOG log"),
-    _Format(hf.NAME, hf.sniff, hf.import_hf, "Hugging Face trainer_state.json"),
-    _Format(nxd.NAME, nxd.sniff, nxd.import_nxd, "neuronx-distributed training log"),
-    _Format(megatron.NAME, megatron.sniff, megatron.import_megatron, "Megatron-LM training log"),
-)
-FORMATS: dict[str, str] = {fmt.name: fmt.description for fmt in _FORMATS}
-"""Format name -> what it is, for menus and ``--format`` choices."""
+@functools.cache
+def _formats() -> tuple[_Format, ...]:
+    """The parsers, in ``FORMATS`` order, loaded when first needed."""
+    from trntui.importers import hf, megatron, mlperf, nxd
+
+    formats = tuple(
+        _Format(module.NAME, module.sniff, load)
+        for module, load in (
+            (mlperf, mlperf.import_mlperf),
+            (hf, hf.import_hf),
+            (nxd, nxd.import_nxd),
+            (megatron, megatron.import_megatron),
+        )
+    )
+    if [fmt.name for fmt in formats] != list(FORMATS):
+        raise RuntimeError("FORMATS does not list the parsers' names in their order")
+    return formats
+
 
 _SNIFF_CHUNK = 1 << 20
 _SNIFF_LIMIT = 32 << 20
@@ -62,6 +83,9 @@ def capture_kind(path: Path) -> str | None:
             head = handle.read(1 << 16).decode("utf-8", errors="replace")
     except (OSError, UserError):
         return None
+    from trntui.importers.neuron_monitor import sniff as sniff_monitor
+    from trntui.importers.nvidia_smi import sniff as sniff_smi
+
     if sniff_monitor(head):
         return "neuron-monitor"
     if sniff_smi(head):
@@ -87,7 +111,7 @@ def detect_format(path: Path) -> str:
                 raise InputFileError(str(path), "file is empty", expected="a training log")
             read += len(chunk)
             head = head[-4096:] + chunk.decode("utf-8", errors="replace")
-            for fmt in _FORMATS:
+            for fmt in _formats():
                 if fmt.sniff(head):
                     return fmt.name
     if read == 0:
@@ -111,7 +135,7 @@ def import_file(
     steps = Steps(str(path), progress, cancel)
     steps.at(0.0)
     name = format or detect_format(path)
-    for fmt in _FORMATS:
+    for fmt in _formats():
         if fmt.name == name:
             run = fmt.load(path, steps)
             steps.at(1.0)

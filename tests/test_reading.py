@@ -1,0 +1,74 @@
+"""Reading a named log ahead (``importers.reading.read_ahead``): what ``trntui import`` does
+while Python loads Polars and the parsers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trntui.core.errors import InputFileError
+from trntui.importers import reading
+
+
+def test_the_next_read_takes_the_read_ahead(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    first = b"iteration 1\niteration 2\n"
+    log.write_bytes(first)
+    reading.read_ahead(log)
+    reading._AHEAD[os.path.abspath(log)].result(timeout=10)  # the read is done
+    log.write_bytes(b"changed afterwards\n")
+    source = reading.read_source(log)
+    assert source.data == first  # what was read ahead, with its own hash
+    assert source.sha256 == hashlib.sha256(first).hexdigest()
+    again = reading.read_source(log)  # taken once: the next read reads the file
+    assert again.data == b"changed afterwards\n"
+
+
+def test_a_read_ahead_error_is_raised_by_the_read_that_takes_it(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    reading.read_ahead(empty)
+    with pytest.raises(InputFileError, match="file is empty"):
+        reading.read_source(empty)
+
+
+def test_a_named_pipe_read_ahead_is_refused_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    reading.read_ahead(fifo)
+    with pytest.raises(InputFileError, match="named pipe"):
+        reading.read_source(fifo)
+
+
+def test_cli_import_reads_the_named_log_once_ahead(tmp_path: Path) -> None:
+    """``trntui import`` hands the first named log to a background read before loading the
+    parsers, and the import uses that read (the file is read once)."""
+    from tests import loggen
+
+    log = tmp_path / "megatron.log"
+    loggen.write_megatron(log)
+    project = tmp_path / "project"
+    script = f"""
+import sys, threading
+import trntui.importers.reading as reading
+from trntui.cli import main
+reads = []
+original = reading._read
+def counted(path):
+    reads.append(threading.current_thread().name)
+    return original(path)
+reading._read = counted
+assert main(["init", {str(project)!r}]) == 0
+assert "polars" not in sys.modules
+code = main(["import", {str(project)!r}, {str(log)!r}])
+print(code, reads)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.splitlines()[-1] == "0 ['trntui-read-ahead']"

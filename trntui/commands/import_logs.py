@@ -1,0 +1,103 @@
+"""``trntui import``: run logs into a project, headless.
+
+``import DIR PATH... [--format F] [--set NAME] [--json]`` imports log files (a PATH may be a
+folder: every recognised log inside it is imported; other files are skipped). Exit code 0 when
+every named file was imported or already present, 1 when some failed, 2 for a project problem.
+``--json`` prints ``trntui runs --json``'s document with ``"imported"``: one outcome per file.
+
+Only the argument parser is loaded when this module is: the command starts reading the first
+named log (``importers.reading.read_ahead``) and then loads Polars and the parsers, so the
+read and its hash use the core that would otherwise wait for Python to import them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trntui.commands import fail, help_of
+from trntui.core.errors import UserError
+from trntui.importers import FORMATS
+
+if TYPE_CHECKING:
+    from trntui.store.runs import ImportOutcome
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    importer = subparsers.add_parser(
+        "import",
+        help=help_of("import"),
+        description=(
+            "Import training run logs (MLPerf, Megatron-LM, neuronx-distributed, Hugging Face "
+            "trainer_state.json) into a project. A PATH may be a folder: every recognised log "
+            "in it is imported, other files are skipped. The same file content is imported "
+            "once. Exit code: 0 all imported or already present, 1 some files failed, "
+            "2 project problem."
+        ),
+    )
+    importer.add_argument("dir", help="project folder")
+    importer.add_argument("paths", nargs="+", metavar="PATH", help="log file or folder")
+    importer.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
+    importer.add_argument("--set", dest="set_name", metavar="NAME", help="run set to add to")
+    importer.add_argument("--json", action="store_true", help="print JSON")
+    importer.set_defaults(func=import_command)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    paths = [Path(p) for p in args.paths]
+    _read_first_file_ahead(paths)
+    from trntui.commands.runs import runs_report
+    from trntui.store.project import Project
+    from trntui.store.runs import FAILED, import_paths
+
+    try:
+        with Project.open(root) as project:
+            project.require_writable()
+            outcomes = import_paths(
+                root,
+                paths,
+                format=args.format,
+                set_name=args.set_name,
+            )
+            report = runs_report(root, project.inventory) if args.json else None
+    except UserError as error:
+        return fail(error)
+    if args.json:
+        print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
+    else:
+        for outcome in outcomes:
+            detail = outcome.error or f"{outcome.run_id} in set {outcome.set_name}"
+            if outcome.outcome == "skipped":
+                detail = outcome.error or "not a recognised log"
+            print(f"{outcome.outcome:9} {outcome.path}: {detail}")
+    return 1 if any(o.outcome == FAILED for o in outcomes) else 0
+
+
+def _read_first_file_ahead(paths: list[Path]) -> None:
+    """Start reading the first named path when it is a regular file (a folder's files, or the
+    files after the first, are read in turn as before: memory holds one log at a time)."""
+    from trntui.importers.reading import read_ahead
+
+    if not paths:
+        return
+    try:
+        regular = stat.S_ISREG(os.stat(paths[0]).st_mode)
+    except OSError:
+        return  # the import says what is wrong with it
+    if regular:
+        read_ahead(paths[0])
+
+
+def _outcome_json(outcome: ImportOutcome) -> dict[str, Any]:
+    return {
+        "path": outcome.path,
+        "outcome": outcome.outcome,
+        "run_id": outcome.run_id,
+        "set": outcome.set_name,
+        "error": outcome.error,
+    }
