@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests import copy_sample
 from trntui import __version__
 from trntui.cli import main
 from trntui.store.project import PROJECT_FILE, read_inventory
@@ -111,10 +112,26 @@ def test_a_mistyped_command_or_a_file_is_named_as_such(
         (["--help"], {"polars", "textual", "httpx", "trntui.importers"}),
         (["init", "{tmp}/p"], {"polars", "textual", "httpx", "trntui.importers"}),
         (["price", "list", "{tmp}/nowhere"], {"textual", "trntui.importers"}),
+        (
+            # Stored facts are read, never derived: no telemetry rules, no derivation, and
+            # the analysis and back-tests only load for a report.
+            ["estimate", "{sample}", "--json"],
+            {
+                "textual",
+                "httpx",
+                "trntui.importers",
+                "trntui.core.run_facts.derive",
+                "trntui.core.utilization",
+                "trntui.core.verdict",
+                "trntui.core.sensitivity",
+                "trntui.core.backtest",
+            },
+        ),
     ],
 )
 def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], absent: set) -> None:
-    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    sample = copy_sample(tmp_path / "sample") if "{sample}" in args else tmp_path
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{sample}", str(sample)) for a in args]
     probe = (
         "import sys\n"
         "from trntui.cli import main\n"
@@ -128,6 +145,8 @@ def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], abse
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+    if "{sample}" in args:
+        assert '"total_usd": ' in result.stdout  # the estimate was made
 
 
 def test_the_command_list_names_what_each_module_registers() -> None:

@@ -72,8 +72,9 @@ def test_an_import_stores_the_facts_and_the_next_open_reads_no_timeline(
 
 
 def count_derivations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every ``run_facts`` call of an import (the runs table's and the facts table's)."""
-    from trntui.store import runs as stored_runs
+    """Every ``run_facts`` call of an import (the runs table's and the facts table's: both
+    take it from ``trntui.core.run_facts`` when they derive)."""
+    import trntui.core.run_facts as rules
 
     calls: list[str] = []
 
@@ -81,8 +82,7 @@ def count_derivations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(run.metadata.sha256)
         return run_facts(run, *args, **kwargs)
 
-    monkeypatch.setattr(stored_runs, "run_facts", counting)
-    monkeypatch.setattr(stored_facts, "run_facts", counting)
+    monkeypatch.setattr(rules, "run_facts", counting)
     return calls
 
 

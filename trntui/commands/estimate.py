@@ -39,17 +39,7 @@ from trntui.core.estimate import (
 )
 from trntui.core.format import number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
-from trntui.core.report import (
-    TERM_LABELS,
-    analyze,
-    estimate_document,
-    render_csv,
-    render_json,
-    render_markdown,
-    report_document,
-    shown_terms,
-)
-from trntui.core.sensitivity import DEFAULT_DRAWS
+from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
 from trntui.store.atomic import atomic_write_text
 from trntui.store.scenarios import (
     DiffRow,
@@ -64,7 +54,8 @@ from trntui.store.scenarios import (
     staleness,
 )
 
-RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
+REPORT_FORMATS = ("csv", "json", "md")
+"""``report --format`` choices; the renderers (and the analysis) load when a report is made."""
 _LABEL_WIDTH = 41
 EXAMPLE_NOTE = "EXAMPLE DATA: the project is marked as an illustration; do not quote these figures."
 
@@ -89,9 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     rep.add_argument("dir", help="project folder")
     rep.add_argument("--scenario", metavar="NAME", help="report a saved scenario snapshot")
-    rep.add_argument("--format", choices=sorted(RENDERERS), required=True)
+    rep.add_argument("--format", choices=REPORT_FORMATS, required=True)
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="file ('-': stdout)")
-    rep.add_argument("--draws", type=int, default=DEFAULT_DRAWS, help="resampling draws")
+    rep.add_argument("--draws", type=int, help="resampling draws")
     rep.add_argument(
         "--seed", type=int, default=0, help="resampling seed (same seed, same P10-P90)"
     )
@@ -286,6 +277,18 @@ def _estimate_text(result: Estimate) -> str:
 
 @_user_errors
 def report_command(args: argparse.Namespace) -> int:
+    from trntui.core.report import (
+        analyze,
+        render_csv,
+        render_json,
+        render_markdown,
+        report_document,
+    )
+    from trntui.core.sensitivity import DEFAULT_DRAWS
+
+    renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
+    if args.draws is None:
+        args.draws = DEFAULT_DRAWS
     if args.draws < 1:
         raise UserError("--draws must be at least 1")
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
@@ -297,7 +300,7 @@ def report_command(args: argparse.Namespace) -> int:
         saved_at=scenario.saved_at if scenario else None,
         stale=stale,
     )
-    text = RENDERERS[args.format](document)
+    text = renderers[args.format](document)
     if args.output == "-":
         sys.stdout.write(text)
     else:

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trntui.core.analysis import Analysis
-from trntui.core.backtest import backtest
-from trntui.core.comparison import Comparison
 from trntui.core.estimate import (
     INPUT_SPECS,
     MEASURED,
@@ -29,7 +26,11 @@ from trntui.core.estimate import (
     quote_source,
     shown_unit,
 )
-from trntui.core.sensitivity import Distribution, Sensitivity
+
+if TYPE_CHECKING:  # the estimate's own document needs neither the analysis nor back-tests
+    from trntui.core.analysis import Analysis
+    from trntui.core.comparison import Comparison
+    from trntui.core.sensitivity import Distribution, Sensitivity
 
 FORMULA = (
     "cost = instance price x billed time (per stage, summed)\n"
@@ -389,6 +390,8 @@ def report_document(
 
 def _backtest_document(context: EstimateContext, result: Estimate) -> list[dict[str, Any]]:
     """Model vs measured time to the result for each target's run set (``core.backtest``)."""
+    from trntui.core.backtest import backtest
+
     out = []
     for name in dict.fromkeys(t.target.run_set for t in result.targets if t.target.run_set):
         check = backtest(context.observations, name)

@@ -45,7 +45,6 @@ from trntui.core.run_facts import (
     RunFacts,
     facts_from_json,
     facts_to_json,
-    run_facts,
 )
 from trntui.core.timeline import ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with
@@ -53,7 +52,7 @@ from trntui.store.paths import project_path, timeline_files
 from trntui.store.project import may_store_derived, read_inventory, write_access
 from trntui.store.quality import load_recorded_quality
 from trntui.store.runs import RUNS_FOLDER, StoredRun, load_run, load_runs
-from trntui.store.telemetry import load_captures, run_limit
+from trntui.store.telemetry import load_captures
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -232,7 +231,11 @@ def derived_runs(
             ):
                 facts = just_stored.facts
             else:
+                from trntui.core.run_facts import run_facts  # the rules: deriving only
+
                 facts = run_facts(run, target, planned_steps, recorded.get(run_id))
+            from trntui.store.telemetry import run_limit  # the telemetry rules: deriving only
+
             limit, steady_pct = run_limit(root, run_id, run, facts, captured=run_id in captures)
             derived += 1
             by_new_rules += entry is not None and entry[1] != FACTS_VERSION

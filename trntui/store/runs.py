@@ -40,7 +40,7 @@ from trntui.core.mlperf_score import (
     read_scaling_factor,
     run_minutes,
 )
-from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts, run_facts
+from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import check_column, project_path
@@ -256,6 +256,8 @@ def _add_run(
         run_id, set_name = existing["run_id"][0], existing["set_name"][0]
         runs = runs.filter(pl.col("sha256") != run.metadata.sha256)
         outcome = REFRESHED
+    from trntui.core.run_facts import run_facts  # the rules load when a run is added
+
     facts = run_facts(run)
     row = pl.DataFrame([_row(run, facts, run_id, set_name, root)], schema=RUNS_SCHEMA)
     if outcome == REFRESHED:

@@ -45,13 +45,15 @@ The package, in the order the rules run:
 * ``derive``: ``run_facts`` applies them in turn (clocks and phase split there);
 * ``summary``: a run set's range over its counted runs (``summarize_set``, ``Spread``).
 
-Every public name is re-exported here: import from ``trntui.core.run_facts``.
+Every public name is re-exported here: import from ``trntui.core.run_facts`` (``derive`` and
+``summary`` load when one of their names is first used, ``trntui.lazy``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trntui.core.quality import QualityTarget, RecordedQuality
-from trntui.core.run_facts.derive import run_facts
 from trntui.core.run_facts.facts import (
     ABORTED,
     FACTS_VERSION,
@@ -68,7 +70,20 @@ from trntui.core.run_facts.facts import (
     facts_from_json,
     facts_to_json,
 )
-from trntui.core.run_facts.summary import RunSetSummary, Spread, spread, summarize_set
+from trntui.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trntui.core.run_facts.derive import run_facts
+    from trntui.core.run_facts.summary import RunSetSummary, Spread, spread, summarize_set
+
+# Deriving and summarizing load when first used: reading stored facts needs neither.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "run_facts": "derive",
+        **dict.fromkeys(("RunSetSummary", "Spread", "spread", "summarize_set"), "summary"),
+    },
+)
 
 __all__ = [
     "ABORTED",

@@ -35,44 +35,68 @@ The package, in the order data flows (each module imports only the ones above it
 3. ``per_run``: what a run's captures say (``run_telemetry``, ``run_compile_summary``,
    ``run_limit``, ``run_detail``).
 
-Every public name is re-exported here: import from ``trntui.store.telemetry`` (``attach``
-loads when first used).
+Every public name is re-exported here: import from ``trntui.store.telemetry``. Each module
+loads when one of its names is first used (``trntui.lazy``): reading stored facts needs the
+captures table, not the telemetry rules, and attaching brings the importers.
 """
 
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
-from trntui.store.telemetry.captures import (
-    ATTACHED,
-    CAPTURE_ID_LENGTH,
-    CAPTURES_FILE,
-    CAPTURES_SCHEMA,
-    COMPILE,
-    DUPLICATE,
-    FAILED,
-    MISMATCH,
-    SAMPLES_FOLDER,
-    TELEMETRY_FOLDER,
-    UTILIZATION,
-    AttachOutcome,
-    captures_path,
-    load_captures,
-    load_telemetry,
-    samples_path,
-    summary_from_json,
-    summary_to_json,
-)
-from trntui.store.telemetry.per_run import (
-    RunTelemetryDetail,
-    compile_recurrence_of,
-    run_compile_summary,
-    run_detail,
-    run_limit,
-    run_telemetry,
-    timeline_compile_s,
-)
+from trntui.lazy import lazy_exports
 
+if TYPE_CHECKING:
+    from trntui.store.telemetry.attach import attach_capture
+    from trntui.store.telemetry.captures import (
+        ATTACHED,
+        CAPTURE_ID_LENGTH,
+        CAPTURES_FILE,
+        CAPTURES_SCHEMA,
+        COMPILE,
+        DUPLICATE,
+        FAILED,
+        MISMATCH,
+        SAMPLES_FOLDER,
+        TELEMETRY_FOLDER,
+        UTILIZATION,
+        AttachOutcome,
+        captures_path,
+        load_captures,
+        load_telemetry,
+        samples_path,
+        summary_from_json,
+        summary_to_json,
+    )
+    from trntui.store.telemetry.per_run import (
+        RunTelemetryDetail,
+        compile_recurrence_of,
+        run_compile_summary,
+        run_detail,
+        run_limit,
+        run_telemetry,
+        timeline_compile_s,
+    )
+
+_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "ATTACHED", "CAPTURE_ID_LENGTH", "CAPTURES_FILE", "CAPTURES_SCHEMA", "COMPILE",
+            "DUPLICATE", "FAILED", "MISMATCH", "SAMPLES_FOLDER", "TELEMETRY_FOLDER",
+            "UTILIZATION", "AttachOutcome", "captures_path", "load_captures", "load_telemetry",
+            "samples_path", "summary_from_json", "summary_to_json",
+        ),
+        "captures",
+    ),
+    **dict.fromkeys(
+        (
+            "RunTelemetryDetail", "compile_recurrence_of", "run_compile_summary", "run_detail",
+            "run_limit", "run_telemetry", "timeline_compile_s",
+        ),
+        "per_run",
+    ),
+    "attach_capture": "attach",
+}  # fmt: skip
 __all__ = [
     "ATTACHED",
     "CAPTURES_FILE",
@@ -101,12 +125,4 @@ __all__ = [
     "summary_to_json",
     "timeline_compile_s",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """``attach_capture`` (and the ``attach`` module) load when first asked for: attaching
-    reads capture files, so it brings the importers, which opening a project never needs."""
-    if name in ("attach", "attach_capture"):
-        attach = importlib.import_module(f"{__name__}.attach")  # also sets it on this package
-        return attach if name == "attach" else attach.attach_capture
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,5 +1,8 @@
 """The telemetry folder: its layout, the captures table (``CAPTURES_SCHEMA``, one row per
 capture), and a capture read back (``load_captures``, ``load_telemetry``).
+
+The telemetry rules (``core.utilization``, ``core.compile_telemetry``) load when a capture is
+read back, not with the table: opening a project reads the table only.
 """
 
 from __future__ import annotations
@@ -9,12 +12,11 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from trntui.core.compile_telemetry import Compilation, CompileSummary
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.utilization import TELEMETRY_SCHEMA, Telemetry, TelemetryMetadata
 from trntui.store.paths import check_column, project_path, samples_file
 
 TELEMETRY_FOLDER = "telemetry"
@@ -29,6 +31,10 @@ ATTACHED = "attached"
 MISMATCH = "mismatch"
 DUPLICATE = "duplicate"
 FAILED = "failed"
+
+if TYPE_CHECKING:
+    from trntui.core.compile_telemetry import CompileSummary
+    from trntui.core.utilization import Telemetry
 
 CAPTURES_SCHEMA = pl.Schema(
     {
@@ -95,6 +101,8 @@ def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
 
 
 def load_telemetry(root: Path, capture_id: str) -> Telemetry:
+    from trntui.core.utilization import TELEMETRY_SCHEMA, Telemetry, TelemetryMetadata
+
     rows = load_captures(root).filter(
         (pl.col("capture_id") == capture_id) & (pl.col("kind") == UTILIZATION)
     )
@@ -118,6 +126,8 @@ def summary_to_json(summary: CompileSummary) -> str:
 
 
 def summary_from_json(text: str) -> CompileSummary:
+    from trntui.core.compile_telemetry import Compilation, CompileSummary
+
     data = json.loads(text)
     data["start_time"] = (
         dt.datetime.fromisoformat(data["start_time"]) if data["start_time"] else None
