@@ -434,3 +434,30 @@ async def test_a_long_value_reads_from_its_start_once_the_field_is_left(
         await pilot.press("shift+tab")
         await settle(pilot)
         assert (notes.cursor_position, notes.scroll_x) == (0, 0)
+
+
+async def test_the_first_frame_builds_only_what_it_shows(sample_project: Project) -> None:
+    """At start the Inventory builds the Project form alone (no other form, list or checks,
+    no error lines); a list is built, filled, when first shown, and a field's error line when
+    it first has an error."""
+    from trntui.ui.screens.inventory import ChecksPane, ItemTable
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert [form.id for form in screen.query(FieldForm)] == ["form-project"]
+        assert not screen.query(ItemTable) and not screen.query(ChecksPane)
+        assert not screen.query(".field-error")
+        await open_section(pilot, "targets")
+        table = screen.query_one("#section-targets DataTable", DataTable)
+        assert table.row_count == len(app.session.inventory.targets) > 0
+        field = await focus_field(pilot, app, "model", "parameters_billion")
+        row = screen.query_one("#section-model #row-parameters_billion", FieldRow)
+        await type_into(pilot, "lots")
+        await settle(pilot)
+        assert row.error is not None and row.has_class("-invalid")
+        assert screen.query_one("#section-model .field-error").display
+        await type_into(pilot, "70")
+        await settle(pilot)
+        assert row.error is None and not row.has_class("-invalid")
+        assert field.value == "70"

@@ -349,12 +349,13 @@ def _show_list_section(app: App[object], section: str) -> DOMNode | None:
     screen = app.screen
     try:
         nav = screen.query_one("#nav", OptionList)
-        table = screen.query_one(f"#section-{section}")
+        slot = screen.query_one(f"#section-{section}")
     except NoMatches:  # not the Inventory: nothing to act on
         return None
     ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
     nav.highlighted = ids.index(section)
-    return table
+    slot.ensure_built()  # type: ignore[attr-defined]  # a list is built when first shown
+    return slot.query_one(f"#items-{section}")
 
 
 class ScreenCommandsProvider(Provider):

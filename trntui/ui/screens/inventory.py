@@ -16,6 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import (
     ContentSwitcher,
     DataTable,
@@ -84,7 +85,7 @@ class ItemTable(SessionView, Vertical):
     ]
 
     def __init__(self, name: str, session: Session) -> None:
-        super().__init__(id=f"section-{name}")
+        super().__init__(id=f"items-{name}")
         self.section = name
         self.session = session
         self.item_cls = LIST_SECTIONS[name]
@@ -278,8 +279,8 @@ class ChecksPane(Vertical):
     ChecksPane .form-title { text-style: bold; margin-bottom: 1; }
     """
 
-    def __init__(self, session: Session, *, id: str) -> None:
-        super().__init__(id=id)
+    def __init__(self, session: Session) -> None:
+        super().__init__()
         self.session = session
 
     def compose(self) -> ComposeResult:
@@ -289,6 +290,7 @@ class ChecksPane(Vertical):
     def on_mount(self) -> None:
         # The run sets come with the estimate (after the first one, and after each import).
         self.watch(self.app, "analysis", lambda: self.show(self.session.inventory), init=False)
+        self.show(self.session.inventory)
 
     def show(self, inventory: Inventory) -> None:
         context = self.session.estimate_context
@@ -311,18 +313,19 @@ class ChecksPane(Vertical):
 
 
 class SectionSlot(Vertical):
-    """Where one section's form goes; the form is built the first time the section is shown.
+    """Where one section's pane goes (a form, a list, the checks); it is built the first time
+    the section is shown.
 
-    The form of the section shown at start is built with the screen; the others (about 50
-    inputs each) only when the user first moves to them, so the first frame waits for nothing
-    it does not show. A form is built from the inventory as it is at that moment.
+    The pane of the section shown at start is built with the screen; the others (about 50
+    inputs for a form) only when the user first moves to them, so the first frame waits for
+    nothing it does not show. A pane is built from the inventory as it is at that moment.
     """
 
     DEFAULT_CSS = """
     SectionSlot { height: 1fr; }
     """
 
-    def __init__(self, name: str, build: Callable[[], FieldForm], *, built: bool) -> None:
+    def __init__(self, name: str, build: Callable[[], Widget], *, built: bool) -> None:
         super().__init__(id=f"section-{name}")
         self.section = name
         self._build = build
@@ -377,8 +380,8 @@ class InventoryScreen(SessionScreen):
                 for name in SECTIONS:
                     yield SectionSlot(name, partial(self._form, name), built=name == first)
                 for name in LIST_SECTIONS:
-                    yield ItemTable(name, self.session)
-                yield ChecksPane(self.session, id=f"section-{CHECKS_ID}")
+                    yield SectionSlot(name, partial(ItemTable, name, self.session), built=False)
+                yield SectionSlot(CHECKS_ID, partial(ChecksPane, self.session), built=False)
         yield EstimateBar()
         yield StatusLine()
         yield Footer(compact=True)
@@ -472,16 +475,16 @@ class InventoryScreen(SessionScreen):
         edits: a form is loaded again only where it shows something else."""
         for slot in self.query(SectionSlot):
             form = slot.form
-            current = getattr(inventory, slot.section)
-            if form is not None and form.obj != current:
+            if form is not None and form.obj != (current := getattr(inventory, slot.section)):
                 form.load(current)
         self._note_invalid()
         self.refresh_lists(inventory)
 
     def refresh_lists(self, inventory: Inventory) -> None:
-        """Update the tables and checks (the forms already show what was typed)."""
-        self.query_one(ChecksPane).show(inventory)
-        for name in LIST_SECTIONS:
-            table = self.query_one(f"#section-{name}", ItemTable)
-            if table.items != getattr(inventory, name):
-                table.show_items(getattr(inventory, name))
+        """Update the tables and checks built so far (the forms already show what was typed;
+        a list or the checks built later show the inventory as it is then)."""
+        for checks in self.query(ChecksPane):
+            checks.show(inventory)
+        for table in self.query(ItemTable):
+            if table.items != getattr(inventory, table.section):
+                table.show_items(getattr(inventory, table.section))

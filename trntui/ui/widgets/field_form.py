@@ -106,19 +106,24 @@ class FieldRow(Vertical):
                     tooltip=spec.help or None,
                 )
             yield Label(spec.unit, classes="field-unit")
-        yield Static("", classes="field-error")
 
     def show_error(self, message: str | None) -> None:
+        """Show ``message`` under the field (None: no error). The error line is made the first
+        time one is shown, and a row is restyled only when its state changes: a form's first
+        frame builds only what it shows."""
+        if message == self.error:
+            return
         self.set_class(message is not None, "-invalid")
-        self.query_one(".field-error", Static).update(message or "")
+        line = next(iter(self.query_children(".field-error").results(Static)), None)
+        if line is None:
+            self.mount(Static(message or "", classes="field-error"))
+        else:
+            line.update(message or "")
 
     @property
     def error(self) -> str | None:
-        return (
-            str(self.query_one(".field-error", Static).content)
-            if self.has_class("-invalid")
-            else None
-        )
+        line = next(iter(self.query_children(".field-error").results(Static)), None)
+        return str(line.content) if line is not None and self.has_class("-invalid") else None
 
     def parse(self) -> Any:
         """The current entry as a value; raises ``FieldValueError`` when it is not valid."""
