@@ -30,11 +30,10 @@ class AttachCaptureScreen(WorkerModal[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="attach.cancel")]
     AUTO_FOCUS = "#capture"
 
-    def __init__(self, root: Path, run_id: str, instance_type: str | None) -> None:
+    def __init__(self, root: Path, run_id: str) -> None:
         super().__init__()
         self.root = root
         self.run_id = run_id
-        self.instance_type = instance_type
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -96,8 +95,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             self.root,
             self.run_id,
             path,
-            offset_s=offset_s,
-            instance_type=self.instance_type,
+            offset_s=offset_s,  # the run's instance type: attach_capture's rule, as in the CLI
             progress=progress,
             cancel=lambda: worker.is_cancelled,
         )

@@ -144,7 +144,6 @@ class RunDetailScreen(SessionView, Dialog[None]):
         facts: RunFacts,
         metadata: RunMetadata,
         telemetry: RunTelemetryDetail,
-        instance_type: str | None,
         size: SystemSize | None = None,
     ) -> None:
         super().__init__()
@@ -154,7 +153,6 @@ class RunDetailScreen(SessionView, Dialog[None]):
         self.facts = facts
         self.metadata = metadata
         self.telemetry = telemetry
-        self.instance_type = instance_type
 
     def compose(self) -> ComposeResult:
         goal = self.session.inventory.goal
@@ -203,7 +201,7 @@ class RunDetailScreen(SessionView, Dialog[None]):
     @edits
     def action_attach(self) -> None:
         self.app.push_screen(
-            AttachCaptureScreen(self.session.root, self.run_id, self.instance_type),
+            AttachCaptureScreen(self.session.root, self.run_id),
             self._attached,
         )
 

@@ -380,7 +380,6 @@ class RunsScreen(SessionScreen):
             facts,
             run.metadata,
             telemetry,
-            target.instance_type if target else None,
             self.sizes.get(run_id),
         )
         self.app.call_from_thread(self.app.push_screen, screen, self._detail_closed)
