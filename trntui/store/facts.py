@@ -46,7 +46,7 @@ from trntui.core.run_facts import (
     facts_from_json,
     facts_to_json,
 )
-from trntui.core.timeline import ImportedRun, RunMetadata
+from trntui.core.timeline import RunMetadata
 from trntui.store.atomic import atomic_write_with
 from trntui.store.paths import project_path, timeline_files
 from trntui.store.project import may_store_derived, read_inventory, write_access
@@ -163,17 +163,6 @@ def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | No
     return {row[0]: row[1:] for row in frame.iter_rows()}
 
 
-def _goal_free(
-    run: ImportedRun,
-    target: QualityTarget | None,
-    planned_steps: int | None,
-    recorded: RecordedQuality | None,
-) -> bool:
-    """Whether ``run_facts(run, target, planned_steps, recorded)`` is ``run_facts(run)``."""
-    planned_unused = planned_steps is None or run.metadata.planned_steps is not None
-    return target is None and recorded is None and planned_unused
-
-
 def derived_runs(
     root: Path,
     target: QualityTarget | None,
@@ -226,15 +215,16 @@ def derived_runs(
             text = None
             just_stored = (fresh or {}).get(run_id)
             run = load_run(root, run_id, runs) if just_stored is None else just_stored.run
-            if just_stored is not None and _goal_free(
+            # The rules and the telemetry rules load here: reading stored facts needs neither.
+            from trntui.core.run_facts import goal_free, run_facts
+            from trntui.store.telemetry import run_limit
+
+            if just_stored is not None and goal_free(
                 run, target, planned_steps, recorded.get(run_id)
             ):
                 facts = just_stored.facts
             else:
-                from trntui.core.run_facts import run_facts  # the rules: deriving only
-
                 facts = run_facts(run, target, planned_steps, recorded.get(run_id))
-            from trntui.store.telemetry import run_limit  # the telemetry rules: deriving only
 
             limit, steady_pct = run_limit(root, run_id, run, facts, captured=run_id in captures)
             derived += 1

@@ -73,14 +73,14 @@ from trntui.core.run_facts.facts import (
 from trntui.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from trntui.core.run_facts.derive import run_facts
+    from trntui.core.run_facts.derive import goal_free, judged_plan, run_facts
     from trntui.core.run_facts.summary import RunSetSummary, Spread, spread, summarize_set
 
 # Deriving and summarizing load when first used: reading stored facts needs neither.
 __getattr__ = lazy_exports(
     __name__,
     {
-        "run_facts": "derive",
+        **dict.fromkeys(("run_facts", "goal_free", "judged_plan"), "derive"),
         **dict.fromkeys(("RunSetSummary", "Spread", "spread", "summarize_set"), "summary"),
     },
 )
@@ -104,6 +104,8 @@ __all__ = [
     "Stall",
     "facts_from_json",
     "facts_to_json",
+    "goal_free",
+    "judged_plan",
     "run_facts",
     "spread",
     "summarize_set",

@@ -316,6 +316,24 @@ def _phase_split(
     )
 
 
+def judged_plan(meta: RunMetadata, planned_steps: int | None) -> int | None:
+    """The steps a run is judged by: its own plan (the steps its log says it will run), the
+    inventory's ``planned_steps`` only where the log states none."""
+    return meta.planned_steps if meta.planned_steps is not None else planned_steps
+
+
+def goal_free(
+    run: ImportedRun,
+    target: QualityTarget | None,
+    planned_steps: int | None,
+    recorded: RecordedQuality | None,
+) -> bool:
+    """Whether ``run_facts(run, target, planned_steps, recorded)`` is ``run_facts(run)``: no
+    quality target, no recorded result, and the inventory's planned steps not used."""
+    unused = judged_plan(run.metadata, planned_steps) == run.metadata.planned_steps
+    return target is None and recorded is None and unused
+
+
 def run_facts(
     run: ImportedRun,
     target: QualityTarget | None = None,
@@ -336,9 +354,7 @@ def run_facts(
     problems = timeline_problems(tl)
     if problems:
         return _suspect_facts(meta, problems)
-    # A trial is judged by its own plan (the steps its log says it will run); the inventory's
-    # planned steps only where the log states none.
-    planned = meta.planned_steps if meta.planned_steps is not None else planned_steps
+    planned = judged_plan(meta, planned_steps)
     notes: list[str] = []
     has_clock = tl["t_s"].drop_nulls().len() > 0
     progress_kind = _progress_kind(tl)
