@@ -190,8 +190,6 @@ def test_importing_a_folder_with_utilization_captures_says_attach_them(tmp_path:
 def test_a_bad_value_is_told_once_with_its_file_line_and_key(tmp_path: Path) -> None:
     """What was expected is said once, with the file, the line and the key (not repeated
     after the key)."""
-    from tests import copy_sample
-
     root = copy_sample(tmp_path / "p")
     path = root / PROJECT_FILE
     lines = path.read_text().splitlines()

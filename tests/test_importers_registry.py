@@ -25,6 +25,12 @@ def logs(tmp_path: Path) -> dict[str, Path]:
     return {"megatron": megatron, "nxd": nxd, "hf": hf, "mlperf": MLPERF / "result_0.txt"}
 
 
+def test_the_format_list_names_each_parser_in_sniffing_order() -> None:
+    from trntui.importers import _formats
+
+    assert [fmt.name for fmt in _formats()] == list(FORMATS)
+
+
 def test_every_format_is_detected(logs: dict[str, Path]) -> None:
     for name, path in logs.items():
         assert name in FORMATS

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,17 +77,11 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def _read_first_file_ahead(paths: list[Path]) -> None:
-    """Start reading the first named path when it is a regular file (a folder's files, or the
-    files after the first, are read in turn as before: memory holds one log at a time)."""
+    """Start reading the first named path when it is a file (a folder's files, or the files
+    after the first, are read in turn as before: memory holds one log at a time)."""
     from trntui.importers.reading import read_ahead
 
-    if not paths:
-        return
-    try:
-        regular = stat.S_ISREG(os.stat(paths[0]).st_mode)
-    except OSError:
-        return  # the import says what is wrong with it
-    if regular:
+    if paths[0].is_file():  # argparse gives at least one; a FIFO is refused by the read
         read_ahead(paths[0])
 
 

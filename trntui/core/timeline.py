@@ -257,7 +257,9 @@ class RunMetadata:
 @functools.lru_cache(maxsize=4096)
 def _metadata_from_json(text: str) -> RunMetadata:
     """Parsed once per text: the runs table is checked when read and its metadata used again by
-    every reader (the metadata is frozen, so one parse can be shared)."""
+    every reader. The metadata is frozen, but its dict fields (``facts``, ``protocol``,
+    ``setup_phases``) are shared between the readers of one text: read them, never change
+    them (nothing does)."""
     return RunMetadata._from_json(text)
 
 

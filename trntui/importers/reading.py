@@ -65,17 +65,13 @@ class SourceFile:
 
     The hash is computed on a background thread (hashlib releases the GIL) while the parser
     works (or from the chunks as they are read, for a file read in chunks); ``sha256`` waits
-    for it. ``data`` has LF line breaks; a
-    file whose lines end in CR alone (old Mac style) is read with them turned into LF
-    (``line_breaks`` says so), while the hash is that of the file's own bytes.
+    for it. ``data`` has LF line breaks; a file whose lines end in CR alone (old Mac style) is
+    read with them turned into LF, while the hash is that of the file's own bytes.
     """
 
-    def __init__(
-        self, path: Path, data: bytes, digest: concurrent.futures.Future[str], *, cr_only: bool
-    ) -> None:
+    def __init__(self, path: Path, data: bytes, digest: concurrent.futures.Future[str]) -> None:
         self.path = path
         self.data = data
-        self.line_breaks = "CR" if cr_only else "LF"
         self._hash = digest
 
     @property
@@ -263,10 +259,7 @@ def _lines_before(chunks: list[bytes], offset: int) -> int:
 
 
 def _read(path: Path) -> SourceFile:
-    """Open ``path``; a missing, unreadable, empty, not-line-shaped or non-regular file is the
-    user's problem, not a bug. A file whose line lengths are not checked from small windows is
-    read in chunks and refused as soon as a line is too long, so it never sits in memory whole
-    (see the module docstring)."""
+    """The read behind ``read_source`` (and ``read_ahead``, in its thread)."""
     path = Path(path)
     cap = MAX_LINE_BYTES
     with open_regular(path) as handle:
@@ -287,8 +280,8 @@ def _read(path: Path) -> SourceFile:
     if not data or data.isspace():
         raise InputFileError(str(path), "file is empty", expected="a training log")
     if cr_only:
-        return SourceFile(path, data.replace(b"\r", b"\n"), digest, cr_only=True)
-    return SourceFile(path, data, digest, cr_only=False)
+        return SourceFile(path, data.replace(b"\r", b"\n"), digest)
+    return SourceFile(path, data, digest)
 
 
 _AHEAD: dict[str, concurrent.futures.Future[SourceFile]] = {}
