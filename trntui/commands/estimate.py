@@ -37,7 +37,7 @@ from trntui.core.estimate import (
     Override,
     estimate,
 )
-from trntui.core.format import number, usd, usd_per_unit
+from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
 from trntui.store.atomic import atomic_write_text
@@ -368,7 +368,7 @@ def scenario_list_command(args: argparse.Namespace) -> int:
     if not infos:
         print("No scenario saved yet (trntui scenario save DIR NAME).")
     for info in infos:
-        when = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else "?"
+        when = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else f"{UNKNOWN:16}"
         totals = ", ".join(f"{name} {usd(total)}" for name, total in info.totals.items())
         print(f"{info.name:20} {when}  {totals}  {info.note}")
     return 0

@@ -170,7 +170,11 @@ def runs_command(args: argparse.Namespace) -> int:
         return 0
     for run in report["runs"]:
         throughput = run["steady_throughput"]
-        speed = f"{throughput:,.1f} {run['throughput_unit']}" if throughput else "throughput ?"
+        speed = (
+            f"{throughput:,.1f} {run['throughput_unit']}"
+            if throughput is not None
+            else f"throughput {UNKNOWN}"
+        )
         print(
             f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['outcome']:10}  "
             f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
@@ -266,7 +270,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         counted[row["set"]] = counted.get(row["set"], 0) + bool(row["counts"])
         rows.append(row)
     sets = []
-    for info in run_sets(root):
+    for info in run_sets(root, stored):
         entry: dict[str, Any] = {
             "name": info.name,
             "runs": info.runs,

@@ -352,9 +352,10 @@ def stale_runs(runs: pl.DataFrame) -> int:
     )
 
 
-def run_sets(root: Path) -> list[RunSetInfo]:
-    """Repeated runs grouped by set name, with the MLPerf score of MLPerf sets."""
-    runs = load_runs(root)
+def run_sets(root: Path, runs: pl.DataFrame | None = None) -> list[RunSetInfo]:
+    """Repeated runs grouped by set name, with the MLPerf score of MLPerf sets (``runs``: the
+    runs table, when already read)."""
+    runs = load_runs(root) if runs is None else runs
     infos = []
     for (name,), group in runs.sort("set_name").group_by("set_name", maintain_order=True):
         is_mlperf = bool((group["format"] == "mlperf").all())

@@ -145,7 +145,7 @@ class RunsScreen(SessionScreen):
         root = self.session.root
         try:
             self.runs = load_runs(root)
-            self.sets = {info.name: info for info in run_sets(root)}
+            self.sets = {info.name: info for info in run_sets(root, self.runs)}
             self.sizes = run_sizes(self.runs, load_stated_sizes(root))
         except UserError as error:
             self.set_status(str(error), "error")
