@@ -44,7 +44,6 @@ import httpx
 from trntui.core.quotes import SAVINGS_PLAN_OFFER
 from trntui.pricing.cache import (
     CachedFile,
-    load_json_bounded,
     meta_path,
     offer_csv_path,
     read_cached,
@@ -60,7 +59,7 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.extract import OfferPreamble, check_offer_complete, read_preamble
+from trntui.pricing.extract import OfferPreamble, checked_offer, read_preamble
 from trntui.pricing.responses import (
     _check_framed,
     _check_not_html,
@@ -68,7 +67,6 @@ from trntui.pricing.responses import (
     _content_length,
     _decoded,
     _load_region_index,
-    _validate_region_index,
 )
 from trntui.pricing.settings import PricingSettings, check_pricing_url
 from trntui.store.atomic import fsync_folder
@@ -153,7 +151,7 @@ class PriceListClient:
             self.region_index_url(offer_code),
             target,
             max_bytes=self.settings.max_index_bytes,
-            validate=_validate_region_index,
+            validate=_load_region_index,
         )
         regions = _load_region_index(cached.path)
         version_url = regions.get(region)
@@ -183,9 +181,7 @@ class PriceListClient:
                 url,
                 target,
                 max_bytes=self.settings.max_offer_bytes,
-                validate=lambda path: check_offer_complete(
-                    path, read_preamble(path, expected_offer=offer_code)
-                ),
+                validate=lambda path: checked_offer(path, offer_code),
                 progress=progress,
                 cancel=cancel,
             )
@@ -407,7 +403,6 @@ __all__ = [
     "PriceListClient",
     "PricingError",
     "ProgressCallback",
-    "load_json_bounded",
     "offer_csv_url",
     "remove_partial_downloads",
 ]

@@ -93,10 +93,6 @@ def _check_not_html(response: httpx.Response, url: str) -> None:
         )
 
 
-def _validate_region_index(path: Path) -> None:
-    _load_region_index(path)
-
-
 def _load_region_index(path: Path) -> dict[str, str | None]:
     """Each region's version URL (None when its entry has none).
 

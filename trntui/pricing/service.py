@@ -39,9 +39,8 @@ from trntui.pricing.errors import (
 )
 from trntui.pricing.extract import (
     OfferSource,
-    check_offer_complete,
+    checked_offer,
     instance_quotes,
-    read_preamble,
     savings_plan_quotes,
     side_rates,
     side_services_in,
@@ -177,9 +176,7 @@ def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> Off
     if cached is None:
         return None
     try:
-        preamble = check_offer_complete(
-            cached.path, read_preamble(cached.path, expected_offer=offer_code)
-        )
+        preamble = checked_offer(cached.path, offer_code)
     except (PricingError, OSError):
         return None
     return OfferFile(offer_code, region, cached, preamble, not_modified=False)

@@ -25,8 +25,8 @@ DedicatedUsage), ``Unit=Hrs``, ``Currency=USD``, and the region and type in
 The package, in the order data flows (each module imports only the ones above it):
 
 1. ``offer``: the file's metadata rows and header, checked (``read_preamble``,
-   ``OfferPreamble``, ``check_offer_complete``), the provenance quotes carry (``OfferSource``)
-   and why a price text is unusable (``price_problem``).
+   ``OfferPreamble``, ``check_offer_complete``, both: ``checked_offer``), the provenance
+   quotes carry (``OfferSource``) and why a price text is unusable (``price_problem``).
 2. ``scan``: the rows matching a filter, read in blocks of whole records (``filter_offer``,
    ``iter_record_blocks``).
 3. ``instances``: on-demand and reserved quotes (``instance_price_rows``, ``instance_quotes``).
@@ -46,6 +46,7 @@ from trntui.pricing.extract.offer import (
     OfferPreamble,
     OfferSource,
     check_offer_complete,
+    checked_offer,
     price_problem,
     read_preamble,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "OfferPreamble",
     "OfferSource",
     "check_offer_complete",
+    "checked_offer",
     "filter_offer",
     "instance_price_rows",
     "instance_quotes",

@@ -139,7 +139,7 @@ def _on_demand_quotes(
     aggregation; a type with several different prices gets an unknown price and a note)."""
     priced = pl.col("price_usd") > 0
     groups = (
-        on_demand.sort("Instance Type")
+        on_demand.sort("Instance Type", maintain_order=True)
         .group_by("Instance Type", maintain_order=True)
         .agg(
             pl.col("price_usd").filter(priced).n_unique().alias("prices"),
@@ -188,7 +188,7 @@ def _reserved_quotes(
     hourly = pl.col("Unit") == "Hrs"
     upfront = pl.col("Unit") == "Quantity"
     groups = (
-        reserved.sort(keys)
+        reserved.sort(keys, maintain_order=True)
         .group_by(keys, maintain_order=True)
         .agg(
             *(

@@ -138,6 +138,13 @@ def read_preamble(path: Path, *, expected_offer: str | None = None) -> OfferPrea
     )
 
 
+def checked_offer(path: Path, offer_code: str) -> OfferPreamble:
+    """The preamble of the ``offer_code`` file at ``path``, refused (``PricingFormatError``)
+    unless its preamble reads and its last record is whole: what a download must pass to
+    replace the cache, and a cached copy to be used."""
+    return check_offer_complete(path, read_preamble(path, expected_offer=offer_code))
+
+
 _TAIL_BYTES = 1024 * 1024
 
 

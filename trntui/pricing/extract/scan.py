@@ -222,5 +222,5 @@ def _last_record_end(data: bytes, parity_before: int) -> int:
 
 def _groups(frame: pl.DataFrame, by: str | list[str]) -> Iterable[tuple[object, pl.DataFrame]]:
     keys = [by] if isinstance(by, str) else by
-    for key, group in frame.sort(keys).group_by(keys, maintain_order=True):
+    for key, group in frame.sort(keys, maintain_order=True).group_by(keys, maintain_order=True):
         yield (key[0] if isinstance(by, str) else key), group
