@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "llama2-70b-lora"
@@ -42,6 +43,18 @@ def timed(command: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=USER_ENV)
     return time.perf_counter() - start
+
+
+def child_usage(command: list[str], env: dict[str, str] = USER_ENV) -> tuple[float, Any]:
+    """Wall seconds and the resource usage (``os.wait4``'s: CPU time, peak memory) of one
+    child process; a failing child stops the benchmark."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    if (code := os.waitstatus_to_exitcode(status)) != 0:
+        raise SystemExit(f"{command[:3]} failed with status {code}")
+    return seconds, usage
 
 
 def pairs(command: list[str], yardstick: list[str], count: int) -> tuple[float, float]:

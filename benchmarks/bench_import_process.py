@@ -14,17 +14,15 @@ Prints the median of each and their ratio (issue 15's target: at most 3x). Run:
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_cli_start import USER_ENV, trntui_command
+from benchmarks.bench_cli_start import USER_ENV, child_usage, trntui_command
 from benchmarks.bench_megatron_import import ITERATIONS, megatron_spec
 from tests import loggen
 
@@ -46,12 +44,7 @@ pl.read_csv(
 
 def _timed(command: list[str]) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system) of one child process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=USER_ENV)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{command[:3]} failed")
+    seconds, usage = child_usage(command)
     return seconds, usage.ru_utime + usage.ru_stime
 
 

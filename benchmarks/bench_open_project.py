@@ -12,7 +12,6 @@ Run: ``python benchmarks/bench_open_project.py [PAIRS]`` (default 5) from the re
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_cli_start import USER_ENV, trntui_command
+from benchmarks.bench_cli_start import timed, trntui_command
 from benchmarks.bench_estimate import configure
 from tests.loggen import MegatronSpec, write_megatron
 from trntui.store.project import init_project
@@ -40,12 +39,6 @@ def build_project(folder: Path, runs: int) -> Path:
     for set_name in ("trn", "gpu"):
         import_paths(root, sorted(logs.glob(f"{set_name}*.log")), set_name=set_name)
     return root
-
-
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=USER_ENV)
-    return time.perf_counter() - start
 
 
 def main() -> None:

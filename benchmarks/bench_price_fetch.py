@@ -27,20 +27,18 @@ import contextlib
 import gzip
 import http.server
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_cli_start import USER_ENV, trntui_command
+from benchmarks.bench_cli_start import USER_ENV, child_usage, trntui_command
 from benchmarks.bench_price_extract import write_offer_file
 from tests.test_pricing_support import PUBLICATION_DATE, version_path
 
@@ -120,13 +118,7 @@ def serving(site: dict[str, tuple[bytes, str, bool]]) -> Iterator[str]:
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds and peak memory (MiB) of one child process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{command[:3]} failed with status {child.returncode}")
+    seconds, usage = child_usage(command, env)
     return seconds, usage.ru_maxrss / 1024
 
 
