@@ -367,8 +367,10 @@ def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
     frame = timeline.with_row_index("row")
     flagged: set[str] = set()  # one problem per column: a NaN is not also called negative
     for name, wrong, rows in _value_rules(frame.columns):
+        if name in flagged:
+            continue
         bad = frame.filter(rows)
-        if name in flagged or not bad.height:
+        if not bad.height:
             continue
         flagged.add(name)
         value = bad[name][0]
