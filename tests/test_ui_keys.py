@@ -99,6 +99,33 @@ async def test_the_palette_adds_a_target_on_the_inventory_list(sample_project: P
         assert "target" in str(app.screen.title_text).lower()
 
 
+async def test_the_palette_edits_a_risk_on_a_list_not_shown_yet(sample_project: Project) -> None:
+    """The Inventory's lists are built when first shown: a palette command on a list never
+    shown acts once its table is there (it raised NoMatches before the table was mounted)."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        chosen = await choose_in_palette(pilot, "risks edit")
+        assert chosen.startswith("Inventory > Risks: Edit")
+        await wait_until(pilot, lambda: isinstance(app.screen, ItemFormScreen), "risk form")
+        assert "risk" in str(app.screen.title_text).lower()
+
+
+async def test_a_click_on_a_section_enters_it(sample_project: Project) -> None:
+    """A click highlights and selects at once: the section is built, shown and focused."""
+    from textual.widgets import DataTable, Input, OptionList
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        nav = app.screen.query_one("#nav", OptionList)
+        ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
+        for section, kind in (("targets", DataTable), ("model", Input)):
+            await pilot.click("#nav", offset=(3, ids.index(section) + 1))
+            await settle(pilot)
+            assert app.screen.query_one("#sections").current == f"section-{section}"
+            assert isinstance(app.focused, kind), (section, app.focused)
+            assert app.focused in app.screen.query_one(f"#section-{section}").query(kind)
+
+
 async def test_the_palette_attaches_telemetry_to_the_highlighted_run_from_another_screen(
     trn_project: tuple[Path, str],
 ) -> None:

@@ -310,7 +310,7 @@ async def run_screen_command(app: App[object], screen: DOMNode, command: ScreenC
         if target is None:
             return
     if place.section is not None:
-        target = _show_list_section(app, place.section)
+        target = await _show_list_section(app, place.section)
     if target is None:
         return
     prepare = getattr(target, "prepare_action", None)
@@ -342,19 +342,18 @@ async def _workers_done(app: App[object], node: DOMNode) -> None:
         await asyncio.sleep(0)  # what the workers posted back runs (and may start more)
 
 
-def _show_list_section(app: App[object], section: str) -> DOMNode | None:
-    from textual.css.query import NoMatches
+async def _show_list_section(app: App[object], section: str) -> DOMNode | None:
     from textual.widgets import OptionList
 
+    from trntui.ui.screens.inventory import InventoryScreen
+
     screen = app.screen
-    try:
-        nav = screen.query_one("#nav", OptionList)
-        slot = screen.query_one(f"#section-{section}")
-    except NoMatches:  # not the Inventory: nothing to act on
+    if not isinstance(screen, InventoryScreen):  # not the Inventory: nothing to act on
         return None
+    nav = screen.query_one("#nav", OptionList)
     ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
     nav.highlighted = ids.index(section)
-    slot.ensure_built()  # type: ignore[attr-defined]  # a list is built when first shown
+    slot = await screen.show_section(section)  # a list is built when first shown
     return slot.query_one(f"#items-{section}")
 
 

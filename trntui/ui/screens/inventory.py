@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import (
     ContentSwitcher,
     DataTable,
@@ -330,15 +330,20 @@ class SectionSlot(Vertical):
         self.section = name
         self._build = build
         self._built = built
+        self._mounting: AwaitMount | None = None
 
     def compose(self) -> ComposeResult:
         if self._built:
             yield self._build()
 
-    def ensure_built(self) -> None:
+    async def ensure_built(self) -> None:
+        """Build the pane if it is not yet, and return once it is mounted with its children
+        (a key or a command acting on it right after finds its widgets)."""
         if not self._built:
             self._built = True
-            self.mount(self._build())
+            self._mounting = self.mount(self._build())
+        if self._mounting is not None:
+            await self._mounting
 
     @property
     def form(self) -> FieldForm | None:
@@ -404,16 +409,20 @@ class InventoryScreen(SessionScreen):
         self.refresh_from(self.session.inventory)
         self.watch(self.app, "inventory", self.refresh_from, init=False)
 
+    async def show_section(self, section: str) -> SectionSlot:
+        """Show ``section``'s pane, built and mounted."""
+        slot = self.query_one(f"#section-{section}", SectionSlot)
+        await slot.ensure_built()
+        self.query_one("#sections", ContentSwitcher).current = slot.id
+        return slot
+
     @on(OptionList.OptionHighlighted, "#nav")
-    def _show_section(self, event: OptionList.OptionHighlighted) -> None:
-        pane = self.query_one(f"#section-{event.option.id}")
-        if isinstance(pane, SectionSlot):
-            pane.ensure_built()
-        self.query_one("#sections", ContentSwitcher).current = pane.id
+    async def _show_section(self, event: OptionList.OptionHighlighted) -> None:
+        await self.show_section(str(event.option.id))
 
     @on(OptionList.OptionSelected, "#nav")
-    def _enter_section(self, event: OptionList.OptionSelected) -> None:
-        pane = self.query_one(f"#section-{event.option.id}")
+    async def _enter_section(self, event: OptionList.OptionSelected) -> None:
+        pane = await self.show_section(str(event.option.id))  # a click highlights and selects
         for widget in pane.query("Input, Select, DataTable"):
             if widget.focusable:
                 widget.focus()
