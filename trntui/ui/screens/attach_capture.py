@@ -91,11 +91,12 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                 self.query_one("#progress", ProgressBar).update, progress=fraction
             )
 
+        # The run's instance type is attach_capture's to find (one rule, as in the CLI).
         outcome = attach_capture(
             self.root,
             self.run_id,
             path,
-            offset_s=offset_s,  # the run's instance type: attach_capture's rule, as in the CLI
+            offset_s=offset_s,
             progress=progress,
             cancel=lambda: worker.is_cancelled,
         )

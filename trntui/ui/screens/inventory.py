@@ -288,8 +288,8 @@ class ChecksPane(Vertical):
         yield Static("", id="checks-body")
 
     def on_mount(self) -> None:
-        # The run sets come with the estimate (after the first one, and after each import).
-        self.watch(self.app, "analysis", lambda: self.show(self.session.inventory), init=False)
+        # The run sets come with each recompute's run facts (also when the estimate fails).
+        self.watch(self.app, "facts_changed", lambda: self.show(self.session.inventory), init=False)
         self.show(self.session.inventory)
 
     def show(self, inventory: Inventory) -> None:

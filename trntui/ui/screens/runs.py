@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
+from trntui.core.format import number
 from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
@@ -52,7 +53,6 @@ from trntui.ui.screens.runs_columns import (
     WIDE_FROM,
     launched,
     minutes,
-    number,
     size_cell,
 )
 from trntui.ui.session import Session

@@ -25,10 +25,6 @@ def minutes(value: float | None) -> str:
     return UNKNOWN if value is None else f"{value / 60:.2f}"
 
 
-def number(value: float | None) -> str:
-    return UNKNOWN if value is None else f"{value:,.4g}"
-
-
 SET_WIDTH = 16
 """Cells for a run set's name in the table (names are cut where they differ, see
 ``distinct_labels``; the line under the table names the highlighted run's set in full)."""

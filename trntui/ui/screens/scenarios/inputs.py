@@ -13,9 +13,10 @@ from textual.widgets import DataTable, Static, TabPane
 
 from trntui.core.estimate import Estimate, Override
 from trntui.core.estimate import Input as EstimateInput
+from trntui.core.format import number
 from trntui.core.report import Analysis
 from trntui.ui.format import fit
-from trntui.ui.screens.scenarios.rendering import input_detail, input_rows, number
+from trntui.ui.screens.scenarios.rendering import input_detail, input_rows
 
 
 def overrides_for(overrides: tuple[Override, ...], key: str, target: str | None) -> list[Override]:

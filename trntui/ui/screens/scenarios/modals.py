@@ -26,11 +26,10 @@ from trntui.core.estimate import (
     check_value,
     shown_unit,
 )
-from trntui.core.format import usd
+from trntui.core.format import number, usd
 from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
 from trntui.ui.screens.dialog import Dialog, field_row
-from trntui.ui.screens.scenarios.rendering import number
 
 ALL_TARGETS = ""
 """The target choice of an override that applies to every target."""

@@ -14,13 +14,9 @@ from rich.text import Text
 
 from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate, shown_unit
 from trntui.core.estimate import Input as EstimateInput
-from trntui.core.format import UNKNOWN, usd, usd_per_unit
+from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import Scenario
-
-
-def number(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:,.4g}"
 
 
 class EstimateTable:
