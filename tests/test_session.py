@@ -279,3 +279,24 @@ async def test_prices_follow_a_target_undone_elsewhere(sample_project: Project) 
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert gone.instance_type in shown(), "the undone deletion shows on Prices at once"
+
+
+def test_undo_after_a_run_set_rename_keeps_the_targets_on_the_new_name(
+    sample_project: Project,
+) -> None:
+    """A run set renamed on disk is no undo step, and the inventories kept for undo follow it:
+    undoing an older edit takes that edit back without pointing the targets at a set that is
+    gone."""
+    session = Session(sample_project)
+    old = session.inventory.targets[0].run_set
+    assert session.edit_inventory(renamed(session, "Edited"), label="Project > Name") is None
+    steps = len(session.history)
+    assert session.follow_run_set_rename(old, "renamed-set") is None
+    assert len(session.history) == steps, "the rename is no step of its own"
+    assert session.inventory.targets[0].run_set == "renamed-set"
+
+    step, problem = session.undo()
+    assert problem is None and step is not None and step.label == "Project > Name"
+    assert session.inventory.project.name != "Edited", "the older edit was taken back"
+    assert session.inventory.targets[0].run_set == "renamed-set"
+    assert all(target.run_set != old for target in session.inventory.targets)

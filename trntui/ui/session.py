@@ -17,6 +17,7 @@ turns each change into a save timer, a recompute and reactive updates that scree
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,22 +136,14 @@ class Session:
 
     # --- changes -------------------------------------------------------------------------
 
-    def edit_inventory(
-        self, inventory: Inventory, *, label: str, undoable: bool = True
-    ) -> str | None:
+    def edit_inventory(self, inventory: Inventory, *, label: str) -> str | None:
         """Make ``inventory`` current (saved soon after); why not, when it is refused.
 
         The whole document is checked as a hand-edited file would be. Edits with the same
-        label in quick succession are one undo step. ``undoable=False`` for an edit that
-        follows a change on disk ctrl+z cannot take back (targets following a renamed run
-        set: undoing only the inventory half would point them at a set that is gone).
+        label in quick succession are one undo step.
         """
-        if self.read_only:
-            return self.read_only_message
-        try:
-            Inventory.from_dict(inventory.to_dict())
-        except InventoryInvalid as invalid:
-            return f"Not saved: {invalid.problems[0].message}"
+        if (refused := self._refusal(inventory)) is not None:
+            return refused
         now = self._clock()
         last = self.history[-1] if self.history else None
         coalesce = (
@@ -159,11 +152,40 @@ class Session:
             and last.label == label
             and now - last.at < UNDO_COALESCE_S
         )
-        if undoable and not coalesce:
+        if not coalesce:
             self._record(UndoStep("inventory", label, self.inventory, now))
         self.inventory = inventory
         self.dirty = True
         self._changed("inventory")
+        return None
+
+    def follow_run_set_rename(self, old: str, new: str) -> str | None:
+        """The targets follow a run set renamed on disk: the inventory, and every inventory
+        kept for undo, name ``new`` where they named ``old``. No undo step (ctrl+z cannot take
+        back the runs' half; renaming the set back does both), and undoing an older edit does
+        not point the targets at a set that is gone. Why not, when the inventory is refused."""
+        inventory = self.inventory.with_run_set_renamed(old, new)
+        if (refused := self._refusal(inventory)) is not None:
+            return refused
+        for index, step in enumerate(self.history):
+            if step.kind == "inventory":
+                before: Inventory = step.before  # type: ignore[assignment]
+                renamed = before.with_run_set_renamed(old, new)
+                self.history[index] = dataclasses.replace(step, before=renamed)
+        self.inventory = inventory
+        self.dirty = True
+        self._changed("inventory")
+        return None
+
+    def _refusal(self, inventory: Inventory) -> str | None:
+        """Why ``inventory`` cannot be made current: read-only, or a value the file refuses
+        (the whole document is checked as a hand-edited file would be)."""
+        if self.read_only:
+            return self.read_only_message
+        try:
+            Inventory.from_dict(inventory.to_dict())
+        except InventoryInvalid as invalid:
+            return f"Not saved: {invalid.problems[0].message}"
         return None
 
     def check_overrides(self, overrides: Sequence[Override]) -> str | None:

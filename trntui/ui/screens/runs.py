@@ -419,13 +419,8 @@ class RunsScreen(SessionScreen):
                 return
             followed = ""
             inventory = self.session.inventory
-            renamed = inventory.with_run_set_renamed(old, new)
-            if whole and renamed != inventory:
-                # Not an undo step: ctrl+z would turn the targets back to a set that is gone;
-                # m renames it back (runs and targets together).
-                problem = self.session.edit_inventory(
-                    renamed, label="rename run set", undoable=False
-                )
+            if whole and inventory.with_run_set_renamed(old, new) != inventory:
+                problem = self.session.follow_run_set_rename(old, new)
                 if problem is None:
                     followed = "; the targets measured by it follow (m renames it back)"
                 else:
