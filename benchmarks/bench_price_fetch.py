@@ -11,6 +11,11 @@ each a fresh process:
 * a bare download of the same bytes: ``httpx.stream`` with ``Accept-Encoding: gzip``, each
   decoded chunk written to a file.
 
+The order alternates between rounds: a command that runs right after trntui's download (263 MB
+written and flushed to disk) can be slowed by the disk still settling it, which measured the
+bare download at 0.6-0.85 s instead of 0.38 s when it always came second. Each round's cache
+and download are removed after it, so no round starts with another's files on disk.
+
 Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of both,
 and their ratio (issue 15's target: at most 2x). With ``--pandas`` (pandas installed; it is not
 a dependency of trntui) it also runs ``pandas.read_csv`` of the file downloaded the same bare
@@ -181,10 +186,15 @@ def main() -> int:
                 fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
                 for wanted in args.types or ():
                     fetch += ["--instance-type", wanted]
-                results = {"trntui": timed(fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})}
-                for label, command in commands.items():
-                    results[label] = timed(command, env)
-                    download.unlink()
+                runs = [("trntui", fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})]
+                runs += [(label, command, env) for label, command in commands.items()]
+                if index % 2:  # every other round the other way round (see the docstring)
+                    runs.reverse()
+                results = {}
+                for label, command, its_env in runs:
+                    results[label] = timed(command, its_env)
+                    download.unlink(missing_ok=True)
+                    shutil.rmtree(cache, ignore_errors=True)
                 if index >= 0:
                     for label, result in results.items():
                         rounds[label].append(result)
