@@ -36,7 +36,7 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.service import fetch_instance_quotes, fetch_side_rates
+from trntui.pricing.service import FetchResult, fetch_instance_quotes, fetch_side_rates
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV, PricingSettings
 
 EC2_US_EAST_1 = "/offers/v1.0/aws/AmazonEC2/20261120180211/us-east-1/index.csv"
@@ -330,6 +330,54 @@ def test_cancel_stops_cleanly_and_keeps_no_partial_file(
     assert len(chunks) == 1  # stopped after the first chunk
     assert cached.read_bytes() == good
     assert not [name for name in cache_files(tmp_path) if ".trntui-download-" in name]
+    assert not _scanning_threads()
+
+
+def _scanning_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "trntui-offer-blocks"]
+
+
+def test_a_download_is_filtered_as_it_arrives_and_a_cached_copy_is_read(
+    price_server: FakePriceList, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trntui.pricing.service as service
+
+    reads: list[Path] = []
+    read_file = service.scan_offer_file
+    monkeypatch.setattr(
+        service, "scan_offer_file", lambda path, plan: reads.append(path) or read_file(path, plan)
+    )
+    settings = settings_for(price_server, tmp_path)
+    _big_site(price_server)  # several pieces and blocks
+    first = fetch_instance_quotes("us-east-1", ["p5.48xlarge", "trn2.48xlarge"], settings=settings)
+    assert reads == []  # the rows came with the download
+    second = fetch_instance_quotes("us-east-1", ["p5.48xlarge", "trn2.48xlarge"], settings=settings)
+    assert second.status.not_modified
+    assert reads == [tmp_path / "AmazonEC2" / "us-east-1" / "index.csv"]
+
+    def fields(result: FetchResult) -> list[tuple[object, ...]]:
+        return [(q.instance_type, q.purchase_option, q.usd_per_hour, q.sku) for q in result.quotes]
+
+    assert fields(first) == fields(second)
+    assert {q.instance_type for q in first.quotes} == {"p5.48xlarge", "trn2.48xlarge"}
+    assert not _scanning_threads()
+
+
+def test_a_download_that_is_not_csv_names_the_cached_file_and_line(
+    price_server: FakePriceList, tmp_path: Path
+) -> None:
+    good = offer_csv("AmazonEC2", EC2_HEADER, ec2_rows())
+    head, first_row, rest = good.split(b"\n", 7)[:6], good.split(b"\n")[6], good.split(b"\n", 7)[7]
+    bad_row = first_row.replace(b'"', b"", 1)  # a quote left open: the row runs on
+    price_server.site[EC2_US_EAST_1] = b"\n".join([*head, bad_row, rest])
+    cached = tmp_path / "AmazonEC2" / "us-east-1" / "index.csv"
+    with pytest.raises(PricingFormatError, match=f"^{cached}:7: .*cannot be read as CSV"):
+        fetch_instance_quotes(
+            "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
+        )
+    assert not _scanning_threads()
 
 
 def test_offline_uses_the_cache_without_network(

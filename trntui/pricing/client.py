@@ -59,7 +59,7 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.extract import OfferPreamble, checked_offer, read_preamble
+from trntui.pricing.extract import OfferPreamble, OfferRows, Plan, checked_offer, read_preamble
 from trntui.pricing.responses import (
     _check_framed,
     _check_not_html,
@@ -95,6 +95,9 @@ class OfferFile:
     cached: CachedFile
     preamble: OfferPreamble
     not_modified: bool
+    streamed: OfferRows | None = None
+    """The rows of the plan given to ``offer_file``, gathered while the file downloaded (None
+    when it was not downloaded this time): ``finish`` them, then ``close``."""
 
 
 def offer_csv_url(base_url: str, version_url: str) -> str:
@@ -170,33 +173,50 @@ class PriceListClient:
         *,
         progress: ProgressCallback | None = None,
         cancel: CancelCheck | None = None,
+        plan: Plan | None = None,
     ) -> OfferFile:
-        """Bring the region's offer CSV up to date in the cache and return it."""
+        """Bring the region's offer CSV up to date in the cache and return it; with a ``plan``,
+        a file downloaded now is filtered by it as it arrives (``OfferFile.streamed``)."""
         url = self.offer_csv_url(offer_code, region)
         target = offer_csv_path(self.settings.cache_path, offer_code, region)
         remove_partial_downloads(target.parent)
 
-        def fetch() -> CachedFile:
-            return self.download(
-                url,
-                target,
-                max_bytes=self.settings.max_offer_bytes,
-                validate=lambda path: checked_offer(path, offer_code),
-                progress=progress,
-                cancel=cancel,
-            )
+        def fetch() -> tuple[CachedFile, OfferRows | None]:
+            rows = None if plan is None else OfferRows(str(target), plan)
+            try:
+                cached = self.download(
+                    url,
+                    target,
+                    max_bytes=self.settings.max_offer_bytes,
+                    validate=lambda path: checked_offer(path, offer_code),
+                    progress=progress,
+                    cancel=cancel,
+                    tee=None if rows is None else rows.add,
+                )
+            except BaseException:
+                if rows is not None:
+                    rows.close()
+                raise
+            if cached.not_modified and rows is not None:
+                rows.close()  # no body came: the caller reads the cached file
+                rows = None
+            return cached, rows
 
-        cached = fetch()
+        cached, rows = fetch()
         try:
             preamble = read_preamble(cached.path, expected_offer=offer_code)
         except PricingFormatError:
+            if rows is not None:
+                rows.close()
             if not cached.not_modified:
                 raise
             # The server says "unchanged" but the local copy was damaged: fetch it whole.
             meta_path(target).unlink(missing_ok=True)
-            cached = fetch()
+            cached, rows = fetch()
             preamble = read_preamble(cached.path, expected_offer=offer_code)
-        return OfferFile(offer_code, region, cached, preamble, not_modified=cached.not_modified)
+        return OfferFile(
+            offer_code, region, cached, preamble, not_modified=cached.not_modified, streamed=rows
+        )
 
     def download(
         self,
@@ -207,8 +227,10 @@ class PriceListClient:
         validate: Callable[[Path], object],
         progress: ProgressCallback | None = None,
         cancel: CancelCheck | None = None,
+        tee: Callable[[bytes], None] | None = None,
     ) -> CachedFile:
-        """Fetch ``url`` into ``target`` (conditionally), or raise a ``PricingError``."""
+        """Fetch ``url`` into ``target`` (conditionally), or raise a ``PricingError``; ``tee``
+        is given every piece of a body as it is written (not a cached file's bytes)."""
         previous = read_cached(target)
         headers = {}
         if previous is not None and previous.url == url:
@@ -234,7 +256,9 @@ class PriceListClient:
                 _check_status(response, url)
                 _check_not_html(response, url)
                 _check_framed(response, url)
-                self._stream_to_cache(response, url, target, max_bytes, validate, progress, cancel)
+                self._stream_to_cache(
+                    response, url, target, max_bytes, validate, progress, cancel, tee
+                )
                 fetched = CachedFile(
                     path=target,
                     url=url,
@@ -284,6 +308,7 @@ class PriceListClient:
         validate: Callable[[Path], object],
         progress: ProgressCallback | None,
         cancel: CancelCheck | None,
+        tee: Callable[[bytes], None] | None = None,
     ) -> None:
         total = _content_length(response)
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
@@ -334,6 +359,8 @@ class PriceListClient:
                                 url=url,
                             )
                         handle.write(chunk)
+                        if tee is not None:
+                            tee(chunk)
                     if progress is not None:
                         progress(received, total)
                 if decoder is not None and not decoder.eof:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import polars as pl
 
 from trntui.core.quotes import (
     ON_DEMAND,
@@ -39,9 +40,13 @@ from trntui.pricing.errors import (
 )
 from trntui.pricing.extract import (
     OfferSource,
+    Plan,
     checked_offer,
-    instance_quotes,
-    savings_plan_quotes,
+    instance_plan,
+    quotes_from_instance_rows,
+    quotes_from_savings_plan_rows,
+    savings_plan_plan,
+    scan_offer_file,
     side_rates,
     side_services_in,
 )
@@ -128,12 +133,16 @@ def load_offer(
     progress: ProgressCallback | None = None,
     cancel: CancelCheck | None = None,
     offline: bool = False,
+    plan: Plan | None = None,
 ) -> tuple[OfferFile, OfferStatus]:
-    """Refresh the offer file, falling back to the cached copy when the server fails."""
+    """Refresh the offer file, falling back to the cached copy when the server fails; with a
+    ``plan``, its rows are gathered while a new file downloads (read them with ``offer_rows``)."""
     error: PricingError | None = None
     if not offline:
         try:
-            offer = client.offer_file(offer_code, region, progress=progress, cancel=cancel)
+            offer = client.offer_file(
+                offer_code, region, progress=progress, cancel=cancel, plan=plan
+            )
         except PricingCancelledError:
             raise
         except _RECOVERABLE as fault:
@@ -182,6 +191,17 @@ def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> Off
     return OfferFile(offer_code, region, cached, preamble, not_modified=False)
 
 
+def offer_rows(offer: OfferFile, plan: Plan) -> list[pl.DataFrame]:
+    """The rows of ``plan`` (the one ``load_offer`` was given): gathered while the file
+    downloaded, or read from the cached file when it was not downloaded this time."""
+    if offer.streamed is None:
+        return scan_offer_file(offer.cached.path, plan)
+    try:
+        return offer.streamed.finish()
+    finally:
+        offer.streamed.close()
+
+
 def offer_source(offer: OfferFile) -> OfferSource:
     return OfferSource(
         offer_code=offer.offer_code,
@@ -209,9 +229,11 @@ def fetch_instance_quotes(
     Blocking (a regional EC2 file is a few hundred MB on first download): run it in a worker
     thread, pass ``progress`` for a progress bar and ``cancel`` to stop it.
     """
+    wanted = _unique(instance_types)
     return _fetch_quotes(
-        EC2_OFFER, instance_quotes, ON_DEMAND, region, instance_types, settings=settings,
-        progress=progress, cancel=cancel, offline=offline, transport=transport,
+        EC2_OFFER, instance_plan(wanted, region), quotes_from_instance_rows, ON_DEMAND, region,
+        wanted, settings=settings, progress=progress, cancel=cancel, offline=offline,
+        transport=transport,
     )  # fmt: skip
 
 
@@ -223,17 +245,24 @@ def fetch_savings_plan_quotes(
     ``fetch_instance_quotes`` (settings, progress, cancel, offline, transport): the file is
     cached, re-validated and used from the cache when the server fails, as the EC2 file is. A
     type with no plan rate is in ``misses``, which speak for Savings Plans only."""
+    wanted = _unique(instance_types)
     return _fetch_quotes(
-        SAVINGS_PLAN_OFFER, savings_plan_quotes, SAVINGS_PLANS, region, instance_types, **options
-    )
+        SAVINGS_PLAN_OFFER, savings_plan_plan(wanted, region), quotes_from_savings_plan_rows,
+        SAVINGS_PLANS, region, wanted, **options,
+    )  # fmt: skip
+
+
+def _unique(instance_types: Sequence[str] | None) -> list[str] | None:
+    return None if instance_types is None else list(dict.fromkeys(instance_types))
 
 
 def _fetch_quotes(
     offer_code: str,
-    extract: Callable[..., list[PriceQuote]],
+    plan: Plan,
+    quotes_from_rows: Callable[..., list[PriceQuote]],
     looked_for: str,
     region: str,
-    instance_types: Sequence[str] | None,
+    wanted: list[str] | None,
     *,
     settings: PricingSettings | None = None,
     progress: ProgressCallback | None = None,
@@ -241,18 +270,19 @@ def _fetch_quotes(
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
 ) -> FetchResult:
-    """Load the offer's file for ``region`` and ``extract`` its quotes; ``looked_for`` names
-    the purchase option(s) a type without a quote is reported missing for."""
+    """Load the offer's file for ``region`` and make its quotes from ``plan``'s rows (gathered
+    as the file downloads); ``looked_for`` names the purchase option(s) a type without a quote
+    is reported missing for."""
     settings = settings or PricingSettings.from_env()
     with PriceListClient(settings, transport=transport) as client:
         offer, status = load_offer(
-            client, offer_code, region, progress=progress, cancel=cancel, offline=offline
-        )
-    wanted = None if instance_types is None else list(dict.fromkeys(instance_types))
+            client, offer_code, region, progress=progress, cancel=cancel, offline=offline,
+            plan=plan,
+        )  # fmt: skip
+    (rows,) = offer_rows(offer, plan)
     source = offer_source(offer)
-    columns = offer.preamble.columns
     notes: list[str] = []
-    quotes = tuple(extract(offer.cached.path, source, region, wanted, columns=columns, notes=notes))
+    quotes = tuple(quotes_from_rows(rows, offer.cached.path, source, region, notes))
     looked_up = tuple(
         PriceLookup(
             instance_type,

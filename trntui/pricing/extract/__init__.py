@@ -27,10 +27,14 @@ The package, in the order data flows (each module imports only the ones above it
 1. ``offer``: the file's metadata rows and header, checked (``read_preamble``,
    ``OfferPreamble``, ``check_offer_complete``, both: ``checked_offer``), the provenance
    quotes carry (``OfferSource``) and why a price text is unusable (``price_problem``).
-2. ``scan``: the rows matching a filter, read in blocks of whole records (``filter_offer``,
-   ``iter_record_blocks``).
-3. ``instances``: on-demand and reserved quotes (``instance_price_rows``, ``instance_quotes``).
-4. ``savings_plans``: Savings Plans quotes (``savings_plan_quotes``).
+2. ``records``: a file's bytes, in any pieces, cut into its header and blocks of whole records
+   (``RecordBlocks``; no Polars). ``scan``: the rows each query of a plan wants, from a cached
+   file or from a download as it arrives (``RowQuery``, ``OfferRows``, ``scan_offer_file``,
+   ``filter_offer``).
+3. ``instances``: on-demand and reserved quotes: which rows (``instance_plan``), the quotes
+   they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
+4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
+   ``quotes_from_savings_plan_rows``, ``savings_plan_quotes``).
 5. ``side_rates``: side-service rates (``side_rates``, ``side_services_in``).
 
 Every public name is re-exported here: import from ``trntui.pricing.extract``.
@@ -38,7 +42,12 @@ Every public name is re-exported here: import from ``trntui.pricing.extract``.
 
 from __future__ import annotations
 
-from trntui.pricing.extract.instances import instance_price_rows, instance_quotes
+from trntui.pricing.extract.instances import (
+    instance_plan,
+    instance_price_rows,
+    instance_quotes,
+    quotes_from_instance_rows,
+)
 from trntui.pricing.extract.offer import (
     PREAMBLE_KEYS,
     PREAMBLE_ROWS,
@@ -50,8 +59,13 @@ from trntui.pricing.extract.offer import (
     price_problem,
     read_preamble,
 )
-from trntui.pricing.extract.savings_plans import savings_plan_quotes
-from trntui.pricing.extract.scan import BLOCK_BYTES, filter_offer, iter_record_blocks
+from trntui.pricing.extract.records import BLOCK_BYTES, OfferRows, Plan, RecordBlocks
+from trntui.pricing.extract.savings_plans import (
+    quotes_from_savings_plan_rows,
+    savings_plan_plan,
+    savings_plan_quotes,
+)
+from trntui.pricing.extract.scan import RowQuery, filter_offer, scan_offer_file
 from trntui.pricing.extract.side_rates import side_rates, side_services_in
 
 __all__ = [
@@ -60,16 +74,24 @@ __all__ = [
     "PREAMBLE_ROWS",
     "REQUIRED_COLUMNS",
     "OfferPreamble",
+    "OfferRows",
     "OfferSource",
+    "Plan",
+    "RecordBlocks",
+    "RowQuery",
     "check_offer_complete",
     "checked_offer",
     "filter_offer",
+    "instance_plan",
     "instance_price_rows",
     "instance_quotes",
-    "iter_record_blocks",
     "price_problem",
+    "quotes_from_instance_rows",
+    "quotes_from_savings_plan_rows",
     "read_preamble",
+    "savings_plan_plan",
     "savings_plan_quotes",
+    "scan_offer_file",
     "side_rates",
     "side_services_in",
 ]

@@ -13,14 +13,8 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.quotes import HOURS_PER_YEAR, ON_DEMAND, PriceQuote, reserved_option
-from trntui.pricing.extract.offer import (
-    _LEASE_YEARS,
-    _PURCHASE_PAYMENT,
-    OfferSource,
-    _provenance,
-    read_preamble,
-)
-from trntui.pricing.extract.scan import _LINE, _skip_bad_prices, filter_offer
+from trntui.pricing.extract.offer import _LEASE_YEARS, _PURCHASE_PAYMENT, OfferSource, _provenance
+from trntui.pricing.extract.scan import _LINE, Plan, RowQuery, _skip_bad_prices, scan_offer_file
 
 
 def _is_blank_or_na(column: str) -> pl.Expr:
@@ -61,34 +55,40 @@ def _instance_filter(
     return expr
 
 
+_ROW_COLUMNS = (
+    "SKU",
+    "OfferTermCode",
+    "RateCode",
+    "TermType",
+    "EffectiveDate",
+    "Unit",
+    "PricePerUnit",
+    "LeaseContractLength",
+    "PurchaseOption",
+    "OfferingClass",
+    "Instance Type",
+)
+
+
+def instance_plan(instance_types: Sequence[str] | None = None, region: str | None = None) -> Plan:
+    """The query for the on-demand and reserved Linux rows of ``instance_types`` (all when
+    None): the file's columns say whether Local Zone and licensed rows of ``region`` must be
+    filtered out and whether a ``GPU`` count is there to read."""
+
+    def plan(columns: Sequence[str]) -> list[RowQuery]:
+        present = set(columns)
+        extra = tuple(name for name in ("GPU",) if name in present)
+        predicate = _instance_filter(instance_types, present, region)
+        return [RowQuery(predicate, (*_ROW_COLUMNS, *extra, _LINE), _LINE)]
+
+    return plan
+
+
 def instance_price_rows(
-    path: Path,
-    instance_types: Sequence[str] | None = None,
-    *,
-    columns: Sequence[str] = (),
-    present: set[str] | frozenset[str] = frozenset(),
-    region: str | None = None,
+    path: Path, instance_types: Sequence[str] | None = None, *, region: str | None = None
 ) -> pl.DataFrame:
-    """The on-demand and reserved Linux rows (all text), read with the streaming engine;
-    ``present``: the file's columns, to filter out Local Zone and licensed rows of ``region``."""
-    wanted = [
-        "SKU",
-        "OfferTermCode",
-        "RateCode",
-        "TermType",
-        "EffectiveDate",
-        "Unit",
-        "PricePerUnit",
-        "LeaseContractLength",
-        "PurchaseOption",
-        "OfferingClass",
-        "Instance Type",
-        *columns,
-        _LINE,
-    ]
-    return filter_offer(
-        path, _instance_filter(instance_types, present, region), wanted, line_column=_LINE
-    )
+    """The on-demand and reserved Linux rows (all text) of the offer file at ``path``."""
+    return scan_offer_file(path, instance_plan(instance_types, region))[0]
 
 
 def instance_quotes(
@@ -97,10 +97,22 @@ def instance_quotes(
     region: str,
     instance_types: Sequence[str] | None = None,
     *,
-    columns: Sequence[str] | None = None,
     notes: list[str] | None = None,
 ) -> list[PriceQuote]:
-    """On-demand and reserved quotes for ``instance_types`` (all types when None).
+    """On-demand and reserved quotes for ``instance_types`` (all types when None) from the
+    offer file at ``path`` (``quotes_from_instance_rows`` of ``instance_plan``'s rows)."""
+    rows = instance_price_rows(path, instance_types, region=region)
+    return quotes_from_instance_rows(rows, path, source, region, notes)
+
+
+def quotes_from_instance_rows(
+    rows: pl.DataFrame,
+    path: Path,
+    source: OfferSource,
+    region: str,
+    notes: list[str] | None = None,
+) -> list[PriceQuote]:
+    """The quotes of the rows ``instance_plan`` picked from the file at ``path``.
 
     A type with no qualifying row gets no quote here; ``find_quote`` then reports it as not
     offered. If one type has several on-demand rows with different prices the quote's price is
@@ -108,13 +120,10 @@ def instance_quotes(
     A row whose price is not a number, not finite or negative is skipped, with a line in
     ``notes``; the rest of the file still counts.
     """
-    present = set(columns) if columns is not None else set(read_preamble(path).columns)
-    extra = [name for name in ("GPU",) if name in present]
-    rows = instance_price_rows(path, instance_types, columns=extra, present=present, region=region)
     rows = _skip_bad_prices(path, rows, "PricePerUnit", notes).with_columns(
         pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd")
     )
-    gpu = "GPU" if extra else None
+    gpu = "GPU" if "GPU" in rows.columns else None
     on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
     quotes = _on_demand_quotes(on_demand, source, region, gpu)
     reserved = rows.filter(pl.col("TermType") == "Reserved")

@@ -12,12 +12,20 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.quotes import PriceQuote, savings_plan_option
-from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _provenance, read_preamble
-from trntui.pricing.extract.scan import _LINE, _groups, _skip_bad_prices, filter_offer
+from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _provenance
+from trntui.pricing.extract.scan import (
+    _LINE,
+    Plan,
+    RowQuery,
+    _groups,
+    _skip_bad_prices,
+    scan_offer_file,
+)
 
 _PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}
 _BOX_USAGE = r"^(?:[A-Z0-9]+-)?BoxUsage:(.+)$"
-_PLAN = ["Product Family", "LeaseContractLength", "LeaseContractLengthUnit", "PurchaseOption"]
+_PLAN = ("Product Family", "LeaseContractLength", "LeaseContractLengthUnit", "PurchaseOption")
+_ROW_COLUMNS = ("SKU", "RateCode", "EffectiveDate", "DiscountedRate", "DiscountedUsageType")
 
 
 def _savings_plan_filter(
@@ -41,16 +49,39 @@ def _savings_plan_filter(
     return expr
 
 
+def savings_plan_plan(instance_types: Sequence[str] | None, region: str) -> Plan:
+    """The query for the Savings Plans rows of ``instance_types`` (all when None) in
+    ``region``; the file's columns say which of region and type it states."""
+
+    def plan(columns: Sequence[str]) -> list[RowQuery]:
+        predicate = _savings_plan_filter(instance_types, set(columns), region)
+        return [RowQuery(predicate, (*_ROW_COLUMNS, *_PLAN, _LINE), _LINE)]
+
+    return plan
+
+
 def savings_plan_quotes(
     path: Path,
     source: OfferSource,
     region: str,
     instance_types: Sequence[str] | None = None,
     *,
-    columns: Sequence[str] | None = None,
     notes: list[str] | None = None,
 ) -> list[PriceQuote]:
-    """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None).
+    """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None)
+    from the file at ``path`` (``quotes_from_savings_plan_rows`` of ``savings_plan_plan``'s)."""
+    rows = scan_offer_file(path, savings_plan_plan(instance_types, region))[0]
+    return quotes_from_savings_plan_rows(rows, path, source, region, notes)
+
+
+def quotes_from_savings_plan_rows(
+    rows: pl.DataFrame,
+    path: Path,
+    source: OfferSource,
+    region: str,
+    notes: list[str] | None = None,
+) -> list[PriceQuote]:
+    """The quotes of the rows ``savings_plan_plan`` picked from the file at ``path``.
 
     One quote per type and plan (kind, 1 or 3 years, no/partial/all upfront), its hourly price
     the listed rate, which already spreads any upfront payment over the term. A type with no
@@ -58,18 +89,6 @@ def savings_plan_quotes(
     left unknown, with a note. A rate that is not a number, not finite or negative is skipped,
     with a line in ``notes`` naming the file's line.
     """
-    present = set(
-        read_preamble(path, expected_offer=source.offer_code).columns
-        if columns is None
-        else columns
-    )
-    wanted = ["SKU", "RateCode", "EffectiveDate", "DiscountedRate", "DiscountedUsageType"]
-    rows = filter_offer(
-        path,
-        _savings_plan_filter(instance_types, present, region),
-        [*wanted, *_PLAN, _LINE],
-        line_column=_LINE,
-    )
     rows = _skip_bad_prices(path, rows, "DiscountedRate", notes).with_columns(
         pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type")
     )

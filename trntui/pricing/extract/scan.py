@@ -1,26 +1,27 @@
 """Reading an offer file's rows: blocks of whole records scanned lazily by Polars.
 
-``filter_offer`` cuts the file into blocks of whole records (a helper thread cuts the next
-while Polars parses this one) and scans each with the filter and projection pushed down;
+``OfferRows`` takes a file's bytes in pieces (read from disk by ``scan_offer_file``, or as a
+download arrives) and scans each block of whole records with every query of a plan, the filter
+and projection pushed down; ``filter_offer`` is one query on a cached file.
 ``_skip_bad_prices`` drops (and notes) rows whose price is not usable.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
-import threading
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from queue import Empty, Full, Queue
 
 import polars as pl
 
 from trntui.pricing.errors import PricingFormatError
-from trntui.pricing.extract.offer import PREAMBLE_ROWS, price_problem
+from trntui.pricing.extract.offer import price_problem
+from trntui.pricing.extract.records import BLOCK_BYTES, OfferRows, Plan
 
-BLOCK_BYTES = 16 * 1024 * 1024
+_READ_BYTES = 1024 * 1024
+_SMALLEST_READ = 1024
 _LINE = "line"
 
 
@@ -51,6 +52,51 @@ def _skip_bad_prices(
     return rows.filter(usable)
 
 
+@dataclass(frozen=True)
+class RowQuery:
+    """Rows an extraction wants from an offer file: those matching ``predicate``, with
+    ``columns`` (all text); ``line_column``, if named in ``columns``, holds each row's line."""
+
+    predicate: pl.Expr
+    columns: tuple[str, ...]
+    line_column: str | None = None
+
+    def scan(self, block: bytes, header: Sequence[str], first_line: int, name: str) -> pl.DataFrame:
+        """The wanted rows of ``block`` (whole records of a file with the columns ``header``,
+        the first on line ``first_line`` of the file ``name``)."""
+        try:
+            return (
+                pl.scan_csv(
+                    block,
+                    has_header=False,
+                    schema=dict.fromkeys(header, pl.String),
+                    quote_char='"',
+                    missing_columns="insert",  # a last row cut short is read with nulls
+                    row_index_name=self.line_column,
+                    row_index_offset=first_line,
+                )
+                .filter(self.predicate)
+                .select(self.columns)
+                .collect(engine="streaming")
+            )
+        except pl.exceptions.PolarsError as error:
+            at = _bad_record_line(block, len(header), first_line)
+            raise PricingFormatError(
+                f"{name}:{at}: the price list file cannot be read as CSV ({error}); "
+                "delete it from the cache and fetch again"
+            ) from None
+
+    def combine(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
+        """The rows of all blocks, in order."""
+        if parts:
+            return pl.concat(parts, how="vertical")
+        return pl.DataFrame(
+            schema={
+                name: pl.UInt32 if name == self.line_column else pl.String for name in self.columns
+            }
+        )
+
+
 def filter_offer(
     path: Path,
     predicate: pl.Expr,
@@ -59,52 +105,34 @@ def filter_offer(
     block_bytes: int = BLOCK_BYTES,
     line_column: str | None = None,
 ) -> pl.DataFrame:
-    """Rows of the offer file matching ``predicate``, with ``columns``, all as text.
+    """Rows of the offer file matching ``predicate``, with ``columns``, all as text
+    (``scan_offer_file`` with one query)."""
+    query = RowQuery(predicate, tuple(columns), line_column)
+    return scan_offer_file(path, lambda _columns: [query], block_bytes=block_bytes)[0]
+
+
+def scan_offer_file(
+    path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES
+) -> list[pl.DataFrame]:
+    """The rows each of ``plan``'s queries wants from the offer file at ``path``, in its order.
 
     The file is read in blocks of whole records (a newline counts as a record end only outside
-    quotes) and each block is scanned lazily with the filter and projection pushed down, on the
-    streaming engine. Scanning the path directly would map the whole file into memory (a few
-    hundred MB resident for a regional EC2 file); blocks keep the peak near one block.
-    ``line_column`` (if given, and named in ``columns``) holds each row's line in the file,
-    counting one line per record as in the price list's files, whose values hold no line breaks.
-    A file that cannot be read as CSV is a ``PricingFormatError`` naming the line at fault.
+    quotes), and each block is scanned lazily with the filter and projection pushed down, on
+    the streaming engine, in a thread of its own while the next block is read and cut.
+    Scanning the path directly would map the whole file into memory (a few hundred MB resident
+    for a regional EC2 file); blocks keep the peak near a few blocks. A query's
+    ``line_column`` holds each row's line in the file, counting one line per record as in the
+    price list's files, whose values hold no line breaks. A file that cannot be read as CSV is
+    a ``PricingFormatError`` naming the line at fault.
     """
-    parts: list[pl.DataFrame] = []
-    with open(path, "rb") as handle:
-        header, line = _read_header_records(handle)
-        schema = dict.fromkeys(header, pl.String)
-        blocks = _read_ahead(iter_record_blocks(handle, block_bytes))
-        block = b""
-        try:
-            for block in blocks:
-                parts.append(
-                    pl.scan_csv(
-                        block,
-                        has_header=False,
-                        schema=schema,
-                        quote_char='"',
-                        missing_columns="insert",  # a last row cut short is read with nulls
-                        row_index_name=line_column,
-                        row_index_offset=line,
-                    )
-                    .filter(predicate)
-                    .select(columns)
-                    .collect(engine="streaming")
-                )
-                line += block.count(b"\n")
-        except pl.exceptions.PolarsError as error:
-            at = _bad_record_line(block, len(header), line)
-            raise PricingFormatError(
-                f"{path}:{at}: the price list file cannot be read as CSV ({error}); "
-                "delete it from the cache and fetch again"
-            ) from None
-        finally:
-            blocks.close()  # stops the reading thread before the file closes
-    if not parts:
-        return pl.DataFrame(
-            schema={name: pl.UInt32 if name == line_column else pl.String for name in columns}
-        )
-    return pl.concat(parts, how="vertical")
+    rows = OfferRows(str(path), plan, block_bytes=block_bytes)
+    try:
+        with open(path, "rb") as handle:
+            while piece := handle.read(max(_SMALLEST_READ, min(_READ_BYTES, block_bytes))):
+                rows.add(piece)
+        return rows.finish()
+    finally:
+        rows.close()
 
 
 def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
@@ -122,102 +150,6 @@ def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
     except csv.Error:
         pass
     return first_line + start - 1
-
-
-def _read_header_records(handle: io.BufferedReader) -> tuple[list[str], int]:
-    """Skip the metadata rows and return the column names and the line the first row is on,
-    leaving ``handle`` on that row."""
-    records: list[bytes] = []
-    while len(records) < PREAMBLE_ROWS + 1:
-        record = handle.readline()
-        if not record:
-            raise PricingFormatError(f"{handle.name}: ends before the header row")
-        while record.count(b'"') % 2:
-            more = handle.readline()
-            if not more:
-                raise PricingFormatError(f"{handle.name}: unterminated quote near the top")
-            record += more
-        records.append(record)
-    text = records[-1].decode("utf-8").lstrip("\ufeff")
-    return next(csv.reader(io.StringIO(text))), 1 + sum(r.count(b"\n") for r in records)
-
-
-def iter_record_blocks(
-    handle: io.BufferedReader, block_bytes: int = BLOCK_BYTES
-) -> Iterator[bytes]:
-    """Yield the rest of ``handle`` in pieces of about ``block_bytes``, each ending at a record end.
-
-    Every piece starts at a record start, so the parity of the quotes counted from its start
-    tells whether a newline is inside a quoted field (odd) or ends a record (even).
-    """
-    carry = b""
-    while True:
-        data = handle.read(block_bytes)
-        if not data:
-            if carry.strip():
-                yield carry
-            return
-        cut = _last_record_end(data, carry.count(b'"') % 2)
-        if cut == 0:
-            carry += data
-            continue
-        yield b"".join((carry, memoryview(data)[:cut]))
-        carry = data[cut:]
-
-
-def _read_ahead(blocks: Iterator[bytes]) -> Generator[bytes, None, None]:
-    """Cut the next block in a helper thread while Polars (GIL released) parses this one.
-
-    Cutting is plain Python (reading, counting quotes); overlapping it with parsing saves most
-    of its time. One block waits at most, so memory stays bounded.
-    """
-    handoff: Queue[tuple[bytes | None, BaseException | None]] = Queue(maxsize=1)
-    stop = threading.Event()
-
-    def offer(item: tuple[bytes | None, BaseException | None]) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.1)
-                return True
-            except Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for block in blocks:
-                if not offer((block, None)):
-                    return
-            offer((None, None))
-        except BaseException as error:  # re-raised in the consuming thread
-            offer((None, error))
-
-    worker = threading.Thread(target=produce, name="trntui-offer-blocks", daemon=True)
-    worker.start()
-    try:
-        while True:
-            block, error = handoff.get()
-            if error is not None:
-                raise error
-            if block is None:
-                return
-            yield block
-    finally:
-        stop.set()
-        while worker.is_alive():
-            with contextlib.suppress(Empty):
-                handoff.get_nowait()
-            worker.join(timeout=0.05)
-
-
-def _last_record_end(data: bytes, parity_before: int) -> int:
-    """Offset just after the last newline of ``data`` that lies outside quotes, or 0."""
-    position = data.rfind(b"\n")
-    while position >= 0:
-        if (parity_before + data.count(b'"', 0, position)) % 2 == 0:
-            return position + 1
-        position = data.rfind(b"\n", 0, position)
-    return 0
 
 
 def _groups(frame: pl.DataFrame, by: str | list[str]) -> Iterable[tuple[object, pl.DataFrame]]:

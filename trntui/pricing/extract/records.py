@@ -1,0 +1,245 @@
+"""An offer file's bytes, in whatever pieces they come (read from disk or arriving from the
+network), cut into its header and blocks of whole records, each block filtered by a plan's
+queries in a thread of its own (``OfferRows``). This module does not import Polars (the queries
+do, when first run), so a download can start before Polars has loaded.
+
+A CSV record ends at a newline outside quotes. Each piece's quotes are counted once, as it
+comes; the parity of the quotes since the last cut (always a record start) then says whether a
+newline ends a record, looking back only from the end of what has gathered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from queue import Empty, Full, Queue
+from typing import Any, Protocol
+
+from trntui.pricing.errors import PricingFormatError
+from trntui.pricing.extract.offer import PREAMBLE_ROWS
+
+_HEAD_LIMIT = 1024 * 1024
+"""The metadata rows and the header must end within this many bytes."""
+
+
+class OfferHeader:
+    """The header of an offer file: its column names and the line its first row is on."""
+
+    __slots__ = ("columns", "first_line")
+
+    def __init__(self, columns: list[str], first_line: int) -> None:
+        self.columns = columns
+        self.first_line = first_line
+
+
+def split_head(data: bytes, name: str) -> tuple[OfferHeader, bytes] | None:
+    """The header of the file that starts with ``data`` and the bytes after it; None when
+    ``data`` does not yet hold the metadata rows and the header (more must come)."""
+    position, parity, records = 0, 0, 0
+    while records < PREAMBLE_ROWS + 1:
+        end = data.find(b"\n", position)
+        if end < 0:
+            if len(data) > _HEAD_LIMIT:
+                raise PricingFormatError(
+                    f"{name}: no header row within the first {_HEAD_LIMIT:,} bytes"
+                )
+            return None
+        parity ^= data.count(b'"', position, end) & 1
+        position = end + 1
+        if not parity:
+            records += 1
+            if records == PREAMBLE_ROWS:
+                header_start = position
+    text = data[header_start:position].decode("utf-8", "replace").lstrip("\ufeff")
+    columns = next(csv.reader(io.StringIO(text)), [])
+    return OfferHeader(columns, 1 + data.count(b"\n", 0, position)), data[position:]
+
+
+def head_missing(name: str, data: bytes) -> PricingFormatError:
+    """The error for a whole file (``data``) in which ``split_head`` found no header."""
+    if data.count(b'"') % 2:
+        return PricingFormatError(f"{name}: unterminated quote near the top")
+    return PricingFormatError(f"{name}: ends before the header row")
+
+
+class RecordBlocks:
+    """Gathers the bytes after the header and hands them back in blocks of whole records.
+
+    ``add`` takes the next piece and returns a block once about ``block_bytes`` have gathered
+    (None before); ``rest`` returns what is left at the end. Every block starts at a record
+    start and ends at a record end, so a block can be parsed on its own.
+    """
+
+    def __init__(self, block_bytes: int) -> None:
+        self.block_bytes = block_bytes
+        self._pieces: list[bytes] = []
+        self._counts: list[int] = []
+        self._size = 0
+
+    def add(self, data: bytes) -> bytes | None:
+        if not data:
+            return None
+        self._pieces.append(data)
+        self._counts.append(data.count(b'"'))
+        self._size += len(data)
+        if self._size < self.block_bytes:
+            return None
+        return self._cut()
+
+    def rest(self) -> bytes:
+        block = b"".join(self._pieces)
+        self._pieces, self._counts, self._size = [], [], 0
+        return block
+
+    def _cut(self) -> bytes | None:
+        """The gathered bytes up to the last record end, or None when none has ended yet."""
+        parity = sum(self._counts) & 1  # of the quotes since the last cut, a record start
+        after = 0  # quotes after the newline being looked at, to the end of what gathered
+        for index in range(len(self._pieces) - 1, -1, -1):
+            piece = self._pieces[index]
+            end = len(piece)
+            newline = piece.rfind(b"\n", 0, end)
+            while newline >= 0:
+                after += piece.count(b'"', newline + 1, end)
+                if not (parity ^ after) & 1:
+                    return self._take(index, newline + 1)
+                end = newline
+                newline = piece.rfind(b"\n", 0, end)
+            after += piece.count(b'"', 0, end)
+        return None
+
+    def _take(self, index: int, cut: int) -> bytes:
+        piece = self._pieces[index]
+        head, tail = piece[:cut], piece[cut:]
+        block = b"".join([*self._pieces[:index], head])
+        later = self._pieces[index + 1 :]
+        self._pieces = [tail, *later] if tail else later
+        later_counts = self._counts[index + 1 :]
+        self._counts = [tail.count(b'"'), *later_counts] if tail else later_counts
+        self._size = sum(len(each) for each in self._pieces)
+        return block
+
+
+class Query(Protocol):
+    """What ``OfferRows`` needs of a query (``scan.RowQuery`` is one)."""
+
+    def scan(self, block: bytes, header: Sequence[str], first_line: int, name: str) -> Any: ...
+
+    def combine(self, parts: list[Any]) -> Any: ...
+
+
+Plan = Callable[[Sequence[str]], Sequence[Query]]
+"""The queries to run on a file with these columns (a filter may depend on which it has)."""
+
+BLOCK_BYTES = 16 * 1024 * 1024
+_THREAD = "trntui-offer-blocks"
+_WAITING_PIECES = 32
+"""Pieces (at most 1 MB each from a download) that may wait for the scanning thread; a
+caller that is faster than the scan waits, so memory stays bounded."""
+_END = b""
+
+
+class OfferRows:
+    """The rows ``plan``'s queries want from an offer file whose bytes come in pieces, in
+    order: ``add`` each piece (as read, or as it arrives from the network), ``finish``, then
+    ``close`` (always: it stops the thread).
+
+    The caller's thread only hands the pieces over. A thread of its own cuts them into the
+    header and blocks of whole records and scans each block with every query (Polars releases
+    the interpreter while it parses), so a download is filtered while it arrives. A fault in
+    the file (no header, a block that is not CSV) is raised by ``finish``, never by ``add``:
+    the download that feeds it goes on and is judged by its own checks.
+    """
+
+    def __init__(self, name: str, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -> None:
+        self.name = name
+        self._plan = plan
+        self._block_bytes = block_bytes
+        self._error: BaseException | None = None
+        self._results: list[Any] = []
+        self._handoff: Queue[bytes] = Queue(maxsize=_WAITING_PIECES)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=_THREAD, daemon=True)
+        self._thread.start()
+
+    def add(self, piece: bytes) -> None:
+        if piece:
+            self._put(piece)
+
+    def finish(self) -> list[Any]:
+        """Every query's rows, in the plan's order; the file's fault if it has one."""
+        self._put(_END)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._results
+
+    def close(self) -> None:
+        self._stop.set()
+        while self._thread.is_alive():
+            with contextlib.suppress(Empty):
+                self._handoff.get_nowait()
+            self._thread.join(timeout=0.05)
+
+    def _put(self, piece: bytes) -> None:
+        while not self._stop.is_set() and self._thread.is_alive():
+            try:
+                self._handoff.put(piece, timeout=0.1)
+                return
+            except Full:
+                continue
+
+    def _pieces(self) -> Any:
+        while not self._stop.is_set():
+            try:
+                piece = self._handoff.get(timeout=0.1)
+            except Empty:
+                continue
+            if piece is _END:
+                return
+            yield piece
+
+    def _run(self) -> None:
+        try:
+            self._results = self._scan(self._pieces())
+        except BaseException as error:  # raised by finish, in the caller's thread
+            self._error = error
+
+    def _scan(self, pieces: Any) -> list[Any]:
+        head = b""
+        found = None
+        for piece in pieces:
+            head += piece
+            if (found := split_head(head, self.name)) is not None:
+                break
+        if found is None:
+            if self._stop.is_set():
+                return []
+            raise head_missing(self.name, head)
+        header, rest = found
+        del head
+        columns = tuple(header.columns)
+        queries = list(self._plan(columns))
+        parts: list[list[Any]] = [[] for _ in queries]
+        line = header.first_line
+        blocks = RecordBlocks(self._block_bytes)
+
+        def scan(block: bytes) -> None:
+            nonlocal line
+            for query, found in zip(queries, parts, strict=True):
+                found.append(query.scan(block, columns, line, self.name))
+            line += block.count(b"\n")
+
+        for piece in itertools.chain((rest,), pieces):
+            if (block := blocks.add(piece)) is not None:
+                scan(block)
+        if self._stop.is_set():
+            return []
+        last = blocks.rest()
+        if last.strip():
+            scan(last)
+        return [query.combine(found) for query, found in zip(queries, parts, strict=True)]
