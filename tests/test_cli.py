@@ -112,6 +112,13 @@ def test_a_mistyped_command_or_a_file_is_named_as_such(
         (["--help"], {"polars", "textual", "httpx", "trntui.importers"}),
         (["init", "{tmp}/p"], {"polars", "textual", "httpx", "trntui.importers"}),
         (["price", "list", "{tmp}/nowhere"], {"textual", "trntui.importers"}),
+        # Polars loads in the thread that filters the download, once the file's header has
+        # come: reaching the price list (here its empty cache) and the help need none of it.
+        (["price", "fetch", "--help"], {"polars", "textual", "trntui.importers"}),
+        (
+            ["price", "fetch", "--region", "us-east-1", "--offline"],
+            {"polars", "textual", "trntui.importers", "trntui.pricing.extract.scan"},
+        ),
         (
             # Stored facts are read, never derived: no telemetry rules, no derivation, and
             # the analysis and back-tests only load for a report.
@@ -133,7 +140,8 @@ def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], abse
     sample = copy_sample(tmp_path / "sample") if "{sample}" in args else tmp_path
     argv = [a.replace("{tmp}", str(tmp_path)).replace("{sample}", str(sample)) for a in args]
     probe = (
-        "import sys\n"
+        "import os, sys\n"
+        f"os.environ['TRNTUI_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
         "from trntui.cli import main\n"
         "try:\n"
         f"    main({argv!r})\n"

@@ -16,6 +16,9 @@ import pytest
         ("trntui.store.telemetry", "attach", "attach_capture"),
         ("trntui.core.run_facts", "derive", "run_facts"),
         ("trntui.core.run_facts", "summary", "Spread"),
+        ("trntui.pricing.extract", "records", "OfferRows"),
+        ("trntui.pricing.extract", "instances", "instance_plan"),
+        ("trntui.pricing.extract", "offer", "read_preamble"),
     ],
 )
 def test_a_lazy_name_is_its_modules_object(package: str, module: str, name: str) -> None:
@@ -23,7 +26,9 @@ def test_a_lazy_name_is_its_modules_object(package: str, module: str, name: str)
     assert getattr(loaded, name) is getattr(importlib.import_module(f"{package}.{module}"), name)
 
 
-@pytest.mark.parametrize("package", ["trntui.store.telemetry", "trntui.core.run_facts"])
+@pytest.mark.parametrize(
+    "package", ["trntui.store.telemetry", "trntui.core.run_facts", "trntui.pricing.extract"]
+)
 def test_every_public_name_resolves_and_no_other(package: str) -> None:
     loaded = importlib.import_module(package)
     for name in loaded.__all__:

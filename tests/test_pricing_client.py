@@ -342,12 +342,12 @@ def _scanning_threads() -> list[str]:
 def test_a_download_is_filtered_as_it_arrives_and_a_cached_copy_is_read(
     price_server: FakePriceList, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trntui.pricing.service as service
+    from trntui.pricing import extract
 
     reads: list[Path] = []
-    read_file = service.scan_offer_file
+    read_file = extract.scan_offer_file
     monkeypatch.setattr(
-        service, "scan_offer_file", lambda path, plan: reads.append(path) or read_file(path, plan)
+        extract, "scan_offer_file", lambda path, plan: reads.append(path) or read_file(path, plan)
     )
     settings = settings_for(price_server, tmp_path)
     _big_site(price_server)  # several pieces and blocks

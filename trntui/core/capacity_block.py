@@ -21,8 +21,10 @@ length differs from the quoted one (AWS prices each offer separately).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 MAX_DAILY_STEP_DAYS = 14
 WEEKLY_STEP_DAYS = 7
@@ -77,6 +79,8 @@ def billed_days(need_days: float) -> int:
 
 def billed_days_expr(need_days: pl.Expr) -> pl.Expr:
     """``billed_days`` as a Polars expression (null stays null), for the cost formula."""
+    import polars as pl  # the rest of the module is plain arithmetic, for the CLI's checks
+
     full = ((need_days + _EPSILON_DAYS) / MAX_BLOCK_DAYS).floor()
     rest = need_days - full * MAX_BLOCK_DAYS
     daily = pl.max_horizontal((rest - _EPSILON_DAYS).ceil(), pl.lit(1.0))

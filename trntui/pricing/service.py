@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import polars as pl
 
 from trntui.core.quotes import (
     ON_DEMAND,
@@ -27,6 +26,7 @@ from trntui.core.quotes import (
     SideService,
     find_quote,
 )
+from trntui.pricing import extract  # its names load their module when first used
 from trntui.pricing.cache import offer_csv_path, read_cached
 from trntui.pricing.client import CancelCheck, OfferFile, PriceListClient, ProgressCallback
 from trntui.pricing.errors import (
@@ -38,18 +38,12 @@ from trntui.pricing.errors import (
     PricingNetworkError,
     PricingTooLargeError,
 )
-from trntui.pricing.extract import (
-    OfferSource,
-    Plan,
-    checked_offer,
-    instance_plan,
-    quotes_from_instance_rows,
-    quotes_from_savings_plan_rows,
-    savings_plan_plan,
-    scan_offer_file,
-    side_rates,
-    side_services_in,
-)
+from trntui.pricing.extract.offer import OfferSource, checked_offer
+from trntui.pricing.extract.records import Plan
+
+if TYPE_CHECKING:
+    import polars as pl
+
 from trntui.pricing.settings import PricingSettings
 
 EC2_OFFER = "AmazonEC2"
@@ -195,7 +189,7 @@ def offer_rows(offer: OfferFile, plan: Plan) -> list[pl.DataFrame]:
     """The rows of ``plan`` (the one ``load_offer`` was given): gathered while the file
     downloaded, or read from the cached file when it was not downloaded this time."""
     if offer.streamed is None:
-        return scan_offer_file(offer.cached.path, plan)
+        return extract.scan_offer_file(offer.cached.path, plan)
     try:
         return offer.streamed.finish()
     finally:
@@ -231,9 +225,11 @@ def fetch_instance_quotes(
     """
     wanted = _unique(instance_types)
     return _fetch_quotes(
-        EC2_OFFER, instance_plan(wanted, region), quotes_from_instance_rows, ON_DEMAND, region,
-        wanted, settings=settings, progress=progress, cancel=cancel, offline=offline,
-        transport=transport,
+        EC2_OFFER,
+        lambda columns: extract.instance_plan(wanted, region)(columns),
+        lambda *found: extract.quotes_from_instance_rows(*found),
+        ON_DEMAND, region, wanted, settings=settings, progress=progress, cancel=cancel,
+        offline=offline, transport=transport,
     )  # fmt: skip
 
 
@@ -247,7 +243,9 @@ def fetch_savings_plan_quotes(
     type with no plan rate is in ``misses``, which speak for Savings Plans only."""
     wanted = _unique(instance_types)
     return _fetch_quotes(
-        SAVINGS_PLAN_OFFER, savings_plan_plan(wanted, region), quotes_from_savings_plan_rows,
+        SAVINGS_PLAN_OFFER,
+        lambda columns: extract.savings_plan_plan(wanted, region)(columns),
+        lambda *found: extract.quotes_from_savings_plan_rows(*found),
         SAVINGS_PLANS, region, wanted, **options,
     )  # fmt: skip
 
@@ -272,7 +270,9 @@ def _fetch_quotes(
 ) -> FetchResult:
     """Load the offer's file for ``region`` and make its quotes from ``plan``'s rows (gathered
     as the file downloads); ``looked_for`` names the purchase option(s) a type without a quote
-    is reported missing for."""
+    is reported missing for. ``plan`` and ``quotes_from_rows`` name the extraction's functions
+    through the lazy ``extract`` package: its modules, and Polars, load in the scanning thread
+    when the file's header has come, while the download goes on."""
     settings = settings or PricingSettings.from_env()
     with PriceListClient(settings, transport=transport) as client:
         offer, status = load_offer(
@@ -330,7 +330,7 @@ def fetch_side_rates(
     statuses: list[OfferStatus] = []
     with PriceListClient(settings, transport=transport) as client:
         for offer_code in SIDE_OFFERS:
-            services = side_services_in(offer_code)
+            services = extract.side_services_in(offer_code)
             try:
                 offer, status = load_offer(
                     client, offer_code, region, progress=progress, cancel=cancel, offline=offline
@@ -342,7 +342,7 @@ def fetch_side_rates(
                     missing[service] = f"{_SIDE_NAMES[service]}: {error}"
                 continue
             statuses.append(status)
-            found = side_rates(offer.cached.path, offer_source(offer), region)
+            found = extract.side_rates(offer.cached.path, offer_source(offer), region)
             rates.extend(found[service] for service in services if service in found)
             for service in services:
                 if service not in found:

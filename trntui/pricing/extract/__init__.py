@@ -37,37 +37,83 @@ The package, in the order data flows (each module imports only the ones above it
    ``quotes_from_savings_plan_rows``, ``savings_plan_quotes``).
 5. ``side_rates``: side-service rates (``side_rates``, ``side_services_in``).
 
-Every public name is re-exported here: import from ``trntui.pricing.extract``.
+Every public name is re-exported here: import from ``trntui.pricing.extract``. Each module
+loads when one of its names is first used (``trntui.lazy``): a download checks the preamble and
+starts before Polars, which only the queries and the quotes need, has loaded.
 """
 
 from __future__ import annotations
 
-from trntui.pricing.extract.instances import (
-    instance_plan,
-    instance_price_rows,
-    instance_quotes,
-    quotes_from_instance_rows,
-)
-from trntui.pricing.extract.offer import (
-    PREAMBLE_KEYS,
-    PREAMBLE_ROWS,
-    REQUIRED_COLUMNS,
-    OfferPreamble,
-    OfferSource,
-    check_offer_complete,
-    checked_offer,
-    price_problem,
-    read_preamble,
-)
-from trntui.pricing.extract.records import BLOCK_BYTES, OfferRows, Plan, RecordBlocks
-from trntui.pricing.extract.savings_plans import (
-    quotes_from_savings_plan_rows,
-    savings_plan_plan,
-    savings_plan_quotes,
-)
-from trntui.pricing.extract.scan import RowQuery, filter_offer, scan_offer_file
-from trntui.pricing.extract.side_rates import side_rates, side_services_in
+from typing import TYPE_CHECKING
 
+from trntui.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trntui.pricing.extract.instances import (
+        instance_plan,
+        instance_price_rows,
+        instance_quotes,
+        quotes_from_instance_rows,
+    )
+    from trntui.pricing.extract.offer import (
+        PREAMBLE_KEYS,
+        PREAMBLE_ROWS,
+        REQUIRED_COLUMNS,
+        OfferPreamble,
+        OfferSource,
+        check_offer_complete,
+        checked_offer,
+        price_problem,
+        read_preamble,
+    )
+    from trntui.pricing.extract.records import (
+        BLOCK_BYTES,
+        OfferRows,
+        Plan,
+        RecordBlocks,
+    )
+    from trntui.pricing.extract.savings_plans import (
+        quotes_from_savings_plan_rows,
+        savings_plan_plan,
+        savings_plan_quotes,
+    )
+    from trntui.pricing.extract.scan import (
+        RowQuery,
+        filter_offer,
+        scan_offer_file,
+    )
+    from trntui.pricing.extract.side_rates import (
+        side_rates,
+        side_services_in,
+    )
+
+_EXPORTS = {
+    "instance_plan": "instances",
+    "instance_price_rows": "instances",
+    "instance_quotes": "instances",
+    "quotes_from_instance_rows": "instances",
+    "PREAMBLE_KEYS": "offer",
+    "PREAMBLE_ROWS": "offer",
+    "REQUIRED_COLUMNS": "offer",
+    "OfferPreamble": "offer",
+    "OfferSource": "offer",
+    "check_offer_complete": "offer",
+    "checked_offer": "offer",
+    "price_problem": "offer",
+    "read_preamble": "offer",
+    "BLOCK_BYTES": "records",
+    "OfferRows": "records",
+    "Plan": "records",
+    "RecordBlocks": "records",
+    "quotes_from_savings_plan_rows": "savings_plans",
+    "savings_plan_plan": "savings_plans",
+    "savings_plan_quotes": "savings_plans",
+    "RowQuery": "scan",
+    "filter_offer": "scan",
+    "scan_offer_file": "scan",
+    "side_rates": "side_rates",
+    "side_services_in": "side_rates",
+}
 __all__ = [
     "BLOCK_BYTES",
     "PREAMBLE_KEYS",
@@ -95,3 +141,4 @@ __all__ = [
     "side_rates",
     "side_services_in",
 ]
+__getattr__ = lazy_exports(__name__, _EXPORTS)
