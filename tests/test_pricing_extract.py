@@ -244,3 +244,26 @@ def test_a_file_without_a_header_is_refused_by_finish(data: bytes, problem: str)
             stream.finish()
     finally:
         stream.close()
+
+
+def test_a_files_side_services_are_read_in_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trntui.pricing.extract import side_rates as module
+
+    reads: list[int] = []
+    read_file = module.scan_offer_file
+    monkeypatch.setattr(
+        module,
+        "scan_offer_file",
+        lambda path, plan: reads.append(len(plan(()))) or read_file(path, plan),
+    )
+    cloudwatch = write(
+        tmp_path, offer_csv("AmazonCloudWatch", CLOUDWATCH_HEADER, cloudwatch_rows()), "cw.csv"
+    )
+    found = side_rates(cloudwatch, source("AmazonCloudWatch"), "us-east-1")
+    assert reads == [2]  # one read, a query for each of the two services
+    assert set(found) == {
+        SideService.CLOUDWATCH_LOGS_INGESTION,
+        SideService.CLOUDWATCH_LOGS_STORAGE,
+    }

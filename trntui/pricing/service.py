@@ -331,10 +331,12 @@ def fetch_side_rates(
     with PriceListClient(settings, transport=transport) as client:
         for offer_code in SIDE_OFFERS:
             services = extract.side_services_in(offer_code)
+            plan = extract.side_plan(offer_code)
             try:
                 offer, status = load_offer(
-                    client, offer_code, region, progress=progress, cancel=cancel, offline=offline
-                )
+                    client, offer_code, region, progress=progress, cancel=cancel,
+                    offline=offline, plan=plan,
+                )  # fmt: skip
             except PricingCancelledError:
                 raise
             except PricingError as error:
@@ -342,7 +344,9 @@ def fetch_side_rates(
                     missing[service] = f"{_SIDE_NAMES[service]}: {error}"
                 continue
             statuses.append(status)
-            found = extract.side_rates(offer.cached.path, offer_source(offer), region)
+            found = extract.rates_from_side_rows(
+                offer_rows(offer, plan), offer_source(offer), region
+            )
             rates.extend(found[service] for service in services if service in found)
             for service in services:
                 if service not in found:

@@ -35,7 +35,8 @@ The package, in the order data flows (each module imports only the ones above it
    they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
 4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
    ``quotes_from_savings_plan_rows``, ``savings_plan_quotes``).
-5. ``side_rates``: side-service rates (``side_rates``, ``side_services_in``).
+5. ``side_rates``: side-service rates, split the same way (``side_plan``: one query per
+   service of a file, one pass; ``rates_from_side_rows``; ``side_rates``, ``side_services_in``).
 
 Every public name is re-exported here: import from ``trntui.pricing.extract``. Each module
 loads when one of its names is first used (``trntui.lazy``): a download checks the preamble and
@@ -83,6 +84,8 @@ if TYPE_CHECKING:
         scan_offer_file,
     )
     from trntui.pricing.extract.side_rates import (
+        rates_from_side_rows,
+        side_plan,
         side_rates,
         side_services_in,
     )
@@ -111,6 +114,8 @@ _EXPORTS = {
     "RowQuery": "scan",
     "filter_offer": "scan",
     "scan_offer_file": "scan",
+    "rates_from_side_rows": "side_rates",
+    "side_plan": "side_rates",
     "side_rates": "side_rates",
     "side_services_in": "side_rates",
 }
@@ -134,10 +139,12 @@ __all__ = [
     "price_problem",
     "quotes_from_instance_rows",
     "quotes_from_savings_plan_rows",
+    "rates_from_side_rows",
     "read_preamble",
     "savings_plan_plan",
     "savings_plan_quotes",
     "scan_offer_file",
+    "side_plan",
     "side_rates",
     "side_services_in",
 ]

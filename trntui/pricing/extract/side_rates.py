@@ -3,6 +3,7 @@ data transfer offer files: each service's usage type and unit, its tiers from on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import polars as pl
 
 from trntui.core.quotes import RateTier, ServiceRate, SideService
 from trntui.pricing.extract.offer import OfferSource, _provenance
-from trntui.pricing.extract.scan import _groups, filter_offer
+from trntui.pricing.extract.records import Plan
+from trntui.pricing.extract.scan import RowQuery, _groups, scan_offer_file
 
 
 @dataclass(frozen=True)
@@ -56,23 +58,40 @@ def side_services_in(offer_code: str) -> tuple[SideService, ...]:
     )
 
 
+def side_plan(offer_code: str) -> Plan:
+    """One query per side service priced in ``offer_code``'s file, all run in one pass."""
+
+    def plan(_columns: Sequence[str]) -> list[RowQuery]:
+        return [_side_query(_SIDE_FILTERS[service]) for service in side_services_in(offer_code)]
+
+    return plan
+
+
 def side_rates(path: Path, source: OfferSource, region: str) -> dict[SideService, ServiceRate]:
-    """The side-service rates found in one offer file; a service absent here is simply missing.
+    """The side-service rates found in one cached offer file (``rates_from_side_rows`` of
+    ``side_plan``'s rows)."""
+    found = scan_offer_file(path, side_plan(source.offer_code))
+    return rates_from_side_rows(found, source, region)
+
+
+def rates_from_side_rows(
+    found: Sequence[pl.DataFrame], source: OfferSource, region: str
+) -> dict[SideService, ServiceRate]:
+    """The rates of the rows ``side_plan`` picked, one frame per service in its order; a
+    service absent here is simply missing.
 
     The usage type is matched exactly after an optional region prefix (``USE2-``, ``EUC1-``...),
     so look-alike usage types (other storage classes, xAZ rows) never match.
     """
-    found: dict[SideService, ServiceRate] = {}
-    for service in side_services_in(source.offer_code):
-        rate = _side_rate(path, service, _SIDE_FILTERS[service], source, region)
+    rates: dict[SideService, ServiceRate] = {}
+    for service, rows in zip(side_services_in(source.offer_code), found, strict=True):
+        rate = _side_rate(rows, service, _SIDE_FILTERS[service], source, region)
         if rate is not None:
-            found[service] = rate
-    return found
+            rates[service] = rate
+    return rates
 
 
-def _side_rate(
-    path: Path, service: SideService, spec: _SideFilter, source: OfferSource, region: str
-) -> ServiceRate | None:
+def _side_query(spec: _SideFilter) -> RowQuery:
     usage = rf"^(?:[A-Z]{{2,4}}[0-9]*-)?{_regex_escape(spec.usage_suffix)}$"
     expr = (
         (pl.col("TermType") == "OnDemand")
@@ -86,21 +105,23 @@ def _side_rate(
         "SKU", "RateCode", "EffectiveDate", "StartingRange", "EndingRange", "PricePerUnit",
         "usageType",
     )  # fmt: skip
-    rows = (
-        filter_offer(path, expr, columns)
-        .with_columns(
-            pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"),
-            pl.col("StartingRange").cast(pl.Float64, strict=False).fill_null(0.0).alias("start"),
-            pl.col("EndingRange").cast(pl.Float64, strict=False).fill_nan(None).alias("end"),
-        )
-        .filter(
-            pl.col("price_usd").is_not_null()
-            & pl.col("price_usd").is_finite()
-            & (pl.col("price_usd") >= 0)
-            & pl.col("start").is_finite()
-            & (pl.col("start") >= 0)
-            & (pl.col("end").is_null() | (pl.col("end") >= pl.col("start")))
-        )
+    return RowQuery(expr, columns)
+
+
+def _side_rate(
+    found: pl.DataFrame, service: SideService, spec: _SideFilter, source: OfferSource, region: str
+) -> ServiceRate | None:
+    rows = found.with_columns(
+        pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"),
+        pl.col("StartingRange").cast(pl.Float64, strict=False).fill_null(0.0).alias("start"),
+        pl.col("EndingRange").cast(pl.Float64, strict=False).fill_nan(None).alias("end"),
+    ).filter(
+        pl.col("price_usd").is_not_null()
+        & pl.col("price_usd").is_finite()
+        & (pl.col("price_usd") >= 0)
+        & pl.col("start").is_finite()
+        & (pl.col("start") >= 0)
+        & (pl.col("end").is_null() | (pl.col("end") >= pl.col("start")))
     )
     if spec.drop_zero_tiers:
         rows = rows.filter(pl.col("price_usd") > 0)
