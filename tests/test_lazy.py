@@ -35,3 +35,16 @@ def test_every_public_name_resolves_and_no_other(package: str) -> None:
         assert getattr(loaded, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         loaded.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "package", ["trntui.store.telemetry", "trntui.core.run_facts", "trntui.pricing.extract"]
+)
+def test_no_public_name_is_also_a_module_name(package: str) -> None:
+    """Loading a submodule sets it on its package under its own name, which would hide a
+    lazily exported name spelled the same (the function, once the module has loaded)."""
+    import pkgutil
+
+    loaded = importlib.import_module(package)
+    modules = {info.name for info in pkgutil.iter_modules(loaded.__path__)}
+    assert modules.isdisjoint(loaded.__all__)

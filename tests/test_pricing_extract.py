@@ -249,7 +249,7 @@ def test_a_file_without_a_header_is_refused_by_finish(data: bytes, problem: str)
 def test_a_files_side_services_are_read_in_one_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trntui.pricing.extract import side_rates as module
+    from trntui.pricing.extract import side_services as module
 
     reads: list[int] = []
     read_file = module.scan_offer_file

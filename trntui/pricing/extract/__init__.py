@@ -35,7 +35,7 @@ The package, in the order data flows (each module imports only the ones above it
    they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
 4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
    ``quotes_from_savings_plan_rows``, ``savings_plan_quotes``).
-5. ``side_rates``: side-service rates, split the same way (``side_plan``: one query per
+5. ``side_services``: side-service rates, split the same way (``side_plan``: one query per
    service of a file, one pass; ``rates_from_side_rows``; ``side_rates``, ``side_services_in``).
 
 Every public name is re-exported here: import from ``trntui.pricing.extract``. Each module
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
         filter_offer,
         scan_offer_file,
     )
-    from trntui.pricing.extract.side_rates import (
+    from trntui.pricing.extract.side_services import (
         rates_from_side_rows,
         side_plan,
         side_rates,
@@ -114,10 +114,10 @@ _EXPORTS = {
     "RowQuery": "scan",
     "filter_offer": "scan",
     "scan_offer_file": "scan",
-    "rates_from_side_rows": "side_rates",
-    "side_plan": "side_rates",
-    "side_rates": "side_rates",
-    "side_services_in": "side_rates",
+    "rates_from_side_rows": "side_services",
+    "side_plan": "side_services",
+    "side_rates": "side_services",
+    "side_services_in": "side_services",
 }
 __all__ = [
     "BLOCK_BYTES",
