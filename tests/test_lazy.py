@@ -27,7 +27,13 @@ def test_a_lazy_name_is_its_modules_object(package: str, module: str, name: str)
 
 
 @pytest.mark.parametrize(
-    "package", ["trntui.store.telemetry", "trntui.core.run_facts", "trntui.pricing.extract"]
+    "package",
+    [
+        "trntui.store.telemetry",
+        "trntui.core.run_facts",
+        "trntui.pricing.extract",
+        "trntui.store.scenarios",
+    ],
 )
 def test_every_public_name_resolves_and_no_other(package: str) -> None:
     loaded = importlib.import_module(package)
@@ -38,7 +44,13 @@ def test_every_public_name_resolves_and_no_other(package: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "package", ["trntui.store.telemetry", "trntui.core.run_facts", "trntui.pricing.extract"]
+    "package",
+    [
+        "trntui.store.telemetry",
+        "trntui.core.run_facts",
+        "trntui.pricing.extract",
+        "trntui.store.scenarios",
+    ],
 )
 def test_no_public_name_is_also_a_module_name(package: str) -> None:
     """Loading a submodule sets it on its package under its own name, which would hide a

@@ -26,10 +26,11 @@ from trntui.core.text import printable
 
 
 def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, set[str]]:
-    """The parser, with every subcommand's full arguments only for ``command``'s module.
+    """The parser and every command's name; a known ``command`` gets its module's subcommands
+    with their full arguments, and only those (a command parses nothing of the others).
 
-    Other subcommands are listed by name and help (from ``COMMANDS``) without importing their
-    modules, so ``--help`` and opening the app load neither Polars nor the importers.
+    Otherwise every subcommand is listed by name and help (from ``COMMANDS``) without importing
+    its module, so ``--help`` and opening the app load neither Polars nor the importers.
     """
     parser = argparse.ArgumentParser(
         prog="trntui",
@@ -47,18 +48,13 @@ def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, 
     opener = sub.add_parser("open", help="open the app on a project (same as `trntui DIR`)")
     _add_open_arguments(opener)
 
-    wanted = COMMANDS[command].module if command in COMMANDS else None
-    registered: set[str] = set()
+    names = {"init", "open", *COMMANDS}
+    if command in COMMANDS:
+        importlib.import_module(COMMANDS[command].module).register(sub)
+        return parser, names
     for name, entry in COMMANDS.items():
-        if name in registered:
-            continue
-        if entry.module == wanted:
-            before = set(sub.choices)
-            importlib.import_module(entry.module).register(sub)
-            registered |= set(sub.choices) - before
-        else:
-            sub.add_parser(name, help=entry.help, add_help=False)
-    return parser, set(sub.choices)
+        sub.add_parser(name, help=entry.help, add_help=False)
+    return parser, names
 
 
 def _add_open_arguments(parser: argparse.ArgumentParser) -> None:

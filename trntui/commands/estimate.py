@@ -24,7 +24,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trntui.commands import fail, help_of
 from trntui.core.comparison import compare
@@ -40,19 +40,11 @@ from trntui.core.estimate import (
 from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
+from trntui.store import scenarios  # lazy: a name loads its module when first used
 from trntui.store.atomic import atomic_write_text
-from trntui.store.scenarios import (
-    DiffRow,
-    Scenario,
-    current_user,
-    diff_estimates,
-    list_scenarios,
-    load_context,
-    load_scenario,
-    save_scenario,
-    scenario_path,
-    staleness,
-)
+
+if TYPE_CHECKING:
+    from trntui.store.scenarios import DiffRow, Scenario
 
 REPORT_FORMATS = ("csv", "json", "md")
 """``report --format`` choices; the renderers (and the analysis) load when a report is made."""
@@ -161,7 +153,7 @@ def _project_context(root: Path) -> EstimateContext:
     from trntui.store.project import Project
 
     with Project.open(root, read_only=True) as project:
-        return load_context(root, project.inventory)
+        return scenarios.load_context(root, project.inventory)
 
 
 def _basis(
@@ -171,9 +163,9 @@ def _basis(
     notes on what changed in the project since it was saved."""
     if name is None:
         return _project_context(root), (), None, ()
-    scenario = load_scenario(root, name)
+    scenario = scenarios.load_scenario(root, name)
     try:
-        stale = staleness(scenario, _project_context(root))
+        stale = scenarios.staleness(scenario, _project_context(root))
     except UserError as error:
         stale = (f"the project cannot be read to check ({error})",)
     return scenario.context, scenario.overrides, scenario, stale
@@ -328,18 +320,18 @@ def scenario_save_command(args: argparse.Namespace) -> int:
 
     if args.overrides and not args.why.strip():
         raise UserError("an override is an assumption: say why with --why")
-    who = args.who or current_user()
+    who = args.who or scenarios.current_user()
     overrides = [parse_override(text, who, args.why) for text in args.overrides]
     root = Path(args.dir)
     with Project.open(root) as project:
         project.require_writable()
-        if scenario_path(root, args.name).exists() and not args.replace:
+        if scenarios.scenario_path(root, args.name).exists() and not args.replace:
             raise UserError(
                 f"a scenario named {args.name!r} is already saved; nothing changed "
                 "(choose another name, or --replace it)"
             )
-        context = load_context(root, project.inventory)
-        scenario = save_scenario(root, args.name, context, overrides, note=args.note)
+        context = scenarios.load_context(root, project.inventory)
+        scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)
     print(f"Saved scenario {scenario.name!r}:")
     for name, total in scenario.saved_totals.items():
         print(f"  {name}: {usd(total)}")
@@ -348,7 +340,7 @@ def scenario_save_command(args: argparse.Namespace) -> int:
 
 @_user_errors
 def scenario_list_command(args: argparse.Namespace) -> int:
-    infos = list_scenarios(Path(args.dir))
+    infos = scenarios.list_scenarios(Path(args.dir))
     if args.json:
         print(
             json.dumps(
@@ -383,14 +375,14 @@ def scenario_show_command(args: argparse.Namespace) -> int:
 @_user_errors
 def scenario_diff_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
-    a = load_scenario(root, args.a)
+    a = scenarios.load_scenario(root, args.a)
     if args.b is None:
         b_name = "project now"
         b_estimate = estimate(_project_context(root), a.overrides)
     else:
         b_name = args.b
-        b_estimate = load_scenario(root, args.b).estimate()
-    rows = diff_estimates(a.estimate(), b_estimate)
+        b_estimate = scenarios.load_scenario(root, args.b).estimate()
+    rows = scenarios.diff_estimates(a.estimate(), b_estimate)
     if args.json:
         print(
             json.dumps(

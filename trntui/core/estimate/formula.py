@@ -105,11 +105,12 @@ _FORMULA = _formula()
 
 
 def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
-    """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``)."""
-    frame = inputs
+    """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``), as one
+    query (each layer reads the columns of the ones before)."""
+    frame = inputs.lazy()
     for layer in _FORMULA:
         frame = frame.with_columns(layer)
-    return frame
+    return frame.collect()
 
 
 def input_frame(rows: Sequence[Mapping[str, float | None]]) -> pl.DataFrame:

@@ -23,33 +23,69 @@ The package, in the order data flows (each module imports only the ones above it
 4. ``compare``: what changed since a snapshot (``staleness``) and two estimates side by side
    (``diff_estimates``, ``diff_scenarios``).
 
-Every public name is re-exported here: import from ``trntui.store.scenarios``.
+Every public name is re-exported here: import from ``trntui.store.scenarios``. Each module
+loads when one of its names is first used (``trntui.lazy``): an estimate reads the project
+through ``context`` without the snapshot, writing and comparing code.
 """
 
 from __future__ import annotations
 
-from trntui.store.scenarios.compare import (
-    ABSENT,
-    DiffRow,
-    diff_estimates,
-    diff_scenarios,
-    staleness,
-)
-from trntui.store.scenarios.context import load_context, load_derived, load_observations
-from trntui.store.scenarios.snapshot import (
-    SCENARIOS_FOLDER,
-    SCHEMA_VERSION,
-    Scenario,
-    ScenarioInfo,
-    ScenarioNotFound,
-    check_name,
-    current_user,
-    list_scenarios,
-    load_scenario,
-    scenario_path,
-)
-from trntui.store.scenarios.write import render_scenario, save_scenario
+from typing import TYPE_CHECKING
 
+from trntui.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trntui.store.scenarios.compare import (
+        ABSENT,
+        DiffRow,
+        diff_estimates,
+        diff_scenarios,
+        staleness,
+    )
+    from trntui.store.scenarios.context import (
+        load_context,
+        load_derived,
+        load_observations,
+    )
+    from trntui.store.scenarios.snapshot import (
+        SCENARIOS_FOLDER,
+        SCHEMA_VERSION,
+        Scenario,
+        ScenarioInfo,
+        ScenarioNotFound,
+        check_name,
+        current_user,
+        list_scenarios,
+        load_scenario,
+        scenario_path,
+    )
+    from trntui.store.scenarios.write import (
+        render_scenario,
+        save_scenario,
+    )
+
+_EXPORTS = {
+    "ABSENT": "compare",
+    "DiffRow": "compare",
+    "diff_estimates": "compare",
+    "diff_scenarios": "compare",
+    "staleness": "compare",
+    "load_context": "context",
+    "load_derived": "context",
+    "load_observations": "context",
+    "SCENARIOS_FOLDER": "snapshot",
+    "SCHEMA_VERSION": "snapshot",
+    "Scenario": "snapshot",
+    "ScenarioInfo": "snapshot",
+    "ScenarioNotFound": "snapshot",
+    "check_name": "snapshot",
+    "current_user": "snapshot",
+    "list_scenarios": "snapshot",
+    "load_scenario": "snapshot",
+    "scenario_path": "snapshot",
+    "render_scenario": "write",
+    "save_scenario": "write",
+}
 __all__ = [
     "ABSENT",
     "SCENARIOS_FOLDER",
@@ -72,3 +108,4 @@ __all__ = [
     "scenario_path",
     "staleness",
 ]
+__getattr__ = lazy_exports(__name__, _EXPORTS)
