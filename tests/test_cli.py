@@ -120,8 +120,8 @@ def test_a_mistyped_command_or_a_file_is_named_as_such(
             {"polars", "textual", "trntui.importers", "trntui.pricing.extract.scan"},
         ),
         (
-            # Stored facts are read, never derived: no telemetry rules, no derivation, and
-            # the analysis and back-tests only load for a report.
+            # Stored facts are read, never derived: no telemetry rules, no derivation; the
+            # analysis and back-tests only load for a report, the snapshot code for scenarios.
             ["estimate", "{sample}", "--json"],
             {
                 "textual",
@@ -132,6 +132,9 @@ def test_a_mistyped_command_or_a_file_is_named_as_such(
                 "trntui.core.verdict",
                 "trntui.core.sensitivity",
                 "trntui.core.backtest",
+                "trntui.store.scenarios.snapshot",
+                "trntui.store.scenarios.write",
+                "trntui.store.scenarios.compare",
             },
         ),
     ],
