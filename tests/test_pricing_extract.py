@@ -30,10 +30,12 @@ from trntui.pricing.extract import (
     OfferRows,
     OfferSource,
     RecordBlocks,
+    RowQueries,
     RowQuery,
     filter_offer,
     instance_quotes,
     read_preamble,
+    scan_offer_file,
     side_rates,
 )
 
@@ -196,11 +198,11 @@ def test_rows_come_out_the_same_however_the_bytes_arrive(
     newline in a value); the rows and their lines are those of the file read whole."""
     data = _csv_bytes(["SKU", "Note", "Unit"], rows)
     query = RowQuery(pl.lit(True), ("SKU", "Note", "Unit", "line"), "line")
-    stream = OfferRows("download", lambda _columns: [query], block_bytes=block_bytes)
+    stream = OfferRows("download", lambda _columns: query, block_bytes=block_bytes)
     try:
         for piece in _pieces(data, cuts):
             stream.add(piece)
-        (frame,) = stream.finish()
+        frame = stream.finish()
     finally:
         stream.close()
     got = [[value or "" for value in row[:3]] for row in frame.iter_rows()]
@@ -237,7 +239,8 @@ def test_blocks_are_whole_records_and_lose_nothing(
     ],
 )
 def test_a_file_without_a_header_is_refused_by_finish(data: bytes, problem: str) -> None:
-    stream = OfferRows("cache/index.csv", lambda _columns: [], block_bytes=64)
+    query = RowQuery(pl.lit(True), ("SKU",))
+    stream = OfferRows("cache/index.csv", lambda _columns: query, block_bytes=64)
     try:
         stream.add(data)  # never raises: the download it is fed by goes on
         with pytest.raises(PricingFormatError, match=f"^cache/index.csv: {problem}"):
@@ -256,14 +259,28 @@ def test_a_files_side_services_are_read_in_one_pass(
     monkeypatch.setattr(
         module,
         "scan_offer_file",
-        lambda path, plan: reads.append(len(plan(()))) or read_file(path, plan),
+        lambda path, plan: reads.append(len(plan(()).queries)) or read_file(path, plan),
     )
     cloudwatch = write(
         tmp_path, offer_csv("AmazonCloudWatch", CLOUDWATCH_HEADER, cloudwatch_rows()), "cw.csv"
     )
     found = side_rates(cloudwatch, source("AmazonCloudWatch"), "us-east-1")
-    assert reads == [2]  # one read, a query for each of the two services
+    assert reads == [2]  # one read, one parse for the two services' queries
     assert set(found) == {
         SideService.CLOUDWATCH_LOGS_INGESTION,
         SideService.CLOUDWATCH_LOGS_STORAGE,
     }
+
+
+def test_queries_answered_from_one_parse_match_each_alone(tmp_path: Path) -> None:
+    path = write(tmp_path, offer_csv("AmazonEC2", EC2_HEADER, ec2_rows()))
+    shared = (
+        RowQuery(pl.col("Instance Type") == "p5.48xlarge", ("SKU", "PricePerUnit", "line"), "line"),
+        RowQuery(pl.col("TermType") == "Reserved", ("Instance Type", "SKU")),
+        RowQuery(pl.col("SKU") == "no such SKU", ("SKU",)),
+    )
+    together = scan_offer_file(path, lambda _columns: RowQueries(shared), block_bytes=700)
+    alone = [scan_offer_file(path, lambda _columns, q=query: q) for query in shared]
+    assert [frame.height for frame in alone][:2] != [0, 0]
+    for one, other in zip(together, alone, strict=True):
+        assert one.equals(other), (one, other)

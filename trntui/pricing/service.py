@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
@@ -40,10 +40,6 @@ from trntui.pricing.errors import (
 )
 from trntui.pricing.extract.offer import OfferSource, checked_offer
 from trntui.pricing.extract.records import Plan
-
-if TYPE_CHECKING:
-    import polars as pl
-
 from trntui.pricing.settings import PricingSettings
 
 EC2_OFFER = "AmazonEC2"
@@ -185,9 +181,10 @@ def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> Off
     return OfferFile(offer_code, region, cached, preamble, not_modified=False)
 
 
-def offer_rows(offer: OfferFile, plan: Plan) -> list[pl.DataFrame]:
-    """The rows of ``plan`` (the one ``load_offer`` was given): gathered while the file
-    downloaded, or read from the cached file when it was not downloaded this time."""
+def offer_rows(offer: OfferFile, plan: Plan) -> Any:
+    """The rows of ``plan`` (the one ``load_offer`` was given; a frame, or one per query):
+    gathered while the file downloaded, or read from the cached file when it was not
+    downloaded this time."""
     if offer.streamed is None:
         return extract.scan_offer_file(offer.cached.path, plan)
     try:
@@ -279,7 +276,7 @@ def _fetch_quotes(
             client, offer_code, region, progress=progress, cancel=cancel, offline=offline,
             plan=plan,
         )  # fmt: skip
-    (rows,) = offer_rows(offer, plan)
+    rows = offer_rows(offer, plan)
     source = offer_source(offer)
     notes: list[str] = []
     quotes = tuple(quotes_from_rows(rows, offer.cached.path, source, region, notes))

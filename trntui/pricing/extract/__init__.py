@@ -27,10 +27,11 @@ The package, in the order data flows (each module imports only the ones above it
 1. ``offer``: the file's metadata rows and header, checked (``read_preamble``,
    ``OfferPreamble``, ``check_offer_complete``, both: ``checked_offer``), the provenance
    quotes carry (``OfferSource``) and why a price text is unusable (``price_problem``).
-2. ``records``: a file's bytes, in any pieces, cut into its header and blocks of whole records
-   (``RecordBlocks``; no Polars). ``scan``: the rows each query of a plan wants, from a cached
-   file or from a download as it arrives (``RowQuery``, ``OfferRows``, ``scan_offer_file``,
-   ``filter_offer``).
+2. ``records``: a file's bytes, in any pieces (read from the cache or as a download arrives),
+   cut into its header and blocks of whole records, each block filtered in a thread of its own
+   by a plan's query (``RecordBlocks``, ``OfferRows``, ``Plan``; no Polars). ``scan``: the
+   queries (``RowQuery``; several from one parse: ``RowQueries``) and a cached file read
+   through them (``scan_offer_file``, ``filter_offer``).
 3. ``instances``: on-demand and reserved quotes: which rows (``instance_plan``), the quotes
    they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
 4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
         savings_plan_quotes,
     )
     from trntui.pricing.extract.scan import (
+        RowQueries,
         RowQuery,
         filter_offer,
         scan_offer_file,
@@ -111,6 +113,7 @@ _EXPORTS = {
     "quotes_from_savings_plan_rows": "savings_plans",
     "savings_plan_plan": "savings_plans",
     "savings_plan_quotes": "savings_plans",
+    "RowQueries": "scan",
     "RowQuery": "scan",
     "filter_offer": "scan",
     "scan_offer_file": "scan",
@@ -129,6 +132,7 @@ __all__ = [
     "OfferSource",
     "Plan",
     "RecordBlocks",
+    "RowQueries",
     "RowQuery",
     "check_offer_complete",
     "checked_offer",

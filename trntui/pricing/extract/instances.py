@@ -75,11 +75,11 @@ def instance_plan(instance_types: Sequence[str] | None = None, region: str | Non
     None): the file's columns say whether Local Zone and licensed rows of ``region`` must be
     filtered out and whether a ``GPU`` count is there to read."""
 
-    def plan(columns: Sequence[str]) -> list[RowQuery]:
+    def plan(columns: Sequence[str]) -> RowQuery:
         present = set(columns)
         extra = tuple(name for name in ("GPU",) if name in present)
         predicate = _instance_filter(instance_types, present, region)
-        return [RowQuery(predicate, (*_ROW_COLUMNS, *extra, _LINE), _LINE)]
+        return RowQuery(predicate, (*_ROW_COLUMNS, *extra, _LINE), _LINE)
 
     return plan
 
@@ -88,7 +88,8 @@ def instance_price_rows(
     path: Path, instance_types: Sequence[str] | None = None, *, region: str | None = None
 ) -> pl.DataFrame:
     """The on-demand and reserved Linux rows (all text) of the offer file at ``path``."""
-    return scan_offer_file(path, instance_plan(instance_types, region))[0]
+    rows: pl.DataFrame = scan_offer_file(path, instance_plan(instance_types, region))
+    return rows
 
 
 def instance_quotes(

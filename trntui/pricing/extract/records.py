@@ -132,8 +132,8 @@ class Query(Protocol):
     def combine(self, parts: list[Any]) -> Any: ...
 
 
-Plan = Callable[[Sequence[str]], Sequence[Query]]
-"""The queries to run on a file with these columns (a filter may depend on which it has)."""
+Plan = Callable[[Sequence[str]], Query]
+"""The query to run on a file with these columns (a filter may depend on which it has)."""
 
 BLOCK_BYTES = 16 * 1024 * 1024
 _THREAD = "trntui-offer-blocks"
@@ -144,12 +144,12 @@ _END = b""
 
 
 class OfferRows:
-    """The rows ``plan``'s queries want from an offer file whose bytes come in pieces, in
+    """The rows ``plan``'s query wants from an offer file whose bytes come in pieces, in
     order: ``add`` each piece (as read, or as it arrives from the network), ``finish``, then
     ``close`` (always: it stops the thread).
 
     The caller's thread only hands the pieces over. A thread of its own cuts them into the
-    header and blocks of whole records and scans each block with every query (Polars releases
+    header and blocks of whole records and scans each block with the query (Polars releases
     the interpreter while it parses), so a download is filtered while it arrives. A fault in
     the file (no header, a block that is not CSV) is raised by ``finish``, never by ``add``:
     the download that feeds it goes on and is judged by its own checks.
@@ -160,7 +160,7 @@ class OfferRows:
         self._plan = plan
         self._block_bytes = block_bytes
         self._error: BaseException | None = None
-        self._results: list[Any] = []
+        self._result: Any = None
         self._handoff: Queue[bytes] = Queue(maxsize=_WAITING_PIECES)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=_THREAD, daemon=True)
@@ -170,13 +170,13 @@ class OfferRows:
         if piece:
             self._put(piece)
 
-    def finish(self) -> list[Any]:
-        """Every query's rows, in the plan's order; the file's fault if it has one."""
+    def finish(self) -> Any:
+        """The query's rows (``Query.combine``); the file's fault if it has one."""
         self._put(_END)
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._results
+        return self._result
 
     def close(self) -> None:
         self._stop.set()
@@ -205,11 +205,11 @@ class OfferRows:
 
     def _run(self) -> None:
         try:
-            self._results = self._scan(self._pieces())
+            self._result = self._scan(self._pieces())
         except BaseException as error:  # raised by finish, in the caller's thread
             self._error = error
 
-    def _scan(self, pieces: Any) -> list[Any]:
+    def _scan(self, pieces: Any) -> Any:
         head = b""
         found = None
         for piece in pieces:
@@ -218,28 +218,27 @@ class OfferRows:
                 break
         if found is None:
             if self._stop.is_set():
-                return []
+                return None
             raise head_missing(self.name, head)
         header, rest = found
         del head
         columns = tuple(header.columns)
-        queries = list(self._plan(columns))
-        parts: list[list[Any]] = [[] for _ in queries]
+        query = self._plan(columns)
+        parts: list[Any] = []
         line = header.first_line
         blocks = RecordBlocks(self._block_bytes)
 
         def scan(block: bytes) -> None:
             nonlocal line
-            for query, found in zip(queries, parts, strict=True):
-                found.append(query.scan(block, columns, line, self.name))
+            parts.append(query.scan(block, columns, line, self.name))
             line += block.count(b"\n")
 
         for piece in itertools.chain((rest,), pieces):
             if (block := blocks.add(piece)) is not None:
                 scan(block)
         if self._stop.is_set():
-            return []
+            return None
         last = blocks.rest()
         if last.strip():
             scan(last)
-        return [query.combine(found) for query, found in zip(queries, parts, strict=True)]
+        return query.combine(parts)

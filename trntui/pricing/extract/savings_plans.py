@@ -53,9 +53,9 @@ def savings_plan_plan(instance_types: Sequence[str] | None, region: str) -> Plan
     """The query for the Savings Plans rows of ``instance_types`` (all when None) in
     ``region``; the file's columns say which of region and type it states."""
 
-    def plan(columns: Sequence[str]) -> list[RowQuery]:
+    def plan(columns: Sequence[str]) -> RowQuery:
         predicate = _savings_plan_filter(instance_types, set(columns), region)
-        return [RowQuery(predicate, (*_ROW_COLUMNS, *_PLAN, _LINE), _LINE)]
+        return RowQuery(predicate, (*_ROW_COLUMNS, *_PLAN, _LINE), _LINE)
 
     return plan
 
@@ -70,7 +70,7 @@ def savings_plan_quotes(
 ) -> list[PriceQuote]:
     """Compute and EC2 Instance Savings Plans rates for ``instance_types`` (all when None)
     from the file at ``path`` (``quotes_from_savings_plan_rows`` of ``savings_plan_plan``'s)."""
-    rows = scan_offer_file(path, savings_plan_plan(instance_types, region))[0]
+    rows = scan_offer_file(path, savings_plan_plan(instance_types, region))
     return quotes_from_savings_plan_rows(rows, path, source, region, notes)
 
 

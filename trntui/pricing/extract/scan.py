@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -23,6 +24,7 @@ from trntui.pricing.extract.records import BLOCK_BYTES, OfferRows, Plan
 _READ_BYTES = 1024 * 1024
 _SMALLEST_READ = 1024
 _LINE = "line"
+_ROW = "\x00line"
 
 
 def _skip_bad_prices(
@@ -55,7 +57,8 @@ def _skip_bad_prices(
 @dataclass(frozen=True)
 class RowQuery:
     """Rows an extraction wants from an offer file: those matching ``predicate``, with
-    ``columns`` (all text); ``line_column``, if named in ``columns``, holds each row's line."""
+    ``columns`` (all text); ``line_column``, if named in ``columns``, holds each row's line.
+    A ``records.Query``: ``scan`` one block, ``combine`` the blocks' rows."""
 
     predicate: pl.Expr
     columns: tuple[str, ...]
@@ -64,27 +67,10 @@ class RowQuery:
     def scan(self, block: bytes, header: Sequence[str], first_line: int, name: str) -> pl.DataFrame:
         """The wanted rows of ``block`` (whole records of a file with the columns ``header``,
         the first on line ``first_line`` of the file ``name``)."""
-        try:
-            return (
-                pl.scan_csv(
-                    block,
-                    has_header=False,
-                    schema=dict.fromkeys(header, pl.String),
-                    quote_char='"',
-                    missing_columns="insert",  # a last row cut short is read with nulls
-                    row_index_name=self.line_column,
-                    row_index_offset=first_line,
-                )
-                .filter(self.predicate)
-                .select(self.columns)
-                .collect(engine="streaming")
-            )
-        except pl.exceptions.PolarsError as error:
-            at = _bad_record_line(block, len(header), first_line)
-            raise PricingFormatError(
-                f"{name}:{at}: the price list file cannot be read as CSV ({error}); "
-                "delete it from the cache and fetch again"
-            ) from None
+        return _read_block(
+            block, header, first_line, name, self.line_column,
+            lambda rows: rows.filter(self.predicate).select(self.columns),
+        )  # fmt: skip
 
     def combine(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
         """The rows of all blocks, in order."""
@@ -95,6 +81,77 @@ class RowQuery:
                 name: pl.UInt32 if name == self.line_column else pl.String for name in self.columns
             }
         )
+
+
+@dataclass(frozen=True)
+class RowQueries:
+    """Several queries answered from one parse of each block (a ``records.Query`` too): the
+    rows any of them wants, with every column any of them needs and a flag per query, split
+    after. ``scan`` and ``combine`` give one frame per query, in their order."""
+
+    queries: tuple[RowQuery, ...]
+
+    def scan(
+        self, block: bytes, header: Sequence[str], first_line: int, name: str
+    ) -> list[pl.DataFrame]:
+        flags = [f"\x00query {index}" for index in range(len(self.queries))]
+        needed = dict.fromkeys(
+            column
+            for query in self.queries
+            for column in query.columns
+            if column != query.line_column
+        )
+        found = _read_block(
+            block, header, first_line, name, _ROW,
+            lambda rows: rows.with_columns(
+                query.predicate.alias(flag)
+                for query, flag in zip(self.queries, flags, strict=True)
+            )
+            .filter(pl.any_horizontal(flags))
+            .select(*needed, *flags, _ROW),
+        )  # fmt: skip
+        return [
+            found.filter(pl.col(flag)).select(
+                pl.col(_ROW).alias(column) if column == query.line_column else pl.col(column)
+                for column in query.columns
+            )
+            for query, flag in zip(self.queries, flags, strict=True)
+        ]
+
+    def combine(self, parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
+        return [
+            query.combine([found[index] for found in parts])
+            for index, query in enumerate(self.queries)
+        ]
+
+
+def _read_block(
+    block: bytes,
+    header: Sequence[str],
+    first_line: int,
+    name: str,
+    line_column: str | None,
+    wanted: Callable[[pl.LazyFrame], pl.LazyFrame],
+) -> pl.DataFrame:
+    """``wanted`` of the block's rows (all text), read on the streaming engine; a block that
+    is not CSV is a ``PricingFormatError`` naming the file and line."""
+    try:
+        rows = pl.scan_csv(
+            block,
+            has_header=False,
+            schema=dict.fromkeys(header, pl.String),
+            quote_char='"',
+            missing_columns="insert",  # a last row cut short is read with nulls
+            row_index_name=line_column,
+            row_index_offset=first_line,
+        )
+        return wanted(rows).collect(engine="streaming")
+    except pl.exceptions.PolarsError as error:
+        at = _bad_record_line(block, len(header), first_line)
+        raise PricingFormatError(
+            f"{name}:{at}: the price list file cannot be read as CSV ({error}); "
+            "delete it from the cache and fetch again"
+        ) from None
 
 
 def filter_offer(
@@ -108,13 +165,13 @@ def filter_offer(
     """Rows of the offer file matching ``predicate``, with ``columns``, all as text
     (``scan_offer_file`` with one query)."""
     query = RowQuery(predicate, tuple(columns), line_column)
-    return scan_offer_file(path, lambda _columns: [query], block_bytes=block_bytes)[0]
+    frame: pl.DataFrame = scan_offer_file(path, lambda _columns: query, block_bytes=block_bytes)
+    return frame
 
 
-def scan_offer_file(
-    path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES
-) -> list[pl.DataFrame]:
-    """The rows each of ``plan``'s queries wants from the offer file at ``path``, in its order.
+def scan_offer_file(path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -> Any:
+    """The rows ``plan``'s query wants from the offer file at ``path`` (a ``RowQuery``'s
+    frame, a ``RowQueries``' frames).
 
     The file is read in blocks of whole records (a newline counts as a record end only outside
     quotes), and each block is scanned lazily with the filter and projection pushed down, on

@@ -12,7 +12,7 @@ import polars as pl
 from trntui.core.quotes import RateTier, ServiceRate, SideService
 from trntui.pricing.extract.offer import OfferSource, _provenance
 from trntui.pricing.extract.records import Plan
-from trntui.pricing.extract.scan import RowQuery, _groups, scan_offer_file
+from trntui.pricing.extract.scan import RowQueries, RowQuery, _groups, scan_offer_file
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,11 @@ def side_services_in(offer_code: str) -> tuple[SideService, ...]:
 
 
 def side_plan(offer_code: str) -> Plan:
-    """One query per side service priced in ``offer_code``'s file, all run in one pass."""
+    """One query per side service priced in ``offer_code``'s file, answered from one parse."""
 
-    def plan(_columns: Sequence[str]) -> list[RowQuery]:
-        return [_side_query(_SIDE_FILTERS[service]) for service in side_services_in(offer_code)]
+    def plan(_columns: Sequence[str]) -> RowQueries:
+        services = side_services_in(offer_code)
+        return RowQueries(tuple(_side_query(_SIDE_FILTERS[service]) for service in services))
 
     return plan
 
