@@ -36,7 +36,12 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.service import FetchResult, fetch_instance_quotes, fetch_side_rates
+from trntui.pricing.service import (
+    FetchResult,
+    SideRatesResult,
+    fetch_instance_quotes,
+    fetch_side_rates,
+)
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV, PricingSettings
 
 EC2_US_EAST_1 = "/offers/v1.0/aws/AmazonEC2/20261120180211/us-east-1/index.csv"
@@ -232,6 +237,7 @@ def test_fault_without_cache_raises_a_typed_error_and_caches_nothing(
         )
     assert isinstance(raised.value, PricingError)
     assert not any("AmazonEC2/us-east-1" in name for name in cache_files(tmp_path))
+    assert not _scanning_threads()  # the rows being gathered were closed with the download
 
 
 @pytest.mark.parametrize("fault_name", sorted(FAULTS))
@@ -459,6 +465,36 @@ def test_side_rates_for_a_prefixed_region(price_server: FakePriceList, tmp_path:
     assert transfer.usage_type == "USW2-DataTransfer-Regional-Bytes"
     assert transfer.offer_code == "AWSDataTransfer"
     assert transfer.publication_date == PUBLICATION_DATE
+
+
+def test_the_ec2_files_side_rates_come_with_its_quotes_in_one_read(
+    price_server: FakePriceList, tmp_path: Path
+) -> None:
+    alone = fetch_side_rates("us-west-2", settings=settings_for(price_server, tmp_path / "a"))
+    settings = settings_for(price_server, tmp_path / "b")
+    quotes = fetch_instance_quotes("us-west-2", ["p5.48xlarge"], settings=settings, side_rates=True)
+    assert quotes.side_rates is not None
+    assert [rate.service for rate in quotes.side_rates.rates] == [SideService.EBS_GP3_STORAGE]
+    ec2 = price_server.csv_path("AmazonEC2", "us-west-2")
+    hits = len(price_server.hits(ec2))
+    together = fetch_side_rates("us-west-2", settings=settings, already=quotes.side_rates)
+    assert len(price_server.hits(ec2)) == hits  # the EC2 file was not asked for again
+
+    def shown(result: SideRatesResult) -> list[tuple[object, ...]]:
+        return [(r.service, r.usage_type, r.sku, r.tiers) for r in result.rates]
+
+    assert shown(together) == shown(alone)
+    assert together.missing == alone.missing == {}
+    assert [s.offer_code for s in together.statuses] == [s.offer_code for s in alone.statuses]
+    plain = fetch_instance_quotes(
+        "us-west-2", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path / "c")
+    )
+    assert plain.side_rates is None
+
+    def priced(result: FetchResult) -> list[tuple[object, ...]]:
+        return [(q.instance_type, q.purchase_option, q.usd_per_hour, q.sku) for q in result.quotes]
+
+    assert priced(quotes) == priced(plain) != []
 
 
 def test_zero_priced_xaz_rows_never_zero_the_inter_az_charge(

@@ -195,7 +195,8 @@ def test_rows_come_out_the_same_however_the_bytes_arrive(
     rows: list[list[str]], cuts: list[int], block_bytes: int
 ) -> None:
     """A download hands ``OfferRows`` pieces cut anywhere (inside the header, a quoted field, a
-    newline in a value); the rows and their lines are those of the file read whole."""
+    newline in a value); the rows are those of the file read whole, and so are their lines
+    where no value holds a line break (row numbers count records, a price list's one a line)."""
     data = _csv_bytes(["SKU", "Note", "Unit"], rows)
     query = RowQuery(pl.lit(True), ("SKU", "Note", "Unit", "line"), "line")
     stream = OfferRows("download", lambda _columns: query, block_bytes=block_bytes)
@@ -284,3 +285,57 @@ def test_queries_answered_from_one_parse_match_each_alone(tmp_path: Path) -> Non
     assert [frame.height for frame in alone][:2] != [0, 0]
     for one, other in zip(together, alone, strict=True):
         assert one.equals(other), (one, other)
+
+
+def _gather(data: bytes, piece_bytes: int, **options: object) -> object:
+    query = RowQuery(pl.lit(True), ("SKU", "Note", "line"), "line")
+    stream = OfferRows("cache/index.csv", lambda _columns: query, **options)  # type: ignore[arg-type]
+    try:
+        for start in range(0, len(data), piece_bytes):
+            stream.add(data[start : start + piece_bytes])
+        return stream.finish()
+    finally:
+        stream.close()
+
+
+def test_an_unclosed_quote_is_refused_at_its_line_without_holding_the_file() -> None:
+    rows = [["a", "fine", "x"], ["b", 'open "quote', "x"]] + [["c", "more", "x"]] * 40_000
+    data = _csv_bytes(["SKU", "Note", "Unit"], rows).replace(b'"open ""quote"', b'"open "quote"')
+    # The record on line 8 never ends: refused once it has run on for 4 blocks, not gathered
+    # to the end of the file (each piece is searched for a record end once).
+    with pytest.raises(PricingFormatError, match=r"^cache/index.csv:8: a record runs on"):
+        _gather(data, 4096, block_bytes=64 * 1024)
+
+
+def test_a_header_that_ends_the_file_gives_no_rows() -> None:
+    data = _csv_bytes(["SKU", "Note", "Unit"], []).rstrip(b"\n")
+    frame = _gather(data, 7, block_bytes=64)
+    assert isinstance(frame, pl.DataFrame) and frame.height == 0
+
+
+def test_a_caller_waiting_on_a_slow_scan_is_checked_and_stopped() -> None:
+    import threading
+
+    release = threading.Event()
+    checks: list[int] = []
+
+    def slow_plan(_columns: object) -> RowQuery:
+        release.wait(30)  # the query (e.g. Polars loading) takes its time
+        return RowQuery(pl.lit(True), ("SKU",))
+
+    def check() -> None:
+        checks.append(1)
+        raise PricingFormatError("cancelled by the check")
+
+    stream = OfferRows("download", slow_plan, block_bytes=64, check=check)
+    data = _csv_bytes(["SKU", "Note", "Unit"], [["a", "b", "c"]] * 200)
+    try:
+        with pytest.raises(PricingFormatError, match="cancelled by the check"):
+            for start in range(0, len(data), 16):  # more pieces than may wait
+                stream.add(data[start : start + 16])
+        assert checks == [1]
+    finally:
+        release.set()
+        stream.close()
+    with pytest.raises(RuntimeError, match="closed before they were finished"):
+        stream.finish()

@@ -181,8 +181,13 @@ class PriceListClient:
         target = offer_csv_path(self.settings.cache_path, offer_code, region)
         remove_partial_downloads(target.parent)
 
+        def waiting() -> None:  # while the scanning thread is behind (OfferRows.add)
+            self._time_left(url)
+            if cancel is not None and cancel():
+                raise PricingCancelledError(f"download of {url} cancelled", url=url)
+
         def fetch() -> tuple[CachedFile, OfferRows | None]:
-            rows = None if plan is None else OfferRows(str(target), plan)
+            rows = None if plan is None else OfferRows(str(target), plan, check=waiting)
             try:
                 cached = self.download(
                     url,
@@ -204,16 +209,19 @@ class PriceListClient:
 
         cached, rows = fetch()
         try:
-            preamble = read_preamble(cached.path, expected_offer=offer_code)
-        except PricingFormatError:
+            try:
+                preamble = read_preamble(cached.path, expected_offer=offer_code)
+            except PricingFormatError:
+                if not cached.not_modified:
+                    raise
+                # The server says "unchanged" but the local copy was damaged: fetch it whole.
+                meta_path(target).unlink(missing_ok=True)
+                cached, rows = fetch()
+                preamble = read_preamble(cached.path, expected_offer=offer_code)
+        except BaseException:
             if rows is not None:
                 rows.close()
-            if not cached.not_modified:
-                raise
-            # The server says "unchanged" but the local copy was damaged: fetch it whole.
-            meta_path(target).unlink(missing_ok=True)
-            cached, rows = fetch()
-            preamble = read_preamble(cached.path, expected_offer=offer_code)
+            raise
         return OfferFile(
             offer_code, region, cached, preamble, not_modified=cached.not_modified, streamed=rows
         )

@@ -91,6 +91,9 @@ class FetchResult:
     """The asked-for types the price list has no row for (kept in the project on save)."""
     notes: tuple[str, ...] = ()
     """Rows skipped because their price is not a usable number (file and line of each)."""
+    side_rates: SideRatesResult | None = None
+    """The side-service rates priced in the same file (EBS gp3 in the EC2 file), read in the
+    same pass when asked for (``fetch_instance_quotes(side_rates=True)``)."""
 
     @property
     def error(self) -> PricingError | None:
@@ -214,11 +217,15 @@ def fetch_instance_quotes(
     cancel: CancelCheck | None = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    side_rates: bool = False,
 ) -> FetchResult:
     """On-demand and reserved Linux quotes for ``instance_types`` (all types when None).
 
     Blocking (a regional EC2 file is a few hundred MB on first download): run it in a worker
-    thread, pass ``progress`` for a progress bar and ``cancel`` to stop it.
+    thread, pass ``progress`` for a progress bar and ``cancel`` to stop it. With
+    ``side_rates``, the EC2 file's side-service rates (EBS gp3) come from the same pass, in
+    ``FetchResult.side_rates``: hand the result to ``fetch_side_rates(already=...)`` and the
+    file is not read again for them.
     """
     wanted = _unique(instance_types)
     return _fetch_quotes(
@@ -226,7 +233,7 @@ def fetch_instance_quotes(
         lambda columns: extract.instance_plan(wanted, region)(columns),
         lambda *found: extract.quotes_from_instance_rows(*found),
         ON_DEMAND, region, wanted, settings=settings, progress=progress, cancel=cancel,
-        offline=offline, transport=transport,
+        offline=offline, transport=transport, side_rates=side_rates,
     )  # fmt: skip
 
 
@@ -264,19 +271,28 @@ def _fetch_quotes(
     cancel: CancelCheck | None = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    side_rates: bool = False,
 ) -> FetchResult:
     """Load the offer's file for ``region`` and make its quotes from ``plan``'s rows (gathered
-    as the file downloads); ``looked_for`` names the purchase option(s) a type without a quote
-    is reported missing for. ``plan`` and ``quotes_from_rows`` name the extraction's functions
-    through the lazy ``extract`` package: its modules, and Polars, load in the scanning thread
-    when the file's header has come, while the download goes on."""
+    as the file downloads), and with ``side_rates`` its side-service rates from the same parse;
+    ``looked_for`` names the purchase option(s) a type without a quote is reported missing for.
+    ``plan`` and ``quotes_from_rows`` name the extraction's functions through the lazy
+    ``extract`` package: its modules, and Polars, load in the scanning thread when the file's
+    header has come, while the download goes on."""
     settings = settings or PricingSettings.from_env()
+    quotes_plan = plan
+    if side_rates:
+
+        def plan(columns: Sequence[str]) -> Any:
+            side = extract.side_plan(offer_code)(columns).queries
+            return extract.RowQueries((quotes_plan(columns), *side))
+
     with PriceListClient(settings, transport=transport) as client:
         offer, status = load_offer(
             client, offer_code, region, progress=progress, cancel=cancel, offline=offline,
             plan=plan,
         )  # fmt: skip
-    rows = offer_rows(offer, plan)
+    rows, *side_rows = offer_rows(offer, plan) if side_rates else [offer_rows(offer, plan)]
     source = offer_source(offer)
     notes: list[str] = []
     quotes = tuple(quotes_from_rows(rows, offer.cached.path, source, region, notes))
@@ -295,7 +311,8 @@ def _fetch_quotes(
         find_quote(quotes, lookup.instance_type, region, looked_for, looked_up)
         for lookup in looked_up
     )
-    return FetchResult(region, quotes, missing, status, looked_up, tuple(notes))
+    side_result = _offer_side_rates(offer, status, side_rows, region) if side_rates else None
+    return FetchResult(region, quotes, missing, status, looked_up, tuple(notes), side_result)
 
 
 _SIDE_NAMES = {
@@ -315,20 +332,23 @@ def fetch_side_rates(
     cancel: CancelCheck | None = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    already: SideRatesResult | None = None,
 ) -> SideRatesResult:
     """S3 Standard, EBS gp3, CloudWatch Logs and inter-AZ transfer rates for ``region``.
 
     A rate not found is reported in ``missing`` (and so stays unknown in the estimate); an offer
-    file that cannot be had at all makes its services missing, with the reason.
+    file that cannot be had at all makes its services missing, with the reason. The offers
+    ``already`` has read (a ``FetchResult.side_rates``) are taken from it, not read again.
     """
     settings = settings or PricingSettings.from_env()
-    rates: list[ServiceRate] = []
-    missing: dict[SideService, str] = {}
-    statuses: list[OfferStatus] = []
+    done = {status.offer_code for status in already.statuses} if already is not None else set()
+    parts: list[SideRatesResult] = []
     with PriceListClient(settings, transport=transport) as client:
         for offer_code in SIDE_OFFERS:
-            services = extract.side_services_in(offer_code)
-            plan = extract.side_plan(offer_code)
+            if offer_code in done and already is not None:
+                parts.append(already)
+                continue
+            plan = _side_plan(offer_code)
             try:
                 offer, status = load_offer(
                     client, offer_code, region, progress=progress, cancel=cancel,
@@ -337,18 +357,38 @@ def fetch_side_rates(
             except PricingCancelledError:
                 raise
             except PricingError as error:
-                for service in services:
-                    missing[service] = f"{_SIDE_NAMES[service]}: {error}"
+                services = extract.side_services_in(offer_code)
+                missing = {service: f"{_SIDE_NAMES[service]}: {error}" for service in services}
+                parts.append(SideRatesResult(region, (), missing))
                 continue
-            statuses.append(status)
-            found = extract.rates_from_side_rows(
-                offer_rows(offer, plan), offer_source(offer), region
-            )
-            rates.extend(found[service] for service in services if service in found)
-            for service in services:
-                if service not in found:
-                    missing[service] = (
-                        f"{_SIDE_NAMES[service]}: no single matching rate in the {offer_code} "
-                        f"price list for {region}; add a manual rate"
-                    )
-    return SideRatesResult(region, tuple(rates), missing, tuple(statuses))
+            parts.append(_offer_side_rates(offer, status, offer_rows(offer, plan), region))
+    return SideRatesResult(
+        region,
+        tuple(rate for part in parts for rate in part.rates),
+        {service: why for part in parts for service, why in part.missing.items()},
+        tuple(status for part in parts for status in part.statuses),
+    )
+
+
+def _side_plan(offer_code: str) -> Plan:
+    """``extract.side_plan``, loaded by the scanning thread (see ``_fetch_quotes``)."""
+    return lambda columns: extract.side_plan(offer_code)(columns)
+
+
+def _offer_side_rates(
+    offer: OfferFile, status: OfferStatus, found: Sequence[Any], region: str
+) -> SideRatesResult:
+    """The side-service rates of one offer file from its side plan's rows (``found``)."""
+    services = extract.side_services_in(offer.offer_code)
+    rates = extract.rates_from_side_rows(found, offer_source(offer), region)
+    missing = {
+        service: (
+            f"{_SIDE_NAMES[service]}: no single matching rate in the {offer.offer_code} "
+            f"price list for {region}; add a manual rate"
+        )
+        for service in services
+        if service not in rates
+    }
+    return SideRatesResult(
+        region, tuple(rates[s] for s in services if s in rates), missing, (status,)
+    )

@@ -28,11 +28,15 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     try:
         result = fetch_instance_quotes(
             args.region, args.instance_types, settings=settings, progress=progress,
-            offline=args.offline,
+            offline=args.offline, side_rates=args.side_rates,
         )  # fmt: skip
         side = (
             fetch_side_rates(
-                args.region, settings=settings, progress=progress, offline=args.offline
+                args.region,
+                settings=settings,
+                progress=progress,
+                offline=args.offline,
+                already=result.side_rates,
             )
             if args.side_rates
             else None

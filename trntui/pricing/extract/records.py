@@ -71,7 +71,9 @@ class RecordBlocks:
 
     ``add`` takes the next piece and returns a block once about ``block_bytes`` have gathered
     (None before); ``rest`` returns what is left at the end. Every block starts at a record
-    start and ends at a record end, so a block can be parsed on its own.
+    start and ends at a record end, so a block can be parsed on its own. A newline found not
+    to end a record never does later (the parity before it does not change), so each piece is
+    searched once, however long a record runs.
     """
 
     def __init__(self, block_bytes: int) -> None:
@@ -79,6 +81,13 @@ class RecordBlocks:
         self._pieces: list[bytes] = []
         self._counts: list[int] = []
         self._size = 0
+        self._searched = 0
+        """How many of the first pieces hold no record end."""
+
+    @property
+    def waiting(self) -> int:
+        """Bytes gathered and not yet handed back."""
+        return self._size
 
     def add(self, data: bytes) -> bytes | None:
         if not data:
@@ -92,14 +101,14 @@ class RecordBlocks:
 
     def rest(self) -> bytes:
         block = b"".join(self._pieces)
-        self._pieces, self._counts, self._size = [], [], 0
+        self._pieces, self._counts, self._size, self._searched = [], [], 0, 0
         return block
 
     def _cut(self) -> bytes | None:
         """The gathered bytes up to the last record end, or None when none has ended yet."""
         parity = sum(self._counts) & 1  # of the quotes since the last cut, a record start
         after = 0  # quotes after the newline being looked at, to the end of what gathered
-        for index in range(len(self._pieces) - 1, -1, -1):
+        for index in range(len(self._pieces) - 1, self._searched - 1, -1):
             piece = self._pieces[index]
             end = len(piece)
             newline = piece.rfind(b"\n", 0, end)
@@ -110,6 +119,7 @@ class RecordBlocks:
                 end = newline
                 newline = piece.rfind(b"\n", 0, end)
             after += piece.count(b'"', 0, end)
+        self._searched = len(self._pieces)
         return None
 
     def _take(self, index: int, cut: int) -> bytes:
@@ -121,6 +131,7 @@ class RecordBlocks:
         later_counts = self._counts[index + 1 :]
         self._counts = [tail.count(b'"'), *later_counts] if tail else later_counts
         self._size = sum(len(each) for each in self._pieces)
+        self._searched = len(self._pieces)  # searched back to the cut, which moved no parity
         return block
 
 
@@ -141,6 +152,8 @@ _WAITING_PIECES = 32
 """Pieces (at most 1 MB each from a download) that may wait for the scanning thread; a
 caller that is faster than the scan waits, so memory stays bounded."""
 _END = b""
+_LONGEST_RECORD_BLOCKS = 4
+_LONGEST_RECORD_BYTES = 64 * 1024
 
 
 class OfferRows:
@@ -151,14 +164,27 @@ class OfferRows:
     The caller's thread only hands the pieces over. A thread of its own cuts them into the
     header and blocks of whole records and scans each block with the query (Polars releases
     the interpreter while it parses), so a download is filtered while it arrives. A fault in
-    the file (no header, a block that is not CSV) is raised by ``finish``, never by ``add``:
-    the download that feeds it goes on and is judged by its own checks.
+    the file (no header, a block that is not CSV, a record running on for more than
+    ``_LONGEST_RECORD_BLOCKS`` blocks: an unclosed quote) is raised by ``finish``, never by
+    ``add``: the download that feeds it goes on and is judged by its own checks, and the
+    thread stops taking pieces. ``add`` waits while pieces are waiting for the thread; every
+    0.1 s of waiting it calls ``check`` (the download's cancel and deadline checks: what it
+    raises, ``add`` raises).
     """
 
-    def __init__(self, name: str, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: Plan,
+        *,
+        block_bytes: int = BLOCK_BYTES,
+        check: Callable[[], None] | None = None,
+    ) -> None:
         self.name = name
         self._plan = plan
         self._block_bytes = block_bytes
+        self._check = check
+        self._closed = False
         self._error: BaseException | None = None
         self._result: Any = None
         self._handoff: Queue[bytes] = Queue(maxsize=_WAITING_PIECES)
@@ -172,6 +198,8 @@ class OfferRows:
 
     def finish(self) -> Any:
         """The query's rows (``Query.combine``); the file's fault if it has one."""
+        if self._closed:
+            raise RuntimeError(f"the rows of {self.name} were closed before they were finished")
         self._put(_END)
         self._thread.join()
         if self._error is not None:
@@ -179,6 +207,7 @@ class OfferRows:
         return self._result
 
     def close(self) -> None:
+        self._closed = True
         self._stop.set()
         while self._thread.is_alive():
             with contextlib.suppress(Empty):
@@ -191,7 +220,8 @@ class OfferRows:
                 self._handoff.put(piece, timeout=0.1)
                 return
             except Full:
-                continue
+                if self._check is not None:
+                    self._check()
 
     def _pieces(self) -> Any:
         while not self._stop.is_set():
@@ -216,6 +246,8 @@ class OfferRows:
             head += piece
             if (found := split_head(head, self.name)) is not None:
                 break
+        if found is None and head and not head.endswith(b"\n"):
+            found = split_head(head + b"\n", self.name)  # a header ending the file
         if found is None:
             if self._stop.is_set():
                 return None
@@ -233,9 +265,16 @@ class OfferRows:
             parts.append(query.scan(block, columns, line, self.name))
             line += block.count(b"\n")
 
+        longest = _LONGEST_RECORD_BLOCKS * self._block_bytes
         for piece in itertools.chain((rest,), pieces):
             if (block := blocks.add(piece)) is not None:
                 scan(block)
+            elif blocks.waiting > max(longest, _LONGEST_RECORD_BYTES):
+                raise PricingFormatError(
+                    f"{self.name}:{line}: a record runs on for more than "
+                    f"{blocks.waiting:,} bytes (an unclosed quote?); "
+                    "delete it from the cache and fetch again"
+                )
         if self._stop.is_set():
             return None
         last = blocks.rest()

@@ -119,9 +119,11 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
 
         settings = PricingSettings.from_env().started()  # one deadline for the whole fetch
         result = fetch_instance_quotes(
-            region, types, settings=settings, progress=progress, cancel=cancel
+            region, types, settings=settings, progress=progress, cancel=cancel, side_rates=True
         )
-        side = fetch_side_rates(region, settings=settings, progress=progress, cancel=cancel)
+        side = fetch_side_rates(
+            region, settings=settings, progress=progress, cancel=cancel, already=result.side_rates
+        )
         found = [result]
         notes = [lookup.message for lookup in result.missing] + list(result.notes)
         notes += list(side.missing.values())
