@@ -160,6 +160,16 @@ def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], abse
         assert '"total_usd": ' in result.stdout  # the estimate was made
 
 
+def test_help_before_a_command_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from trntui.cli import main
+    from trntui.commands import COMMANDS
+
+    with pytest.raises(SystemExit):
+        main(["-h", "price"])
+    listed = capsys.readouterr().out
+    assert all(f"    {name} " in listed or f"    {name}\n" in listed for name in COMMANDS)
+
+
 def test_the_command_list_names_what_each_module_registers() -> None:
     import importlib
 

@@ -131,7 +131,9 @@ def test_failed_scenario_replace_leaves_the_saved_snapshot_whole(
         return "\n".join(line for line in text.splitlines() if not line.startswith("today ="))
 
     # save_scenario renders through the module it lives in
-    monkeypatch.setattr(scenarios_store.write, "render_scenario", unreadable)
+    import trntui.store.scenarios.write as write_module
+
+    monkeypatch.setattr(write_module, "render_scenario", unreadable)
     code, _, err = _cli(capsys, "scenario", "save", str(sample_dir), "as-measured", "--replace")
     assert path.read_bytes() == saved
     assert code == 2

@@ -371,6 +371,31 @@ def test_a_download_is_filtered_as_it_arrives_and_a_cached_copy_is_read(
     assert not _scanning_threads()
 
 
+def test_the_gathered_rows_are_closed_when_the_file_fails_after_its_download(
+    price_server: FakePriceList, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trntui.pricing.client as client
+
+    def unreadable(path: Path, **_options: object) -> object:
+        raise OSError(f"{path}: gone")  # e.g. another process removed the file meanwhile
+
+    monkeypatch.setattr(client, "read_preamble", unreadable)
+    with pytest.raises(OSError, match="gone"):
+        fetch_instance_quotes(
+            "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
+        )
+    assert not _scanning_threads()
+
+
+def test_side_rates_read_for_another_region_are_refused(
+    price_server: FakePriceList, tmp_path: Path
+) -> None:
+    settings = settings_for(price_server, tmp_path)
+    oregon = fetch_instance_quotes("us-west-2", ["p5.48xlarge"], settings=settings, side_rates=True)
+    with pytest.raises(ValueError, match="us-west-2 cannot serve us-east-1"):
+        fetch_side_rates("us-east-1", settings=settings, already=oregon.side_rates)
+
+
 def test_a_download_that_is_not_csv_names_the_cached_file_and_line(
     price_server: FakePriceList, tmp_path: Path
 ) -> None:

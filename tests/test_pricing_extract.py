@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -253,6 +254,7 @@ def test_a_file_without_a_header_is_refused_by_finish(data: bytes, problem: str)
 def test_a_files_side_services_are_read_in_one_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from trntui.pricing.extract import scan as scan_module
     from trntui.pricing.extract import side_services as module
 
     reads: list[int] = []
@@ -267,6 +269,13 @@ def test_a_files_side_services_are_read_in_one_pass(
     )
     found = side_rates(cloudwatch, source("AmazonCloudWatch"), "us-east-1")
     assert reads == [2]  # one read, one parse for the two services' queries
+    parses: list[int] = []
+    read_block = scan_module._read_block
+    monkeypatch.setattr(
+        scan_module, "_read_block", lambda *args: parses.append(1) or read_block(*args)
+    )
+    side_rates(cloudwatch, source("AmazonCloudWatch"), "us-east-1")
+    assert parses == [1]  # the file is one block: parsed once for both
     assert set(found) == {
         SideService.CLOUDWATCH_LOGS_INGESTION,
         SideService.CLOUDWATCH_LOGS_STORAGE,
@@ -339,3 +348,48 @@ def test_a_caller_waiting_on_a_slow_scan_is_checked_and_stopped() -> None:
         stream.close()
     with pytest.raises(RuntimeError, match="closed before they were finished"):
         stream.finish()
+
+
+def test_finishing_waits_for_the_scan_without_the_downloads_checks() -> None:
+    """The body is whole once ``finish`` is called: a deadline or cancel check must not throw
+    away rows of a file already in the cache, however far behind the scan is."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_plan(_columns: object) -> RowQuery:
+        entered.set()
+        release.wait(30)
+        return RowQuery(pl.lit(True), ("SKU",))
+
+    def check() -> None:
+        raise PricingFormatError("past the deadline")
+
+    data = _csv_bytes(["SKU", "Note", "Unit"], [["a", "b", "c"]] * 40)
+    head_end = data.index(b'"a"')
+    body = data[head_end:]
+    pieces = [body[start : start + 15] for start in range(0, len(body), 15)]
+    assert len(pieces) == 32  # as many as may wait: finish finds no room
+    stream = OfferRows("download", slow_plan, block_bytes=16, check=check)
+    try:
+        stream.add(data[:head_end])
+        assert entered.wait(30)
+        for piece in pieces:
+            stream.add(piece)
+        threading.Timer(0.3, release.set).start()
+        frame = stream.finish()
+    finally:
+        release.set()
+        stream.close()
+    assert frame["SKU"].to_list() == ["a"] * 40
+
+
+def test_closing_during_the_header_never_runs_the_plan() -> None:
+    planned: list[object] = []
+    stream = OfferRows("download", lambda columns: planned.append(columns), block_bytes=64)
+    stream.add(_csv_bytes(["SKU", "Note", "Unit"], [])[:-8])  # cut after "Note", in the header
+    while not stream._handoff.empty():  # the thread holds the cut header
+        time.sleep(0.01)
+    time.sleep(0.05)
+    stream.close()  # as a cancelled download does: the header is cut, not the file's end
+    assert planned == []

@@ -84,7 +84,9 @@ def _cmd_open(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)
-    parser, commands = _build_parser(first)
+    # ``trntui -h price`` asks for the top-level help: every command, not one module's.
+    asks_help = first is not None and any(a in ("-h", "--help") for a in argv[: argv.index(first)])
+    parser, commands = _build_parser(None if asks_help else first)
     if first is None or first not in commands:
         opener = argparse.ArgumentParser(prog="trntui", parents=[], add_help=False)
         if any(a in ("-h", "--help") for a in argv):

@@ -341,12 +341,15 @@ def fetch_side_rates(
     ``already`` has read (a ``FetchResult.side_rates``) are taken from it, not read again.
     """
     settings = settings or PricingSettings.from_env()
+    if already is not None and already.region != region:
+        raise ValueError(f"side rates read for {already.region} cannot serve {region}")
     done = {status.offer_code for status in already.statuses} if already is not None else set()
     parts: list[SideRatesResult] = []
     with PriceListClient(settings, transport=transport) as client:
         for offer_code in SIDE_OFFERS:
             if offer_code in done and already is not None:
-                parts.append(already)
+                if already not in parts:
+                    parts.append(already)
                 continue
             plan = _side_plan(offer_code)
             try:

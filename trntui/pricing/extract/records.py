@@ -200,7 +200,7 @@ class OfferRows:
         """The query's rows (``Query.combine``); the file's fault if it has one."""
         if self._closed:
             raise RuntimeError(f"the rows of {self.name} were closed before they were finished")
-        self._put(_END)
+        self._put(_END, checked=False)  # the body is whole: only the scan is left to wait for
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -214,13 +214,13 @@ class OfferRows:
                 self._handoff.get_nowait()
             self._thread.join(timeout=0.05)
 
-    def _put(self, piece: bytes) -> None:
+    def _put(self, piece: bytes, *, checked: bool = True) -> None:
         while not self._stop.is_set() and self._thread.is_alive():
             try:
                 self._handoff.put(piece, timeout=0.1)
                 return
             except Full:
-                if self._check is not None:
+                if checked and self._check is not None:
                     self._check()
 
     def _pieces(self) -> Any:
@@ -246,11 +246,11 @@ class OfferRows:
             head += piece
             if (found := split_head(head, self.name)) is not None:
                 break
+        if self._stop.is_set():  # closed: the pieces stopped, not the file
+            return None
         if found is None and head and not head.endswith(b"\n"):
             found = split_head(head + b"\n", self.name)  # a header ending the file
         if found is None:
-            if self._stop.is_set():
-                return None
             raise head_missing(self.name, head)
         header, rest = found
         del head
