@@ -31,6 +31,8 @@ SCALING_FILE = "scaling.json"
 
 @dataclass(frozen=True)
 class MlperfRunTime:
+    """One run's MLPerf time to train in minutes (``run_minutes``), with the log it came from."""
+
     source: str
     minutes: float | None
     """``None`` when the run did not succeed."""
@@ -38,6 +40,9 @@ class MlperfRunTime:
 
 @dataclass(frozen=True)
 class MlperfScore:
+    """A run set's MLPerf time-to-train score (``olympic_score``): the scaled olympic mean in
+    minutes, with the runs, failed runs, scaling factor and times it was taken over."""
+
     minutes: float | None
     """``None`` when the set is invalid (too many failed runs, or nothing left to average)."""
     runs: int

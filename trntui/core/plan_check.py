@@ -29,6 +29,10 @@ from trntui.core.estimate import EstimateContext, TargetEstimate
 
 @dataclass(frozen=True)
 class PlanCheck:
+    """Whether one target's plan holds (``check_plan``): wall clock and lead time in days, the
+    finish date, and whether it is late, over the wall clock limit or over budget (``None``
+    where the limit is not set or a figure is unknown)."""
+
     target: str
     wall_clock_days: float | None
     lead_days: float | None
@@ -92,6 +96,9 @@ def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | No
 
 @dataclass(frozen=True)
 class Payback:
+    """When the port pays for itself (``payback``): the porting cost and the saving per training
+    in USD, and after how many trainings it pays off (``None``: never, or unknown)."""
+
     porting_cost_usd: float | None
     saving_per_training_usd: float | None
     payback_trainings: int | None

@@ -40,6 +40,9 @@ _FAMILY_FACTS = ("benchmark", "sequence_length", "quality_metric", "quality_targ
 
 @dataclass(frozen=True)
 class MeasuredSize:
+    """One system size of a scaling family, measured by one run set: its counted runs' time and
+    steady throughput with their ranges, and the speed-up and efficiency over the smallest size."""
+
     run_set: str
     size: SystemSize
     runs: int
@@ -62,6 +65,9 @@ class MeasuredSize:
 
 @dataclass(frozen=True)
 class Family:
+    """Run sets that measure the same workload at different system sizes, one per node count;
+    ``named_by_user`` when a person named the family rather than the automatic grouping."""
+
     name: str
     points: tuple[MeasuredSize, ...]
     """Measured sizes, smallest first."""

@@ -84,6 +84,10 @@ class DerivedRun:
 
 @dataclass(frozen=True)
 class DerivedRuns:
+    """Every stored run with its facts against the current goal (``derived_runs``): how many
+    were derived rather than read back, how many because the rules changed, and whether what was
+    derived got stored."""
+
     runs: tuple[DerivedRun, ...]
     derived: int
     """How many runs were derived from their timelines (the others came from the table)."""

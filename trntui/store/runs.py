@@ -87,6 +87,9 @@ SKIPPED = "skipped"
 
 @dataclass(frozen=True)
 class ImportOutcome:
+    """What importing one file did (``add_run``, ``import_paths``): the outcome, and the run id and
+    run set it is stored under, or the error."""
+
     path: str
     outcome: str
     """``added``, ``duplicate`` (same content already imported), ``failed`` or ``skipped``
@@ -98,6 +101,9 @@ class ImportOutcome:
 
 @dataclass(frozen=True)
 class RunSetInfo:
+    """One run set (``run_sets``): its name, how many runs and how many succeeded, and its MLPerf
+    score when it is a set of MLPerf logs."""
+
     name: str
     runs: int
     succeeded: int

@@ -13,6 +13,9 @@ from trntui.core.format import usd
 
 @dataclass(frozen=True)
 class BreakEven:
+    """The Trainium3 throughput at which its total equals the GPU total (``break_even``), the
+    throughput it has (with its range when measured) and a note comparing the two."""
+
     required_throughput: float | None
     """Useful throughput at which the Trainium3 total equals the GPU total (None: unreachable)."""
     observed_throughput: float | None

@@ -34,6 +34,8 @@ _UNVERIFIED = {
 
 @dataclass(frozen=True)
 class Decision:
+    """The decision note (``decide``): the action to take and the facts that triggered it."""
+
     action: str
     """``continue the trial``, ``try another option`` or ``pause``."""
     facts: tuple[str, ...]

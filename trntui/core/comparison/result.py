@@ -24,6 +24,10 @@ from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback
 
 @dataclass(frozen=True)
 class Comparison:
+    """Trainium3 against the GPU for one estimate (``compare``): the protocols, whether the
+    results are comparable, the ratio, saving and break-even when they are, the plan checks,
+    the payback and the decision."""
+
     trainium: TargetEstimate | None
     gpu: TargetEstimate | None
     protocols: tuple[Protocol, ...]

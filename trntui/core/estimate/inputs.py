@@ -53,6 +53,9 @@ class Provenance:
 
 @dataclass(frozen=True)
 class InputSpec:
+    """What one estimate input is: its label and unit, whether it is set per target, and the rule
+    an edited value must meet (``check_value``)."""
+
     key: str
     label: str
     unit: str

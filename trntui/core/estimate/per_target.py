@@ -71,6 +71,9 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
 
 @dataclass(frozen=True)
 class TargetInputs:
+    """One target's inputs with their provenance, its quote and the quote's flags, before a
+    scenario's overrides (``target_inputs``): what ``apply_overrides`` starts from."""
+
     target: TrainingTarget
     inputs: dict[str, Input]
     quote: PriceQuote | None

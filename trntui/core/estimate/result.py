@@ -31,6 +31,9 @@ from trntui.core.quotes import HOURS_PER_YEAR, PriceQuote, QuoteFlag, term_years
 
 @dataclass(frozen=True)
 class Stage:
+    """One stage of a target's time (``STAGES``): its hours per instance, the instance-hours over
+    all instances, and their cost in USD at the instance price."""
+
     key: str
     label: str
     hours: float | None
@@ -52,6 +55,9 @@ class RiskLine:
 
 @dataclass(frozen=True)
 class TargetEstimate:
+    """One target's estimate: its inputs, stages and cost terms in USD, the total and the cost per
+    work unit, and the price quote used with its flags."""
+
     target: TrainingTarget
     inputs: tuple[Input, ...]
     stages: tuple[Stage, ...]
@@ -158,6 +164,9 @@ class TargetEstimate:
 
 @dataclass(frozen=True)
 class Estimate:
+    """The estimate of every target (``estimate``), with the porting risks, the scenario's
+    overrides it applied and the goal's work unit."""
+
     targets: tuple[TargetEstimate, ...]
     risks: tuple[RiskLine, ...]
     overrides: tuple[Override, ...] = ()

@@ -108,6 +108,9 @@ def section_to_dict(obj: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Inventory:
+    """The whole workload inventory ``trntui.toml`` holds: one object per section of ``SECTIONS``,
+    then the migration risks and the training targets."""
+
     project: ProjectInfo = dataclasses.field(default_factory=ProjectInfo)
     model: ModelInfo = dataclasses.field(default_factory=ModelInfo)
     software: SoftwareStack = dataclasses.field(default_factory=SoftwareStack)

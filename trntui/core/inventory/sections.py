@@ -89,6 +89,9 @@ class ProjectInfo:
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """The model being trained: what it is (name, architecture, version), its size, precision and
+    sequence length, and its notable and custom operators."""
+
     TITLE: ClassVar[str] = "Model"
     name: str | None = spec_field("text", "Model", placeholder="e.g. Llama-2-70B LoRA")
     architecture: str | None = spec_field("text", "Architecture", placeholder="decoder-only")
@@ -115,6 +118,9 @@ class ModelInfo:
 
 @dataclass(frozen=True)
 class SoftwareStack:
+    """The software the training runs on: framework, library and Neuron SDK versions, compile
+    steps, the launch time outside the logs, and the features needed and still missing."""
+
     TITLE: ClassVar[str] = "Software stack"
     framework: str | None = spec_field("text", "Framework", placeholder="PyTorch")
     framework_version: str | None = spec_field("text", "Framework version")
@@ -142,6 +148,9 @@ class SoftwareStack:
 
 @dataclass(frozen=True)
 class Distribution:
+    """How the training is spread and checkpointed: parallelism, sharding and batch sizes, the
+    checkpoint interval and save time, and the scaling efficiency assumed per doubling."""
+
     TITLE: ClassVar[str] = "Distribution"
     data_parallel: int | None = spec_field("int", "Data parallel", unit="ways", minimum=1)
     tensor_parallel: int | None = spec_field("int", "Tensor parallel", unit="ways", minimum=1)
@@ -183,6 +192,9 @@ class Distribution:
 
 @dataclass(frozen=True)
 class TrainingGoal:
+    """What the training must reach, and within which limits: the work to finish, the quality
+    criterion, and the dates, wall clock and budget the plan is checked against."""
+
     TITLE: ClassVar[str] = "Training goal"
     work_amount: float | None = spec_field(
         "float", "Work to finish", greater_than=0, help="in the work unit below"
@@ -220,6 +232,9 @@ class TrainingGoal:
 
 @dataclass(frozen=True)
 class DataPreparation:
+    """The data preparation before training: its steps, where it runs, and how many instances for
+    how long (priced as the estimate's data preparation term)."""
+
     TITLE: ClassVar[str] = "Data preparation"
     steps: tuple[str, ...] = spec_field(
         "list", "Steps", placeholder="cleaning, tokenization, packing"

@@ -71,6 +71,9 @@ class FlagKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class QuoteFlag:
+    """One reason a quote should not be used as-is (``quote_flags``): its kind and the message
+    shown beside the quote."""
+
     kind: FlagKind
     message: str
 

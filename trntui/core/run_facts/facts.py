@@ -29,6 +29,9 @@ _SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
 
 @dataclass(frozen=True)
 class Stall:
+    """One slow interval after warm-up (over ``STALL_FACTOR`` x the median time per step): the time
+    (``at_s``) and step of the progress row that ends it, and the time it lost."""
+
     at_s: float
     step: int | None
     lost_s: float
@@ -57,6 +60,10 @@ class PhaseSplit:
 
 @dataclass(frozen=True)
 class RunFacts:
+    """What one run measured, derived from its timeline (``run_facts``): how it ended and whether
+    it counts, its clocks and phase split, warm-up, steady throughput, stalls, restarts and
+    quality."""
+
     status: str
     counts_as_completed: bool
     init_s: float | None

@@ -30,6 +30,9 @@ class Spread:
 
 @dataclass(frozen=True)
 class RunSetSummary:
+    """A run set at a glance (``summarize_set``): how many runs, succeeded and counted, and the
+    spread over the counted runs of steady throughput and both clocks."""
+
     runs: int
     succeeded: int
     counted: int

@@ -53,6 +53,9 @@ class ChangedOnDisk(UserError):
 
 @dataclass(frozen=True)
 class LoadedInventory:
+    """``trntui.toml`` as read (``read_inventory``): the inventory, the SHA-256 of the file's bytes
+    (a save refuses a file changed since) and the file's ``schema_version``."""
+
     inventory: Inventory
     digest: str
     version: int = SCHEMA_VERSION

@@ -57,6 +57,9 @@ CAPTURES_SCHEMA = pl.Schema(
 
 @dataclass(frozen=True)
 class AttachOutcome:
+    """What attaching one telemetry capture to a run did (``attach_capture``): the outcome and its
+    message, and the capture's id, kind and placement on the run."""
+
     path: str
     outcome: str
     """``attached``, ``mismatch`` (not stored: no overlap, another instance, unknown clock),
