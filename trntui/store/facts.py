@@ -90,7 +90,8 @@ class DerivedRuns:
 
     runs: tuple[DerivedRun, ...]
     derived: int
-    """How many runs were derived from their timelines (the others came from the table)."""
+    """How many runs were derived rather than read back from the table (from their stored
+    timelines, or from memory for runs just imported)."""
     by_new_rules: int
     """Of those, how many had stored facts from other rules (``FACTS_VERSION``)."""
     stored: bool = True

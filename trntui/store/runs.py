@@ -92,8 +92,9 @@ class ImportOutcome:
 
     path: str
     outcome: str
-    """``added``, ``duplicate`` (same content already imported), ``failed`` or ``skipped``
-    (a file inside a given folder that is not a recognised log)."""
+    """``added``, ``duplicate`` (same content already imported), ``refreshed`` (imported
+    before, read again under newer importer rules), ``failed`` or ``skipped`` (a file inside a
+    given folder that is not a recognised log)."""
     run_id: str | None = None
     set_name: str | None = None
     error: str | None = None

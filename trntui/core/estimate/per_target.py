@@ -86,9 +86,9 @@ class TargetInputs:
     set_size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
     family: Family | None = None
     scaling: tuple[float | None, str] = (None, "")
+    """The stated efficiency per doubling of nodes (``None``: none) and who states it."""
     quote_reason: str = ""
     """Why the target's quote is the one used (or why there is none)."""
-    """The stated efficiency per doubling of nodes (``None``: none) and who states it."""
 
 
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:

@@ -67,6 +67,8 @@ class AttachOutcome:
     message: str
     capture_id: str | None = None
     kind: str | None = None
+    """What was attached (``utilization`` or ``compile``); on a mismatch, the format the file
+    was read as (``neuron-monitor``, ``nvidia-smi``...)."""
     offset_s: float | None = None
     coverage: float | None = None
     """Fraction of the run's launch-to-end time the capture covers."""
