@@ -4,8 +4,11 @@ Every download is conditional when a cached copy exists (``If-None-Match`` /
 ``If-Modified-Since``; a 304 reuses the file and only refreshes its confirmation time). A body is
 streamed to a temporary file in the cache folder, checked (complete, within the size limit, the
 expected format), and only then renamed over the cached file, so a failed, partial or cancelled
-download never replaces a good one. Redirects are not followed: the price list does not use
-them, and following one could leave the checked host.
+download never replaces a good one. Given an extraction's plan (``offer_file(plan=...)``), each
+piece is also handed, as it is written, to the thread that filters it
+(``extract.records.OfferRows``): the rows come with the download, and are used only once the file
+has passed its checks. Redirects are not followed: the price list does not use them, and
+following one could leave the checked host.
 
 The checks of a server's answer (status, content type, framing, gzip decoding in bounded
 pieces, the region index) are in ``pricing.responses``.
