@@ -1,7 +1,7 @@
 """An offer file's bytes, in whatever pieces they come (read from disk or arriving from the
 network), cut into its header and blocks of whole records, each block filtered by a plan's
-queries in a thread of its own (``OfferRows``). This module does not import Polars (the queries
-do, when first run), so a download can start before Polars has loaded.
+query in a thread of its own (``OfferRows``). This module does not import Polars (the query
+does, when first run), so a download can start before Polars has loaded.
 
 A CSV record ends at a newline outside quotes. Each piece's quotes are counted once, as it
 comes; the parity of the quotes since the last cut (always a record start) then says whether a
@@ -136,7 +136,8 @@ class RecordBlocks:
 
 
 class Query(Protocol):
-    """What ``OfferRows`` needs of a query (``scan.RowQuery`` is one)."""
+    """What ``OfferRows`` needs of a query (``scan.RowQuery`` and ``scan.RowQueries`` are
+    ones): the rows wanted from one block, and all blocks' rows put together."""
 
     def scan(self, block: bytes, header: Sequence[str], first_line: int, name: str) -> Any: ...
 
@@ -154,6 +155,8 @@ caller that is faster than the scan waits, so memory stays bounded."""
 _END = b""
 _LONGEST_RECORD_BLOCKS = 4
 _LONGEST_RECORD_BYTES = 64 * 1024
+"""A record still open after this many blocks (and at least this many bytes) is refused: an
+unclosed quote, not a value; holding it would hold the rest of the file."""
 
 
 class OfferRows:
