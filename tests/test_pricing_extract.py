@@ -393,3 +393,25 @@ def test_closing_during_the_header_never_runs_the_plan() -> None:
     time.sleep(0.05)
     stream.close()  # as a cancelled download does: the header is cut, not the file's end
     assert planned == []
+
+
+def test_a_file_with_a_byte_order_mark_and_crlf_line_ends_reads_the_same() -> None:
+    rows = [["a", 'say "hi"', "x"], ["b", "two\r\nlines", "y"], ["c", "", "z"]]
+    unix = _csv_bytes(["SKU", "Note", "Unit"], rows)
+    windows = "\ufeff".encode() + unix.replace(b'"\n', b'"\r\n')
+    seen: list[tuple[str, ...]] = []
+
+    def plan(columns: tuple[str, ...]) -> RowQuery:
+        seen.append(columns)
+        return RowQuery(pl.lit(True), ("SKU", "Note", "Unit"))
+
+    for data in (unix, windows):
+        stream = OfferRows("download", plan, block_bytes=8)
+        try:
+            for start in range(0, len(data), 3):  # cuts between CR and LF, inside the BOM
+                stream.add(data[start : start + 3])
+            frame = stream.finish()
+        finally:
+            stream.close()
+        assert [[value or "" for value in row] for row in frame.iter_rows()] == rows
+    assert seen == [("SKU", "Note", "Unit")] * 2
