@@ -415,3 +415,21 @@ def test_a_file_with_a_byte_order_mark_and_crlf_line_ends_reads_the_same() -> No
             stream.close()
         assert [[value or "" for value in row] for row in frame.iter_rows()] == rows
     assert seen == [("SKU", "Note", "Unit")] * 2
+
+
+def test_no_thread_runs_until_a_piece_comes() -> None:
+    """A download answered "not modified" hands over no piece: nothing to start or to stop."""
+    import threading
+
+    def scanning() -> int:
+        return sum(t.name == "trntui-offer-blocks" for t in threading.enumerate())
+
+    before = scanning()
+    stream = OfferRows("download", lambda _columns: RowQuery(pl.lit(True), ("SKU",)))
+    assert scanning() == before
+    stream.close()
+    stream = OfferRows("download", lambda _columns: RowQuery(pl.lit(True), ("SKU",)))
+    stream.add(b'"FormatVersion","v1.0"\n')
+    assert scanning() == before + 1
+    stream.close()  # wakes it: it was waiting for the next piece
+    assert scanning() == before

@@ -193,7 +193,7 @@ class OfferRows:
         self._handoff: Queue[bytes] = Queue(maxsize=_WAITING_PIECES)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=_THREAD, daemon=True)
-        self._thread.start()
+        """Started by the first piece (a download answered "not modified" never starts it)."""
 
     def add(self, piece: bytes) -> None:
         if piece:
@@ -215,9 +215,13 @@ class OfferRows:
         while self._thread.is_alive():
             with contextlib.suppress(Empty):
                 self._handoff.get_nowait()
+            with contextlib.suppress(Full):
+                self._handoff.put_nowait(_END)  # wakes the thread if it waits for a piece
             self._thread.join(timeout=0.05)
 
     def _put(self, piece: bytes, *, checked: bool = True) -> None:
+        if self._thread.ident is None and not self._stop.is_set():
+            self._thread.start()
         while not self._stop.is_set() and self._thread.is_alive():
             try:
                 self._handoff.put(piece, timeout=0.1)
