@@ -79,6 +79,28 @@ def test_bad_file_in_a_batch_fails_alone(new_project: Path, megatron_log: Path, 
     assert len(timelines) == 1
 
 
+@pytest.mark.parametrize("fails", ["facts", "timeline"])
+def test_a_failure_deriving_facts_or_writing_the_timeline_leaves_nothing_behind(
+    new_project: Path, megatron_log: Path, monkeypatch: pytest.MonkeyPatch, fails: str
+) -> None:
+    """Whichever of the two fails, the import fails whole and leaves no timeline."""
+    import trntui.core.run_facts as run_facts_module
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError(f"{fails} broke")
+
+    if fails == "facts":
+        monkeypatch.setattr(run_facts_module, "run_facts", broken)
+    else:
+        monkeypatch.setattr(store, "write_timeline", broken)
+    with pytest.raises(RuntimeError, match=f"{fails} broke"):
+        store.import_paths(new_project, [megatron_log])
+    monkeypatch.undo()
+    assert store.load_runs(new_project).is_empty()
+    assert not list((new_project / "runs" / "timelines").glob("*"))
+    assert [o.outcome for o in store.import_paths(new_project, [megatron_log])] == [store.ADDED]
+
+
 def test_failed_table_write_leaves_nothing_behind(
     new_project: Path, megatron_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
