@@ -405,16 +405,18 @@ def test_a_file_with_a_byte_order_mark_and_crlf_line_ends_reads_the_same() -> No
         seen.append(columns)
         return RowQuery(pl.lit(True), ("SKU", "Note", "Unit"))
 
-    for data in (unix, windows):
+    # Piece sizes 1 to 7 cut everywhere: inside the mark, between a CR and its LF at a record
+    # end and inside the quoted CRLF of a value.
+    for data, step in itertools.product((unix, windows), range(1, 8)):
         stream = OfferRows("download", plan, block_bytes=8)
         try:
-            for start in range(0, len(data), 3):  # cuts between CR and LF, inside the BOM
-                stream.add(data[start : start + 3])
+            for start in range(0, len(data), step):
+                stream.add(data[start : start + step])
             frame = stream.finish()
         finally:
             stream.close()
         assert [[value or "" for value in row] for row in frame.iter_rows()] == rows
-    assert seen == [("SKU", "Note", "Unit")] * 2
+    assert seen == [("SKU", "Note", "Unit")] * 14
 
 
 def test_no_thread_runs_until_a_piece_comes() -> None:
@@ -429,7 +431,15 @@ def test_no_thread_runs_until_a_piece_comes() -> None:
     assert scanning() == before
     stream.close()
     stream = OfferRows("download", lambda _columns: RowQuery(pl.lit(True), ("SKU",)))
+    # The thread will wait for the next piece; close wakes it rather than waiting out the wait
+    # (made long here, so that only a wake-up ends it in time).
+    waiting = stream._handoff.get
+    stream._handoff.get = lambda block=True, timeout=None: waiting(block, 30)  # type: ignore[method-assign]
     stream.add(b'"FormatVersion","v1.0"\n')
     assert scanning() == before + 1
-    stream.close()  # wakes it: it was waiting for the next piece
+    while not stream._handoff.empty():  # the thread took the piece and waits for the next
+        time.sleep(0.01)
+    started = time.perf_counter()
+    stream.close()
+    assert time.perf_counter() - started < 10
     assert scanning() == before

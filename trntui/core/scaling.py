@@ -6,9 +6,10 @@ quality metric and target; the global batch may grow with the system, as MLPerf 
 accelerator model is the same, and their sizes differ. A person can also name a family
 (``family`` on a run set in ``runs/sets.toml``), which then replaces the automatic grouping.
 
-Per measured size: the median run time (run start to run stop; in an MLPerf log the stop is the
-verified result) of the counted runs and its spread, the speed-up over the smallest size and
-the efficiency ``(t_smallest x n_smallest) / (t_n x n)``, and the median steady throughput.
+Per measured size: the median training clock (``RunFacts.run_s``: run start to run stop, or to
+the last logged step; in an MLPerf log the stop is the verified result) of the counted runs and
+its spread, the speed-up over the smallest size and the efficiency
+``(t_smallest x n_smallest) / (t_n x n)``, and the median steady throughput.
 
 At a size that was not measured, the throughput is **interpolated** between the two measured
 neighbours, linearly in log(size) vs log(throughput) (constant efficiency change per doubling
@@ -47,8 +48,8 @@ class MeasuredSize:
     size: SystemSize
     runs: int
     time_s: float
-    """Median run time of the counted runs: run start to run stop (``RunFacts.run_s``; in an
-    MLPerf log the stop is the verified result)."""
+    """Median training clock of the counted runs (``RunFacts.run_s``: run start to run stop, or
+    to the last logged step; in an MLPerf log the stop is the verified result)."""
     time_low_s: float
     time_high_s: float
     throughput: float | None

@@ -71,8 +71,9 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
 
 @dataclass(frozen=True)
 class TargetInputs:
-    """One target's inputs with their provenance, its quote and the quote's flags, before a
-    scenario's overrides (``target_inputs``): what ``apply_overrides`` starts from."""
+    """One target's inputs with their provenance, its quote and the quote's flags: built by
+    ``target_inputs`` before a scenario's overrides; ``apply_overrides`` returns them with the
+    overrides applied."""
 
     target: TrainingTarget
     inputs: dict[str, Input]

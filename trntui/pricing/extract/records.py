@@ -193,7 +193,8 @@ class OfferRows:
         self._handoff: Queue[bytes] = Queue(maxsize=_WAITING_PIECES)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=_THREAD, daemon=True)
-        """Started by the first piece (a download answered "not modified" never starts it)."""
+        """Started by the first piece, or by ``finish`` (a download answered "not modified"
+        never starts it)."""
 
     def add(self, piece: bytes) -> None:
         if piece:

@@ -67,8 +67,8 @@ class AttachOutcome:
     message: str
     capture_id: str | None = None
     kind: str | None = None
-    """What was attached (``utilization`` or ``compile``); on a mismatch, the format the file
-    was read as (``neuron-monitor``, ``nvidia-smi``...)."""
+    """What was attached (``utilization`` or ``compile``); on a mismatch, how the file was
+    read (``neuron-monitor``, ``nvidia-smi`` or ``compile``)."""
     offset_s: float | None = None
     coverage: float | None = None
     """Fraction of the run's launch-to-end time the capture covers."""
