@@ -213,3 +213,34 @@ async def test_a_refused_manual_quote_keeps_the_dialog_and_a_region_typo_is_name
         assert isinstance(app.screen, PricesScreen)
         message, level = app.status
         assert level == "warning" and "us-eest-1" in message and "check the region" in message
+
+
+async def test_every_note_of_a_fetch_can_be_read(
+    project: Project, price_list: FakePriceList
+) -> None:
+    """One line per note, in a box that scrolls: a fetch for many types has more notes than
+    fit, and the last one (here a side rate's) is reached by scrolling."""
+    del price_list.site["/offers/v1.0/aws/AWSDataTransfer/current/region_index.json"]
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, FetchPricesScreen)
+        unknown = ["trn9.48xlarge", "trn8.48xlarge", "trn7.48xlarge", "trn6.48xlarge"]
+        screen.query_one("#types", Input).value = " ".join(["p5.48xlarge", *unknown])
+        await pilot.press("enter")
+        await settle(pilot)
+        lines = str(screen.query_one("#message").content).splitlines()
+        assert lines[0].endswith("quote(s), 4 side rate(s).")
+        for instance_type in unknown:
+            assert sum(line.startswith(instance_type) for line in lines) == 1
+        assert lines[-1].startswith("inter-AZ data transfer:")
+        notes = screen.query_one("#notes")
+        assert notes.max_scroll_y > 0  # more than the box shows
+        notes.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert notes.scroll_y == notes.max_scroll_y

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -50,7 +50,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
     DEFAULT_CSS = """
     FetchPricesScreen .row > Label { width: 8; }
     FetchPricesScreen #results { height: 1fr; }
-    FetchPricesScreen #message { height: auto; max-height: 5; }
+    FetchPricesScreen #notes { height: auto; max-height: 5; }
+    FetchPricesScreen #message { height: auto; }
     """
 
     BINDINGS = [
@@ -80,7 +81,10 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             yield ProgressBar(total=1, show_eta=False, id="progress")
             table: DataTable[str] = DataTable(id="results", cursor_type="row")
             yield table
-            yield Static("", id="message")
+            # One line per note (a type not offered, a side rate not found...): a fetch for
+            # many types has more than fit; the box scrolls (tab reaches it, or the wheel).
+            with VerticalScroll(id="notes"):
+                yield Static("", id="message")
             yield Static(
                 "enter fetch   space pick   ctrl+s keep picked quotes   esc cancel/close",
                 classes="hint",
@@ -144,7 +148,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         quotes = tuple(quote for each in found for quote in each.quotes)
         self.app.call_from_thread(self._show, quotes, side.rates)
         notes[:0] = [each.status.describe() for each in found if each.error is not None]
-        return "; ".join(notes)
+        return "\n".join(notes)
 
     def _progress(self, done: int, total: int | None) -> None:
         self.query_one("#progress", ProgressBar).update(total=total, progress=done)
@@ -181,8 +185,10 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             text = f"{len(self.quotes)} quote(s), {len(self.rates)} side rate(s)"
             if not self.quotes and not self.rates:
                 notes.append(_WAY_FORWARD)
-            shown = ". ".join([text, *notes]) if notes else text + ". space picks, ctrl+s keeps"
-            self._message(shown + ".")
+            shown = (
+                "\n".join([text + ".", *notes]) if notes else text + ". space picks, ctrl+s keeps."
+            )
+            self._message(shown)
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled; the cached price list (if any) is unchanged.")
         elif event.state == WorkerState.ERROR:
