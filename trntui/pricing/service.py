@@ -284,7 +284,7 @@ def _fetch_quotes(
     if side_rates:
 
         def plan(columns: Sequence[str]) -> Any:
-            side = extract.side_plan(offer_code)(columns).queries
+            side = _side_plan(offer_code)(columns).queries
             return extract.RowQueries((quotes_plan(columns), *side))
 
     with PriceListClient(settings, transport=transport) as client:

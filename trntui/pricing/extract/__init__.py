@@ -2,7 +2,7 @@
 
 A regional EC2 file is several hundred MB, so it is never loaded whole: it is cut into blocks
 of whole records, and Polars scans each block lazily with the filters and the column selection
-pushed into the scan, on the streaming engine (see ``filter_offer``).
+pushed into the scan, on the streaming engine (see ``scan_offer_file``).
 Every value is read as text (prices included) and converted after filtering, so a new column
 or an odd value elsewhere in the file cannot break type inference.
 
@@ -31,7 +31,7 @@ The package, in the order data flows (each module imports only the ones above it
    cut into its header and blocks of whole records, each block filtered in a thread of its own
    by a plan's query (``RecordBlocks``, ``OfferRows``, ``Plan``; no Polars). ``scan``: the
    queries (``RowQuery``; several from one parse: ``RowQueries``) and a cached file read
-   through them (``scan_offer_file``, ``filter_offer``).
+   through them (``scan_offer_file``).
 3. ``instances``: on-demand and reserved quotes: which rows (``instance_plan``), the quotes
    they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
 4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
@@ -82,7 +82,6 @@ if TYPE_CHECKING:
     from trntui.pricing.extract.scan import (
         RowQueries,
         RowQuery,
-        filter_offer,
         scan_offer_file,
     )
     from trntui.pricing.extract.side_services import (
@@ -115,7 +114,6 @@ _EXPORTS = {
     "savings_plan_quotes": "savings_plans",
     "RowQueries": "scan",
     "RowQuery": "scan",
-    "filter_offer": "scan",
     "scan_offer_file": "scan",
     "rates_from_side_rows": "side_services",
     "side_plan": "side_services",
@@ -136,7 +134,6 @@ __all__ = [
     "RowQuery",
     "check_offer_complete",
     "checked_offer",
-    "filter_offer",
     "instance_plan",
     "instance_price_rows",
     "instance_quotes",

@@ -1,9 +1,9 @@
-"""Reading an offer file's rows: blocks of whole records scanned lazily by Polars.
+"""The queries that pick an offer file's rows, each block of whole records scanned lazily by
+Polars with the filter and projection pushed down.
 
-``OfferRows`` takes a file's bytes in pieces (read from disk by ``scan_offer_file``, or as a
-download arrives) and scans each block of whole records with every query of a plan, the filter
-and projection pushed down; ``filter_offer`` is one query on a cached file.
-``_skip_bad_prices`` drops (and notes) rows whose price is not usable.
+``RowQuery`` is one query, ``RowQueries`` several answered from one parse of each block; both
+are what ``records.OfferRows`` runs on a download as it arrives, and ``scan_offer_file`` on a
+cached file. ``_skip_bad_prices`` drops (and notes) rows whose price is not usable.
 """
 
 from __future__ import annotations
@@ -152,21 +152,6 @@ def _read_block(
             f"{name}:{at}: the price list file cannot be read as CSV ({error}); "
             "delete it from the cache and fetch again"
         ) from None
-
-
-def filter_offer(
-    path: Path,
-    predicate: pl.Expr,
-    columns: Sequence[str],
-    *,
-    block_bytes: int = BLOCK_BYTES,
-    line_column: str | None = None,
-) -> pl.DataFrame:
-    """Rows of the offer file matching ``predicate``, with ``columns``, all as text
-    (``scan_offer_file`` with one query)."""
-    query = RowQuery(predicate, tuple(columns), line_column)
-    frame: pl.DataFrame = scan_offer_file(path, lambda _columns: query, block_bytes=block_bytes)
-    return frame
 
 
 def scan_offer_file(path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -> Any:

@@ -114,7 +114,7 @@ class FieldRow(Vertical):
         if message == self.error:
             return
         self.set_class(message is not None, "-invalid")
-        line = next(iter(self.query_children(".field-error").results(Static)), None)
+        line = self._error_line()
         if line is None:
             self.mount(Static(message or "", classes="field-error"))
         else:
@@ -122,8 +122,12 @@ class FieldRow(Vertical):
 
     @property
     def error(self) -> str | None:
-        line = next(iter(self.query_children(".field-error").results(Static)), None)
+        line = self._error_line()
         return str(line.content) if line is not None and self.has_class("-invalid") else None
+
+    def _error_line(self) -> Static | None:
+        """The error line, once a first error has made it."""
+        return next(iter(self.query_children(".field-error").results(Static)), None)
 
     def parse(self) -> Any:
         """The current entry as a value; raises ``FieldValueError`` when it is not valid."""
