@@ -7,6 +7,13 @@ import importlib
 
 import pytest
 
+LAZY_PACKAGES = [
+    "trntui.store.telemetry",
+    "trntui.core.run_facts",
+    "trntui.pricing.extract",
+    "trntui.store.scenarios",
+]
+
 
 @pytest.mark.parametrize(
     ("package", "module", "name"),
@@ -26,15 +33,7 @@ def test_a_lazy_name_is_its_modules_object(package: str, module: str, name: str)
     assert getattr(loaded, name) is getattr(importlib.import_module(f"{package}.{module}"), name)
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        "trntui.store.telemetry",
-        "trntui.core.run_facts",
-        "trntui.pricing.extract",
-        "trntui.store.scenarios",
-    ],
-)
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_every_public_name_resolves_and_no_other(package: str) -> None:
     loaded = importlib.import_module(package)
     for name in loaded.__all__:
@@ -43,15 +42,7 @@ def test_every_public_name_resolves_and_no_other(package: str) -> None:
         loaded.no_such_name  # noqa: B018
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        "trntui.store.telemetry",
-        "trntui.core.run_facts",
-        "trntui.pricing.extract",
-        "trntui.store.scenarios",
-    ],
-)
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_no_public_name_is_also_a_module_name(package: str) -> None:
     """Loading a submodule sets it on its package under its own name, which would hide a
     lazily exported name spelled the same (the function, once the module has loaded)."""

@@ -33,7 +33,6 @@ from trntui.pricing.extract import (
     RecordBlocks,
     RowQueries,
     RowQuery,
-    filter_offer,
     instance_quotes,
     read_preamble,
     scan_offer_file,
@@ -165,7 +164,8 @@ def test_blocks_never_split_a_quoted_field(
 ) -> None:
     path = tmp_path_factory.mktemp("blocks") / "index.csv"
     path.write_bytes(_csv_bytes(["SKU", "Note", "Unit"], rows))
-    frame = filter_offer(path, pl.lit(True), ["SKU", "Note", "Unit"], block_bytes=block_bytes)
+    query = RowQuery(pl.lit(True), ("SKU", "Note", "Unit"))
+    frame = scan_offer_file(path, lambda _columns: query, block_bytes=block_bytes)
     got = [[value or "" for value in row] for row in frame.iter_rows()]
     assert got == rows
 
@@ -177,7 +177,7 @@ def test_reading_thread_is_gone_after_an_error(tmp_path: Path) -> None:
     data = offer_csv("AmazonEC2", EC2_HEADER, ec2_rows()) + bad_row * 2000
     path = write(tmp_path, data)
     with pytest.raises(PricingFormatError):
-        filter_offer(path, pl.lit(True), ["SKU"], block_bytes=4096)
+        scan_offer_file(path, lambda _columns: RowQuery(pl.lit(True), ("SKU",)), block_bytes=4096)
     assert not [t for t in threading.enumerate() if t.name == "trntui-offer-blocks"]
 
 

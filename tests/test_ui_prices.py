@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, ProgressBar
 
 from tests import SIZE, copy_sample
@@ -38,20 +39,30 @@ def project(tmp_path: Path):
         yield opened
 
 
+async def open_fetch(app: TrnTuiApp, pilot: Pilot[object]) -> FetchPricesScreen:
+    """The Fetch prices dialog, opened as a user does: the Prices screen (3), then f."""
+    await pilot.press("3")
+    await settle(pilot)
+    assert isinstance(app.screen, PricesScreen)
+    await pilot.press("f")
+    await settle(pilot)
+    assert isinstance(app.screen, FetchPricesScreen)
+    return app.screen
+
+
+async def fetch_types(pilot: Pilot[object], screen: FetchPricesScreen, types: str) -> None:
+    """Fetch ``types`` (space-separated) in the open dialog and wait for the answer."""
+    screen.query_one("#types", Input).value = types
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 async def test_fetch_preselects_the_target_quote_and_keeps_it(
     project: Project, price_list: FakePriceList
 ) -> None:
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        assert isinstance(app.screen, PricesScreen)
-        await pilot.press("f")
-        await settle(pilot)
-        assert isinstance(app.screen, FetchPricesScreen)
-        app.screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
-        await pilot.press("enter")
-        await settle(pilot)
+        await fetch_types(pilot, await open_fetch(app, pilot), "p5.48xlarge trn3.48xlarge")
         results = app.screen.query_one("#results", DataTable)
         assert results.row_count >= 2
         message = str(app.screen.query_one("#message").content)
@@ -82,15 +93,8 @@ async def test_a_savings_plan_target_gets_its_plan_rate_fetched_and_preselected(
     project.save_inventory(dataclasses.replace(project.inventory, targets=targets))
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("f")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, FetchPricesScreen)
-        screen.query_one("#types", Input).value = "p5.48xlarge trn3.48xlarge"
-        await pilot.press("enter")
-        await settle(pilot)
+        screen = await open_fetch(app, pilot)
+        await fetch_types(pilot, screen, "p5.48xlarge trn3.48xlarge")
         results = screen.query_one("#results", DataTable)
         rows = [results.get_row_at(i) for i in range(results.row_count)]
         picked = [row for row in rows if row[0] == "✓"]
@@ -119,12 +123,7 @@ async def test_unreachable_price_list_says_what_to_do(
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("f")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, FetchPricesScreen)
+        screen = await open_fetch(app, pilot)
         bar = screen.query_one("#progress", ProgressBar)
         assert bar.total is not None, "no busy animation before anything started"
         await pilot.press("enter")
@@ -223,16 +222,9 @@ async def test_every_note_of_a_fetch_can_be_read(
     del price_list.site["/offers/v1.0/aws/AWSDataTransfer/current/region_index.json"]
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("f")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, FetchPricesScreen)
+        screen = await open_fetch(app, pilot)
         unknown = ["trn9.48xlarge", "trn8.48xlarge", "trn7.48xlarge", "trn6.48xlarge"]
-        screen.query_one("#types", Input).value = " ".join(["p5.48xlarge", *unknown])
-        await pilot.press("enter")
-        await settle(pilot)
+        await fetch_types(pilot, screen, " ".join(["p5.48xlarge", *unknown]))
         lines = str(screen.query_one("#message").content).splitlines()
         assert lines[0].endswith("quote(s), 4 side rate(s).")
         for instance_type in unknown:
