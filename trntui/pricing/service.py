@@ -224,8 +224,8 @@ def fetch_instance_quotes(
     Blocking (a regional EC2 file is a few hundred MB on first download): run it in a worker
     thread, pass ``progress`` for a progress bar and ``cancel`` to stop it. With
     ``side_rates``, the EC2 file's side-service rates (EBS gp3) come from the same pass, in
-    ``FetchResult.side_rates``: hand the result to ``fetch_side_rates(already=...)`` and the
-    file is not read again for them.
+    ``FetchResult.side_rates`` (``fetch_quotes_and_side_rates`` hands them to
+    ``fetch_side_rates``, so the file is not read again for them).
     """
     wanted = _unique(instance_types)
     return _fetch_quotes(
@@ -371,6 +371,17 @@ def fetch_side_rates(
         {service: why for part in parts for service, why in part.missing.items()},
         tuple(status for part in parts for status in part.statuses),
     )
+
+
+def fetch_quotes_and_side_rates(
+    region: str, instance_types: Sequence[str] | None = None, **options: Any
+) -> tuple[FetchResult, SideRatesResult]:
+    """Instance quotes and the side-service rates of ``region``, the EC2 file read once for
+    both (its EBS gp3 rate comes with the quotes). Its options are those of
+    ``fetch_instance_quotes`` (settings, progress, cancel, offline, transport); a fault is
+    handled as each of the two functions handles it."""
+    result = fetch_instance_quotes(region, instance_types, side_rates=True, **options)
+    return result, fetch_side_rates(region, already=result.side_rates, **options)
 
 
 def _side_plan(offer_code: str) -> Plan:

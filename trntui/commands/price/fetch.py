@@ -15,8 +15,8 @@ from trntui.pricing.service import (
     FetchResult,
     SideRatesResult,
     fetch_instance_quotes,
+    fetch_quotes_and_side_rates,
     fetch_savings_plan_quotes,
-    fetch_side_rates,
 )
 from trntui.pricing.settings import PricingSettings
 
@@ -26,29 +26,17 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     settings = PricingSettings.from_env(args.pricing_url, **overrides).started()
     progress = _progress_printer()
     try:
-        result = fetch_instance_quotes(
-            args.region, args.instance_types, settings=settings, progress=progress,
-            offline=args.offline, side_rates=args.side_rates,
-        )  # fmt: skip
-        side = (
-            fetch_side_rates(
-                args.region,
-                settings=settings,
-                progress=progress,
-                offline=args.offline,
-                already=result.side_rates,
-            )
-            if args.side_rates
-            else None
-        )
+        options = {"settings": settings, "progress": progress, "offline": args.offline}
+        side: SideRatesResult | None = None
+        if args.side_rates:
+            result, side = fetch_quotes_and_side_rates(args.region, args.instance_types, **options)
+        else:
+            result = fetch_instance_quotes(args.region, args.instance_types, **options)
         plans = (
-            fetch_savings_plan_quotes(
-                args.region, args.instance_types, settings=settings, progress=progress,
-                offline=args.offline,
-            )
+            fetch_savings_plan_quotes(args.region, args.instance_types, **options)
             if args.savings_plans
             else None
-        )  # fmt: skip
+        )
     finally:
         if progress is not None:
             print("\r", end="", file=sys.stderr)

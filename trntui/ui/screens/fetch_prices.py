@@ -20,9 +20,8 @@ from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate, is_savings_plan
 from trntui.pricing.errors import PricingCancelledError, PricingError
 from trntui.pricing.service import (
-    fetch_instance_quotes,
+    fetch_quotes_and_side_rates,
     fetch_savings_plan_quotes,
-    fetch_side_rates,
 )
 from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
 from trntui.ui.format import short_option
@@ -122,11 +121,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             return worker.is_cancelled
 
         settings = PricingSettings.from_env().started()  # one deadline for the whole fetch
-        result = fetch_instance_quotes(
-            region, types, settings=settings, progress=progress, cancel=cancel, side_rates=True
-        )
-        side = fetch_side_rates(
-            region, settings=settings, progress=progress, cancel=cancel, already=result.side_rates
+        result, side = fetch_quotes_and_side_rates(
+            region, types, settings=settings, progress=progress, cancel=cancel
         )
         found = [result]
         notes = [lookup.message for lookup in result.missing] + list(result.notes)
