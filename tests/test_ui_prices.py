@@ -234,5 +234,6 @@ async def test_every_note_of_a_fetch_can_be_read(
         assert notes.max_scroll_y > 0  # more than the box shows
         notes.focus()
         await pilot.press("end")
+        await pilot.wait_for_scheduled_animations()  # the scroll is animated
         await settle(pilot)
         assert notes.scroll_y == notes.max_scroll_y
