@@ -19,10 +19,9 @@ from trntui.importers import detect_format, import_file
 
 DATA = MLPERF_DATA
 LOGS = sorted(DATA.rglob("result_*.txt"))
+assert LOGS, f"no MLPerf result logs under {DATA}"  # never a silently empty parametrization
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
 TINY = DATA / "v4.0/tinycorp/results/tinybox_green/resnet/result_0.txt"
-
-pytestmark = pytest.mark.skipif(not LOGS, reason="MLPerf sample logs not available")
 
 
 def raw_events(path: Path) -> list[dict]:

@@ -16,6 +16,7 @@ from trntui.core.mlperf_score import (
     max_dropped_runs,
     olympic_score,
     read_scaling_factor,
+    required_runs,
     run_minutes,
 )
 from trntui.importers import import_file
@@ -23,12 +24,8 @@ from trntui.importers import import_file
 DATA = MLPERF_DATA
 PUBLISHED = DATA / "PUBLISHED.csv"
 
-pytestmark = pytest.mark.skipif(not PUBLISHED.is_file(), reason="MLPerf samples not available")
-
 
 def published_sets() -> list[tuple[str, int, float | None]]:
-    if not PUBLISHED.is_file():
-        return []
     table = pl.read_csv(PUBLISHED)
     return [
         (row["set"], row["runs"], row["published_minutes"]) for row in table.iter_rows(named=True)
@@ -92,3 +89,31 @@ def test_scaling_file(tmp_path: Path) -> None:
     with pytest.raises(InputFileError) as caught:
         read_scaling_factor(tmp_path)
     assert caught.value.key == "scaling_factor"
+
+
+def test_a_set_with_fewer_runs_than_a_submission_holds_says_so() -> None:
+    """MLCommons' score tool averages a short set but warns it is not a submission; so do we."""
+    assert (required_runs("llama2_70b_lora"), required_runs("gpt3"), required_runs("x")) == (
+        10,
+        3,
+        None,
+    )
+    three = [MlperfRunTime(f"r{n}", minutes) for n, minutes in enumerate((30.0, 28.0, 29.0))]
+    short = olympic_score(three, required=10)
+    assert short.minutes == pytest.approx(29.0) and not short.complete
+    assert "from 3 of the 10 runs" in short.text() and "29.000" in short.text()
+    full = olympic_score(three, required=3)
+    assert full.complete and full.text().startswith("29.000 min")
+    assert "from 3" not in full.text()
+    unknown = olympic_score(three)
+    assert not unknown.complete and "not known" in unknown.text()
+
+
+def test_a_missing_score_says_why() -> None:
+    ok = [MlperfRunTime("a", 10.0), MlperfRunTime("b", 11.0)]
+    failed = [MlperfRunTime("c", None), MlperfRunTime("d", None)]
+    too_many = olympic_score([*ok, *failed], required=4)
+    assert too_many.minutes is None and "2 of 4 runs failed" in too_many.text()
+    alone = olympic_score(ok[:1], required=5)
+    assert alone.minutes is None
+    assert "1 successful run leaves nothing to average" in alone.text()

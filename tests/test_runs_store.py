@@ -14,6 +14,7 @@ import pytest
 from tests import MLPERF_DATA, loggen
 from trntui.commands import import_logs
 from trntui.commands import runs as runs_commands
+from trntui.core.mlperf_score import run_minutes
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
 from trntui.store.project import Project
@@ -182,7 +183,6 @@ def test_mlperf_score_drops_four_runs_for_unet3d_only(
         assert info.mlperf_score_minutes is None, "more than one failure: no score"
 
 
-@pytest.mark.skipif(not DELL.is_dir(), reason="MLPerf sample logs not available")
 def test_folder_import_groups_sets_and_scores_mlperf(new_project: Path) -> None:
     outcomes = store.import_paths(new_project, [DELL])
     kinds = {Path(o.path).name: o.outcome for o in outcomes}
@@ -198,6 +198,39 @@ def test_folder_import_groups_sets_and_scores_mlperf(new_project: Path) -> None:
         pl.col("set") == "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
     )["published_minutes"][0]
     assert round(dell_set.mlperf_score_minutes, 3) == round(published, 3)
+    assert dell_set.mlperf_score.complete, "5 resnet runs: what a submission holds"
+
+
+def test_a_partial_mlperf_set_is_scored_by_the_rules_and_flagged(new_project: Path) -> None:
+    """3 of Oracle's 10 llama2_70b_lora runs: the olympic mean of 3 (the middle run, scaled),
+    not comparable with the published score of all 10, and said to be so."""
+    folder = DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
+    picked = [folder / f"result_{n}.txt" for n in (1, 5, 10)]
+    store.import_paths(new_project, picked, set_name="three")
+    (info,) = store.run_sets(new_project)
+    minutes = sorted(run_minutes(import_file(path).timeline) for path in picked)
+    factor = json.loads((folder / "scaling.json").read_text())["scaling_factor"]
+    assert info.mlperf_score_minutes == pytest.approx(minutes[1] * factor)
+    assert (info.mlperf_score.runs, info.mlperf_score.required) == (3, 10)
+    assert not info.mlperf_score.complete
+    assert "from 3 of the 10 runs" in info.mlperf_score.text()
+
+
+def test_cli_runs_flags_a_partial_mlperf_set(
+    new_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
+    store.import_paths(
+        new_project, [folder / "result_1.txt", folder / "result_2.txt"], set_name="two"
+    )
+    assert _cli("runs", str(new_project), "--json") == 0
+    (entry,) = json.loads(capsys.readouterr().out)["sets"]
+    # Two runs leave nothing once the fastest and slowest are dropped.
+    assert entry["mlperf_score_minutes"] is None
+    assert (entry["mlperf_runs_required"], entry["mlperf_score_complete"]) == (10, False)
+    assert _cli("runs", str(new_project)) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("set two"))
+    assert "MLPerf score none: 2 successful runs leave nothing to average" in line
 
 
 def test_corrupt_runs_table_is_an_input_error(new_project: Path) -> None:

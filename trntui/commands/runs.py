@@ -186,8 +186,8 @@ def runs_command(args: argparse.Namespace) -> int:
     if report["facts_note"]:
         print(report["facts_note"])
     for run_set in report["sets"]:
-        score = run_set.get("mlperf_score_minutes")
-        extra = f"  MLPerf score {score:.3f} min" if score is not None else ""
+        score = run_set.get("mlperf_score_text")
+        extra = f"  MLPerf score {score}" if score else ""
         print(
             f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
             f"{run_set['counted']} count as completed work{extra}"
@@ -277,8 +277,12 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
             "succeeded": succeeded.get(info.name, 0),
             "counted": counted.get(info.name, 0),
         }
-        if info.is_mlperf:
-            entry["mlperf_score_minutes"] = info.mlperf_score_minutes
+        if info.mlperf_score is not None:
+            score = info.mlperf_score
+            entry["mlperf_score_minutes"] = score.minutes
+            entry["mlperf_runs_required"] = score.required
+            entry["mlperf_score_complete"] = score.complete
+            entry["mlperf_score_text"] = score.text()
         entry.update(_set_size_json(sizes.get(info.name, [])))
         entry["backtest"] = _backtest_json(backtest(observations, info.name))
         sets.append(entry)

@@ -11,7 +11,10 @@ The rules of MLCommons' ``result_summarizer``:
 * more failed runs than may be dropped (one; four for unet3d, ``max_dropped_runs``) make the
   set invalid: no score;
 * the mean is multiplied by ``scaling_factor`` from a ``scaling.json`` beside the logs, when
-  the review committee put one there.
+  the review committee put one there;
+* a submission holds a set number of result files per benchmark (``REQUIRED_RUNS``, MLCommons'
+  ``benchmark_meta``): MLCommons' score tool still computes the mean of a set with fewer runs but
+  warns that it is not enough for an official submission, and so does trntui (``complete``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,29 @@ from trntui.core.safe_json import MAX_JSON_CHARS, parse_json
 from trntui.core.timeline import Kind
 
 SCALING_FILE = "scaling.json"
+REQUIRED_RUNS = {
+    "bert": 10,
+    "dlrm": 5,
+    "dlrm_dcnv2": 10,
+    "gnmt": 10,
+    "gnn": 10,
+    "gpt3": 3,
+    "llama2_70b_lora": 10,
+    "maskrcnn": 5,
+    "minigo": 10,
+    "ncf": 10,
+    "resnet": 5,
+    "retinanet": 5,
+    "rgat": 10,
+    "rnnt": 10,
+    "ssd": 5,
+    "stable_diffusion": 10,
+    "transformer": 10,
+    "unet3d": 40,
+}
+"""Result files (runs) an MLPerf Training submission holds per benchmark (MLCommons
+``mlperf_logging/benchmark_meta.py``). A benchmark not listed has no known count here: its
+mean is computed, and said to be of unknown completeness."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +76,36 @@ class MlperfScore:
     scaling_factor: float
     counted: tuple[float, ...]
     """The run times (minutes, before scaling) that the mean was taken over."""
+    required: int | None = None
+    """Runs a submission of this benchmark holds (``REQUIRED_RUNS``); ``None`` when unknown."""
+    max_dropped: int = 1
+
+    @property
+    def complete(self) -> bool:
+        """Whether the set has the runs an official score needs (unknown counts as not)."""
+        return self.required is not None and self.runs >= self.required
+
+    def text(self) -> str:
+        """The score as a person reads it: a figure from fewer runs than a submission holds is
+        said to be so, and a missing figure says why."""
+        if self.minutes is None:
+            if self.failed > self.max_dropped:
+                return (
+                    f"none: {self.failed} of {self.runs} runs failed, more than the "
+                    f"{self.max_dropped} the score may drop"
+                )
+            succeeded = self.runs - self.failed
+            runs = "run leaves" if succeeded == 1 else "runs leave"
+            return (
+                f"none: {succeeded} successful {runs} nothing to average once the fastest and "
+                "slowest are dropped"
+            )
+        figure = f"{self.minutes:.3f} min"
+        if self.complete:
+            return figure
+        if self.required is None:
+            return f"{figure} from {self.runs} runs (the runs a submission needs are not known)"
+        return f"{figure} from {self.runs} of the {self.required} runs a submission needs"
 
 
 def run_minutes(timeline: pl.DataFrame) -> float | None:
@@ -62,6 +118,11 @@ def run_minutes(timeline: pl.DataFrame) -> float | None:
     if str(stop["status"]).lower() != "success" or stop["t_s"] is None:
         return None
     return (stop["t_s"] - float(starts[0])) / 60.0
+
+
+def required_runs(benchmark: str | None) -> int | None:
+    """The runs a submission of ``benchmark`` holds (``REQUIRED_RUNS``); ``None`` if unknown."""
+    return REQUIRED_RUNS.get(benchmark or "")
 
 
 def max_dropped_runs(benchmark: str | None) -> int:
@@ -78,8 +139,13 @@ def benchmark_of(facts: dict[str, str], source: str) -> str:
 
 
 def olympic_score(
-    runs: Sequence[MlperfRunTime], scaling_factor: float = 1.0, max_dropped: int = 1
+    runs: Sequence[MlperfRunTime],
+    scaling_factor: float = 1.0,
+    max_dropped: int = 1,
+    required: int | None = None,
 ) -> MlperfScore:
+    """The scaled olympic mean of ``runs`` (see the module docstring); ``required``: the runs
+    a submission of the benchmark holds, which the score reports against (``complete``)."""
     times = sorted(run.minutes for run in runs if run.minutes is not None)
     failed = len(runs) - len(times)
     counted: list[float] = []
@@ -88,7 +154,9 @@ def olympic_score(
         counted = times[max_dropped : len(times) - (max_dropped - failed)]
         if counted:
             minutes = sum(counted) / len(counted) * scaling_factor
-    return MlperfScore(minutes, len(runs), failed, scaling_factor, tuple(counted))
+    return MlperfScore(
+        minutes, len(runs), failed, scaling_factor, tuple(counted), required, max_dropped
+    )
 
 
 def read_scaling_factor(folder: Path) -> float:

@@ -34,10 +34,12 @@ import polars as pl
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.mlperf_score import (
     MlperfRunTime,
+    MlperfScore,
     benchmark_of,
     max_dropped_runs,
     olympic_score,
     read_scaling_factor,
+    required_runs,
     run_minutes,
 )
 from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts
@@ -108,9 +110,15 @@ class RunSetInfo:
     name: str
     runs: int
     succeeded: int
-    mlperf_score_minutes: float | None
-    """Only for sets of MLPerf logs; ``None`` when invalid or not MLPerf."""
+    mlperf_score: MlperfScore | None
+    """Only for sets of MLPerf logs (``None`` otherwise); its ``minutes`` are ``None`` when
+    the set is invalid, and ``complete`` says whether it has the runs a submission holds."""
     is_mlperf: bool
+
+    @property
+    def mlperf_score_minutes(self) -> float | None:
+        """The MLPerf score's minutes (``None`` when invalid or not MLPerf)."""
+        return None if self.mlperf_score is None else self.mlperf_score.minutes
 
 
 def runs_path(root: Path) -> Path:
@@ -366,26 +374,30 @@ def run_sets(root: Path, runs: pl.DataFrame | None = None) -> list[RunSetInfo]:
     infos = []
     for (name,), group in runs.sort("set_name").group_by("set_name", maintain_order=True):
         is_mlperf = bool((group["format"] == "mlperf").all())
-        score = None
+        score: MlperfScore | None = None
         if is_mlperf:
             times = [
                 MlperfRunTime(source, minutes)
                 for source, minutes in group.select("source", "mlperf_minutes").iter_rows()
             ]
             factors = group["scaling_factor"].drop_nulls()
-            dropped = max(
-                max_dropped_runs(benchmark_of(meta.facts, meta.source))
+            benchmarks = {
+                benchmark_of(meta.facts, meta.source)
                 for meta in map(RunMetadata.from_json, group["metadata_json"])
-            )
+            }
             score = olympic_score(
-                times, float(factors[0]) if factors.len() else 1.0, max_dropped=dropped
-            ).minutes
+                times,
+                float(factors[0]) if factors.len() else 1.0,
+                max_dropped=max(map(max_dropped_runs, benchmarks)),
+                # A set mixing benchmarks has no submission size.
+                required=required_runs(benchmarks.pop()) if len(benchmarks) == 1 else None,
+            )
         infos.append(
             RunSetInfo(
                 name=str(name),
                 runs=group.height,
                 succeeded=int((group["status"] == SUCCEEDED).sum()),
-                mlperf_score_minutes=score,
+                mlperf_score=score,
                 is_mlperf=is_mlperf,
             )
         )

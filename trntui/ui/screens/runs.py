@@ -277,13 +277,8 @@ class RunsScreen(SessionScreen):
                     f"(median {thr.median:,.4g}, trimmed {thr.trimmed_mean:,.4g})"
                 )
         head += f"; {size.short_text()}"
-        if info is not None and info.is_mlperf:
-            score = info.mlperf_score_minutes
-            spread += (
-                ("; " if spread else "")
-                + "MLPerf "
-                + (f"{score:.3f} min" if score is not None else "invalid (too many failed runs)")
-            )
+        if info is not None and info.mlperf_score is not None:
+            spread += ("; " if spread else "") + "MLPerf " + info.mlperf_score.text()
         check = self.backtests.get(set_name)
         tested = (
             "back-test: not possible (no counted run with a throughput and its work)"
