@@ -236,3 +236,44 @@ def test_scale_text_writes_unknown_as_everywhere_else() -> None:
     assert "?" not in unknown_row
     assert unknown_row.split()[2:] == ["unknown"] * 4
     assert len(unknown_row.rstrip()) == len(known_row.rstrip()) + len("unknown") - len("NO")
+
+
+def test_an_unknown_total_names_the_inputs_that_keep_it_unknown(hpe: Path) -> None:
+    """With the throughput measured and only the side-cost rates missing, the reason is the
+    missing rates, not the throughput's provenance."""
+    from trntui.core.estimate import estimate
+    from trntui.core.quotes import QuoteBook
+    from trntui.core.scale_plan import scale_plan, unknown_reasons
+
+    ctx = context_with(hpe, 1)
+    ctx = dataclasses.replace(ctx, book=QuoteBook(quotes=ctx.book.quotes, rates=()))
+    item = estimate(ctx).target("H200")
+    assert item.total_usd is None and not item.input("steady_throughput").is_unknown
+    missing = item.incomplete_inputs
+    (point,) = scale_plan(ctx, "H200", counts=(1,)).points
+    assert point.total_usd is None and point.unknown_because is not None
+    assert missing[0] in point.unknown_because
+    assert item.input("steady_throughput").provenance.detail not in point.unknown_because
+    assert unknown_reasons((point,)) == [f"1: {point.unknown_because}"]
+
+
+def test_a_measured_count_without_a_family_gets_the_range_of_its_runs(sample_dir: Path) -> None:
+    """The sample's Trainium3 set (one size, no family): the range is the total at the runs'
+    lowest and highest throughput, as the sensitivity analysis varies it."""
+    from trntui.core.estimate import estimate
+    from trntui.core.scale_plan import scale_plan
+    from trntui.core.sensitivity import sensitivity
+
+    ctx = load_context(sample_dir)
+    target = next(t for t in ctx.inventory.targets if t.run_set == "trn3-example")
+    plan = scale_plan(ctx, target.name, counts=(target.instance_count,))
+    assert plan.family is None
+    (point,) = plan.points
+    result = estimate(ctx)
+    bars = next(s for s in sensitivity(result) if s.target == target.name).bars
+    bar = next(b for b in bars if b.key == "steady_throughput")
+    assert point.total_range_usd == pytest.approx(
+        (min(bar.total_at_low, bar.total_at_high), max(bar.total_at_low, bar.total_at_high))
+    )
+    low, high = point.total_range_usd
+    assert low < point.total_usd < high

@@ -132,6 +132,7 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                 "meets_deadline": p.meets_deadline,
                 "within_budget": p.within_budget,
                 "commitment_beyond_usd": p.commitment_beyond_usd,
+                "unknown_because": p.unknown_because,
             }
             for p in plan.points
         ],

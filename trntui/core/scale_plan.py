@@ -56,10 +56,13 @@ class ScalePoint:
     meets_deadline: bool | None
     within_budget: bool | None = None
     total_range_usd: tuple[float, float] | None = None
+    """The total over the observed spread of the steady throughput at the measured size the
+    count's throughput comes from (the family's; without a family, the target's run set's),
+    when the total is known."""
     commitment_beyond_usd: float | None = None
     """What a reserved term or Savings Plan still owes beyond this training at this count."""
-    """The total over the observed spread of the steady throughput at the measured size the
-    count's throughput comes from (the family's sensitivity), when the total is known."""
+    unknown_because: str | None = None
+    """Why the total is unknown (``None`` when it is known)."""
 
     @property
     def wall_clock_days(self) -> float | None:
@@ -71,7 +74,8 @@ def unknown_reasons(points: tuple[ScalePoint, ...]) -> list[str]:
     reasons: dict[str, list[int]] = {}
     for point in points:
         if point.total_usd is None:
-            reasons.setdefault(point.detail, []).append(point.instance_count)
+            why = point.unknown_because or point.detail
+            reasons.setdefault(why, []).append(point.instance_count)
     return [f"{', '.join(map(str, counts))}: {why}" for why, counts in reasons.items()]
 
 
@@ -136,7 +140,7 @@ def scale_plan(
         if price.is_unknown and "Capacity Blocks hold" in price.provenance.source:
             detail = price.provenance.source
         meets, budget = _meets(context, item)
-        spread = _spread(family, count, item) if family is not None else None
+        spread = _spread(family, count, item) if family is not None else _own_spread(item)
         points.append(
             ScalePoint(
                 instance_count=count,
@@ -148,6 +152,7 @@ def scale_plan(
                 within_budget=budget,
                 total_range_usd=spread,
                 commitment_beyond_usd=item.commitment_beyond_usd,
+                unknown_because=None if item.total_usd is not None else _unknown_because(item),
             )
         )
     recommended, reason = _recommend(points, context)
@@ -163,6 +168,22 @@ def scale_plan(
     )
 
 
+def _unknown_because(item: TargetEstimate) -> str:
+    """Why ``item``'s total is unknown: the inputs that keep a cost term unknown (the limit of
+    Capacity Blocks, or the throughput, when that is what is missing)."""
+    price = item.input("usd_per_hour")
+    if price.is_unknown and "Capacity Blocks hold" in price.provenance.source:
+        return price.provenance.source
+    throughput = item.input("steady_throughput")
+    if throughput.is_unknown:
+        return throughput.provenance.detail or throughput.provenance.source
+    missing = item.incomplete_inputs
+    if not missing:
+        return "a cost term is unknown"
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return "unknown " + ", ".join(missing[:3]) + more
+
+
 def _spread(family: Family, count: int, item: TargetEstimate) -> tuple[float, float] | None:
     """The total with the throughput scaled by the lowest and highest run of the measured size
     it comes from (the nearest measured size at or below the count, else the smallest)."""
@@ -173,11 +194,26 @@ def _spread(family: Family, count: int, item: TargetEstimate) -> tuple[float, fl
     point = below[-1] if below else next((p for p in family.points if p.throughput), None)
     if point is None or not point.throughput_low or not point.throughput_high:
         return None
+    return _totals_between(
+        item,
+        value * point.throughput_low / point.throughput,
+        value * point.throughput_high / point.throughput,
+    )
+
+
+def _own_spread(item: TargetEstimate) -> tuple[float, float] | None:
+    """Without a scaling family: the total over the observed range of the throughput itself,
+    where it has one (measured by the target's run set)."""
+    throughput = item.input("steady_throughput")
+    if item.total_usd is None or throughput.low is None or throughput.high is None:
+        return None
+    return _totals_between(item, throughput.low, throughput.high)
+
+
+def _totals_between(item: TargetEstimate, low: float, high: float) -> tuple[float, float] | None:
+    """The lowest and highest total with the steady throughput at ``low`` and at ``high``."""
     values = item.values()
-    variants = [
-        {**values, "steady_throughput": value * point.throughput_low / point.throughput},
-        {**values, "steady_throughput": value * point.throughput_high / point.throughput},
-    ]
+    variants = [{**values, "steady_throughput": low}, {**values, "steady_throughput": high}]
     totals = cost_frame(input_frame(variants))["total_usd"].to_list()
     if None in totals:
         return None
