@@ -279,3 +279,26 @@ def test_example_data_is_marked_in_the_plain_and_the_json_estimate(
     assert first.startswith("EXAMPLE DATA")
     assert main(["estimate", str(sample_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["example"] is True
+
+
+@pytest.mark.parametrize(
+    "inside", ["trntui.toml", "prices/quotes.toml", "runs/runs.parquet", "scenarios/new.md"]
+)
+def test_a_report_never_replaces_the_projects_own_files(project, capsys, inside):
+    """`report -o` over a project's data (here the one reported on) is refused and changes
+    nothing; a report next to trntui.toml is fine."""
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    target = project / inside
+    assert cli("report", str(project), "--format", "md", "-o", str(target)) == 2
+    assert "is part of the project" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    beside = project / "report.md"
+    assert cli("report", str(project), "--format", "md", "-o", str(beside)) == 0
+    assert beside.read_text().startswith("# Training cost estimate")
+
+
+def test_a_report_into_a_missing_folder_creates_nothing(project, tmp_path, capsys):
+    target = tmp_path / "no" / "such" / "r.md"
+    assert cli("report", str(project), "--format", "md", "-o", str(target)) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()

@@ -296,9 +296,28 @@ def report_command(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        atomic_write_text(Path(args.output), text)
+        atomic_write_text(_report_path(args.output), text)
         print(f"Wrote {args.format} report to {args.output}")
     return 0
+
+
+def _report_path(output: str) -> Path:
+    """Where a report may go: never over a project's own files, into a folder that exists."""
+    from trntui.store.paths import project_data_of
+
+    path = Path(output)
+    owner = project_data_of(path)
+    if owner is not None:
+        raise UserError(
+            f"{output} is part of the project {owner} (its inventory, runs, prices, scenarios, "
+            "telemetry, logs or lock): a report never replaces those; write it elsewhere, "
+            "e.g. next to trntui.toml"
+        )
+    if not path.parent.is_dir():
+        raise UserError(f"{output} was not written: the folder {path.parent} does not exist")
+    if path.is_dir():
+        raise UserError(f"{output} is a folder: name a file for the report")
+    return path
 
 
 def parse_override(text: str, who: str, why: str) -> Override:

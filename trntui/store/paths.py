@@ -63,6 +63,25 @@ def check_column(path: Path, kind: str, column: str, values: Iterable[object]) -
             )
 
 
+PROJECT_DATA = frozenset({"runs", "prices", "scenarios", "telemetry", "logs", ".trntui.lock"})
+"""What a project keeps at its top besides ``trntui.toml`` (and its ``.bak`` copies): folders
+and files trntui (or the person, for ``logs``) owns, that no output of a command may replace."""
+
+
+def project_data_of(path: Path) -> Path | None:
+    """The project folder whose own data ``path`` would replace (``trntui.toml`` or a copy of
+    it, or anything under ``PROJECT_DATA``); ``None`` if none. The folders on the way are
+    followed through links; ``path`` itself is not (a write replaces a link, not its target)."""
+    path = Path(os.path.abspath(path))
+    target = Path(os.path.realpath(path.parent)) / path.name
+    for folder in target.parents:
+        if (folder / "trntui.toml").is_file():
+            top = target.relative_to(folder).parts[0]
+            if top in PROJECT_DATA or top.startswith("trntui.toml"):
+                return folder
+    return None
+
+
 def project_path(root: Path, *parts: str) -> Path:
     """``root/<parts...>``, refused (``UnsafePath``) if a link below ``root`` is on the way."""
     for part in parts:
