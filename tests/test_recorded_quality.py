@@ -9,7 +9,7 @@ import pytest
 
 from tests.loggen import NxdSpec, write_nxd
 from trntui.cli import main
-from trntui.core.errors import InputFileError
+from trntui.core.errors import InputFileError, UserError
 from trntui.core.run_facts import QualityTarget, RecordedQuality, run_facts
 from trntui.importers import import_file
 from trntui.store.project import init_project
@@ -87,9 +87,12 @@ def test_cli_refuses_a_result_without_a_source(tmp_path: Path, nxd_log: Path) ->
     assert not quality_path(root).exists()
 
 
+RUN = "0123456789abcdef"
+
+
 def test_hand_edited_bad_value_names_file_line_and_key(tmp_path: Path) -> None:
     root = init_project(tmp_path / "proj")
-    record_quality(root, "abc", RecordedQuality(0.9, "eval"))
+    record_quality(root, RUN, RecordedQuality(0.9, "eval"))
     path = quality_path(root)
     path.write_text(path.read_text().replace("value = 0.9", 'value = "good"'))
     with pytest.raises(InputFileError) as caught:
@@ -103,3 +106,67 @@ def test_outside_evaluation_time_is_billed_as_evaluation(nxd_log: Path) -> None:
     plain = run_facts(run, TARGET, SPEC.total_steps)
     facts = run_facts(run, TARGET, SPEC.total_steps, RecordedQuality(0.92, "eval", 150.0))
     assert (facts.phases.eval_s or 0.0) == pytest.approx((plain.phases.eval_s or 0.0) + 150.0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["nan", "--source", "x"],
+        ["inf", "--source", "x"],
+        ["0.9", "--source", "x", "--evaluation-minutes", "nan"],
+        ["0.9", "--source", "x", "--evaluation-minutes", "-1"],
+    ],
+)
+def test_cli_refuses_a_value_that_is_not_a_finite_number(
+    tmp_path: Path, nxd_log: Path, argv: list[str]
+) -> None:
+    """A nan written to quality.toml made every later command (even --remove) fail."""
+    root = init_project(tmp_path / "proj")
+    (outcome,) = import_paths(root, [nxd_log], set_name="trn")
+    assert outcome.run_id is not None
+    with pytest.raises(SystemExit) as exited:
+        main(["quality", str(root), outcome.run_id, *argv])
+    assert exited.value.code == 2
+    assert not quality_path(root).exists()
+
+
+def test_the_store_refuses_what_it_could_not_read_back(tmp_path: Path) -> None:
+    root = init_project(tmp_path / "proj")
+    record_quality(root, RUN, RecordedQuality(0.9, "eval"))
+    before = quality_path(root).read_bytes()
+    for bad in (RecordedQuality(float("nan"), "x"), RecordedQuality(0.9, "x", float("inf"))):
+        with pytest.raises(UserError):
+            record_quality(root, RUN, bad)
+    assert quality_path(root).read_bytes() == before
+    assert load_recorded_quality(root) == {RUN: RecordedQuality(0.9, "eval")}
+
+
+@pytest.mark.parametrize(
+    ("edit", "index", "key"),
+    [
+        ("evaluation_minutes = nan", 0, "evaluation_minutes"),
+        ('run_id = "../../etc"', 0, "run_id"),
+        (f'run_id = "{RUN}"', 1, "run_id"),  # the same run twice: which value holds?
+    ],
+)
+def test_hand_edits_that_cannot_be_trusted_name_their_line(
+    tmp_path: Path, edit: str, index: int, key: str
+) -> None:
+    root = init_project(tmp_path / "proj")
+    other = "fedcba9876543210"
+    record_quality(root, RUN, RecordedQuality(0.9, "eval"))
+    record_quality(root, other, RecordedQuality(0.8, "eval"))
+    path = quality_path(root)
+    lines = path.read_text().splitlines()
+    starts = [n for n, line in enumerate(lines) if line == "[[result]]"]
+    if edit.startswith("run_id"):
+        at = lines.index(f'run_id = "{[RUN, other][index]}"')
+    else:
+        at = starts[index] + 1
+        lines.insert(at, "")
+    lines[at] = edit
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputFileError) as caught:
+        load_recorded_quality(root)
+    assert caught.value.key == f"result[{index}].{key}"
+    assert caught.value.line == at + 1

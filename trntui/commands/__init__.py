@@ -10,7 +10,9 @@ Polars nor the importers), and a subcommand imports only its own module.
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import sys
 from typing import NamedTuple
 
@@ -122,3 +124,22 @@ def _flat_dict(value: object) -> bool:
         and bool(value)
         and all(isinstance(v, _SCALARS) and isinstance(k, str) for k, v in value.items())
     )
+
+
+def finite_float(text: str) -> float:
+    """An argument type: a number that is not nan or infinite (a quality value, an offset)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """An argument type: a finite number, 0 or more (a duration, a price)."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must not be negative")
+    return value

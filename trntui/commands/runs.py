@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, finite_float, help_of, non_negative_float
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
@@ -73,10 +73,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     quality.add_argument("dir", help="project folder")
     quality.add_argument("run_id", help="run id as `trntui runs` lists it")
-    quality.add_argument("value", nargs="?", type=float, help="measured value of the metric")
+    quality.add_argument("value", nargs="?", type=finite_float, help="measured value of the metric")
     quality.add_argument("--source", help="where the result comes from (required to record)")
     quality.add_argument(
-        "--evaluation-minutes", type=float, help="how long the evaluation took after the run"
+        "--evaluation-minutes",
+        type=non_negative_float,
+        help="how long the evaluation took after the run",
     )
     quality.add_argument("--remove", action="store_true", help="forget the recorded result")
     quality.set_defaults(func=quality_command)
@@ -107,8 +109,6 @@ def quality_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     if not args.remove and (args.value is None or not (args.source or "").strip()):
         return fail("give the measured VALUE and --source (or --remove)")
-    if args.evaluation_minutes is not None and args.evaluation_minutes < 0:
-        return fail("--evaluation-minutes must be 0 or more")
     try:
         with Project.open(root) as project:
             project.require_writable()

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, finite_float, help_of
 from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     attach.add_argument("--run", required=True, dest="run_id", help="run id (see `trntui runs`)")
     attach.add_argument(
         "--offset",
-        type=float,
+        type=finite_float,
         metavar="SECONDS",
         help="run time at which the capture starts (for captures without absolute time)",
     )

@@ -13,10 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from trntui.core.errors import InputFileError
+from trntui.core.errors import InputFileError, UserError
 from trntui.core.run_facts import RecordedQuality
 from trntui.store.atomic import atomic_write_text
-from trntui.store.paths import project_path
+from trntui.store.paths import is_valid, project_path
 from trntui.store.project import writes_project
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
 
@@ -46,7 +46,17 @@ def load_recorded_quality(root: Path) -> dict[str, RecordedQuality]:
         )
     results: dict[str, RecordedQuality] = {}
     for index, entry in enumerate(document.get("result", [])):
-        results[_text(path, text, index, entry, "run_id")] = _entry(path, text, index, entry)
+        run_id = _text(path, text, index, entry, "run_id")
+        if not is_valid("run id", run_id) or run_id in results:
+            raise InputFileError(
+                str(path),
+                f"run_id {run_id!r} "
+                + ("is recorded twice" if run_id in results else "is not a run id"),
+                line=locate(text, "result", "run_id", index),
+                key=f"result[{index}].run_id",
+                expected="one [[result]] per run id, 16 hex digits as `trntui runs` lists them",
+            )
+        results[run_id] = _entry(path, text, index, entry)
     return results
 
 
@@ -71,7 +81,10 @@ def _entry(path: Path, text: str, index: int, entry: dict[str, Any]) -> Recorded
         )
     minutes = entry.get("evaluation_minutes")
     if minutes is not None and (
-        isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes < 0
+        isinstance(minutes, bool)
+        or not isinstance(minutes, int | float)
+        or not math.isfinite(minutes)
+        or minutes < 0
     ):
         raise InputFileError(
             str(path),
@@ -102,7 +115,19 @@ def _text(path: Path, text: str, index: int, entry: dict[str, Any], key: str) ->
 
 @writes_project
 def record_quality(root: Path, run_id: str, result: RecordedQuality | None) -> None:
-    """Set (or with ``None`` remove) the recorded result of ``run_id``."""
+    """Set (or with ``None`` remove) the recorded result of ``run_id``; a value or duration
+    that is not a finite number is refused (``UserError``) before anything is written."""
+    if result is not None and not (
+        math.isfinite(result.value)
+        and (
+            result.evaluation_s is None
+            or (math.isfinite(result.evaluation_s) and result.evaluation_s >= 0)
+        )
+    ):
+        raise UserError(
+            f"not recorded: the quality value and the evaluation time must be finite numbers "
+            f"(the evaluation 0 or more), got {result.value!r} and {result.evaluation_s!r} s"
+        )
     results = load_recorded_quality(root)
     if result is None:
         results.pop(run_id, None)

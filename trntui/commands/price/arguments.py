@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
+from trntui.commands import finite_float
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
 from trntui.core.quotes import PriceQuote, implausible_price
@@ -15,28 +16,11 @@ DEFAULT_REGION = "us-east-1"
 
 
 def _positive_float(text: str) -> float:
-    value = _float(text)
+    value = finite_float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(
             f"{text!r}: must be above 0 (unknown prices are not entered)"
         )
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = _float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must not be negative")
-    return value
-
-
-def _float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trntui.commands import help_of
+from trntui.commands import help_of, non_negative_float
 from trntui.commands.price.arguments import (
     DEFAULT_REGION,
     _block_days,
     _block_instances,
     _date,
-    _non_negative_float,
     _positive_float,
 )
 from trntui.commands.price.fetch import cmd_fetch
@@ -82,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add.add_argument(
         "--upfront-usd",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=0.0,
         metavar="X",
         help="upfront fee of a reserved term or Savings Plan; a Capacity Block's whole price",
@@ -126,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     rate.add_argument("--region", required=True)
     rate.add_argument(
-        "--usd-per-unit", required=True, type=_non_negative_float, metavar="X",
+        "--usd-per-unit", required=True, type=non_negative_float, metavar="X",
         help="one flat rate (inter-AZ: per GB in each direction)",
     )  # fmt: skip
     rate.add_argument("--source", required=True, help="where the rate comes from (who, what)")
