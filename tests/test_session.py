@@ -300,3 +300,27 @@ def test_undo_after_a_run_set_rename_keeps_the_targets_on_the_new_name(
     assert session.inventory.project.name != "Edited", "the older edit was taken back"
     assert session.inventory.targets[0].run_set == "renamed-set"
     assert all(target.run_set != old for target in session.inventory.targets)
+
+
+def test_undo_never_overwrites_a_quote_file_edited_since(sample_project: Project) -> None:
+    """A quote deleted in the app, then a price edited by hand: undoing the deletion would
+    write the old book over the hand edit. It is refused, the file keeps the edit, and the
+    step stays; once the file holds what the step left again, undo works."""
+    session = Session(sample_project)
+    book = load_quote_book(session.root)
+    quote = book.quotes[0]
+    assert session.change_quotes(lambda root: remove_quote(root, quote.key), label="delete") is None
+    path = quotes_path(session.root)
+    left = path.read_text()
+    price = next(q for q in load_quote_book(session.root).quotes).usd_per_hour
+    edited = left.replace(f"usd_per_hour = {price}", f"usd_per_hour = {price + 1}", 1)
+    assert edited != left
+    path.write_text(edited)
+    step, problem = session.undo()
+    assert step is None and problem is not None and "changed since 'delete'" in problem
+    assert path.read_text() == edited, "the hand edit is kept"
+    assert [s.label for s in session.history] == ["delete"]
+    path.write_text(left)
+    step, problem = session.undo()
+    assert problem is None and step is not None
+    assert load_quote_book(session.root).quotes == book.quotes

@@ -52,6 +52,9 @@ class UndoStep:
     label: str
     before: object
     at: float
+    after: object = None
+    """For a quotes step: the book as the change left it. Undo puts ``before`` back only while
+    the file still holds this (else the file was edited since, and that edit would be lost)."""
 
 
 @dataclass(frozen=True)
@@ -229,13 +232,22 @@ class Session:
                 if load_quote_book(self.root) != before:
                     save_quote_book(self.root, before)
             except (UserError, OSError):
-                self._record(UndoStep("quotes", label, before, self._clock()))
+                self._record(UndoStep("quotes", label, before, self._clock(), self._book_now()))
                 self._changed("quotes")
                 return f"{error} (partly stored; ctrl+z puts the book back as it was)"
             return str(error)
-        self._record(UndoStep("quotes", label, before, self._clock()))
+        self._record(UndoStep("quotes", label, before, self._clock(), self._book_now()))
         self._changed("quotes")
         return None
+
+    def _book_now(self) -> QuoteBook | None:
+        """The quote book as the file holds it now (``None`` when it cannot be read)."""
+        from trntui.store.quotes import load_quote_book
+
+        try:
+            return load_quote_book(self.root)
+        except (UserError, OSError):
+            return None
 
     def runs_changed(self) -> None:
         """Runs were imported, removed, sized, moved or given a quality result: derive again.
@@ -256,11 +268,20 @@ class Session:
             self.overrides = before
             self._changed("overrides")
         elif step.kind == "quotes":
-            from trntui.store.quotes import save_quote_book
+            from trntui.store.quotes import QUOTES_FILE, load_quote_book, save_quote_book
 
             book: QuoteBook = step.before  # type: ignore[assignment]
             if self.read_only:
                 return None, self.read_only_message
+            try:
+                now = load_quote_book(self.root)
+            except (UserError, OSError) as error:
+                return None, f"nothing was undone: {error}"
+            if now != step.after:
+                return None, (
+                    f"{QUOTES_FILE} was changed since {step.label!r} (by hand, or by another "
+                    "program): undoing it would lose that change, so nothing was undone"
+                )
             try:
                 save_quote_book(self.root, book)
             except (UserError, OSError) as error:
