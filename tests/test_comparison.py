@@ -324,3 +324,21 @@ def test_the_port_pays_off_after_a_number_of_trainings():
     unknown = compared(context()).payback  # no day rate
     assert unknown.porting_cost_usd is None and unknown.payback_trainings is None
     assert "engineer day rate" in unknown.reason
+
+
+@pytest.mark.parametrize("work", [1e12, 1e300])
+def test_a_goal_past_the_calendar_is_late_not_a_crash(work):
+    """A huge work amount (a token-scale goal) put the finish past the last date Python's
+    calendar holds: estimate, report and scale crashed with OverflowError."""
+    from tests.test_estimate import TODAY
+
+    result = compared(
+        context(
+            quotes=book(gpu_price=400.0),
+            inv=_with_goal(work_amount=work, deadline=TODAY + timedelta(days=30)),
+        )
+    )
+    (trn_plan, _) = result.plans
+    assert trn_plan.wall_clock_days > 365 * 8000
+    assert trn_plan.late is True and trn_plan.finish == date.max
+    assert any("finishes after the year 9999" in f for f in result.decision.facts)

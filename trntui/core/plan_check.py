@@ -37,7 +37,8 @@ class PlanCheck:
     wall_clock_days: float | None
     lead_days: float | None
     finish: dt.date | None
-    """Start + lead time + wall clock, when all are known."""
+    """Start + lead time + wall clock, when all are known (``dt.date.max`` when that falls
+    past the last date the calendar holds: after any deadline)."""
     late: bool | None
     """After the deadline (``None``: no deadline, or the finish is unknown)."""
     over_wall_clock: bool | None
@@ -54,9 +55,7 @@ def check_plan(context: EstimateContext, item: TargetEstimate) -> PlanCheck:
     wall = None if any(h is None for h in hours) else sum(hours) / 24.0  # type: ignore[arg-type]
     lead = goal.capacity_lead_days
     start = goal.start_date or context.today
-    finish = (
-        None if wall is None else start + dt.timedelta(days=math.ceil((lead or 0.0) + wall - 1e-9))
-    )
+    finish = None if wall is None else _finish(start, (lead or 0.0) + wall)
     late = None if goal.deadline is None or finish is None else finish > goal.deadline
     over_wall = (
         None
@@ -71,6 +70,18 @@ def check_plan(context: EstimateContext, item: TargetEstimate) -> PlanCheck:
     return PlanCheck(item.name, wall, lead, finish, late, over_wall, over_budget)
 
 
+def _finish(start: dt.date, days: float) -> dt.date:
+    """The day ``days`` after ``start`` ends (whole days up), or ``dt.date.max`` past it."""
+    try:
+        return start + dt.timedelta(days=math.ceil(days - 1e-9))
+    except (OverflowError, ValueError):
+        return dt.date.max  # an enormous goal: past any date (and any deadline)
+
+
+def finish_text(finish: dt.date) -> str:
+    return "after the year 9999" if finish == dt.date.max else f"on {finish}"
+
+
 def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | None) -> list[str]:
     """The numbers behind a failed limit, as decision facts."""
     goal = context.inventory.goal
@@ -80,7 +91,8 @@ def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | No
         lead = f" + {check.lead_days:g} days to get capacity" if check.lead_days else ""
         facts.append(
             f"{check.target} is late: from {start}{lead} + {check.wall_clock_days:.2f} days of "
-            f"wall clock it finishes {check.finish}, after the deadline {goal.deadline}"
+            f"wall clock it finishes {finish_text(check.finish)}, after the deadline "
+            f"{goal.deadline}"
         )
     if check.over_wall_clock:
         facts.append(
