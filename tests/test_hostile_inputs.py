@@ -640,3 +640,19 @@ def test_fuzz_mutated_log_and_project_file_give_only_user_errors(
         assert no_temp_files(root)
     main(["runs", str(root)])
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", ["trntui.toml", "prices/quotes.toml", "runs/sets.toml"])
+def test_toml_nested_thousands_deep_is_one_line(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tomllib recurses per level: 2,000 nested arrays ended in a RecursionError traceback."""
+    root = copy_sample(tmp_path / "sample")
+    path = root / name
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\ndeep = " + "[" * 2000 + "]" * 2000 + "\n")
+    before = path.read_bytes()
+    assert main(["estimate", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"{name}: arrays or tables nested too deeply to read" in err
+    assert "Traceback" not in err and path.read_bytes() == before

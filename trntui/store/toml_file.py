@@ -34,6 +34,14 @@ def parse_toml(path: Path, text: str) -> dict[str, Any]:
         raise InputFileError(
             str(path), f"TOML syntax error: {problem}", line=line, expected="valid TOML"
         ) from None
+    except RecursionError:
+        # tomllib recurses per nested array or inline table: a hand edit (or garbage) nested
+        # a few thousand deep exhausts Python's stack.
+        raise InputFileError(
+            str(path),
+            "arrays or tables nested too deeply to read",
+            expected="valid TOML as trntui writes it (nested a few levels at most)",
+        ) from None
 
 
 def decode_utf8(path: Path, data: bytes) -> str:
