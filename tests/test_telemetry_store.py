@@ -249,3 +249,23 @@ def test_one_instance_rule_whether_or_not_the_caller_names_the_type(
     assert refused.outcome == store.MISMATCH
     assert "(p5.48xlarge) than the run's (trn3.48xlarge)" in refused.message
     assert load_captures(sample_dir).equals(kept), "nothing stored"
+
+
+@pytest.mark.parametrize("damage", ["{x", '{"format": "neuron-monitor"}', "[]"])
+def test_a_damaged_capture_record_is_one_line_naming_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    """metadata_json that trntui did not write (here in the sample's captures table): verdict
+    ended in a JSONDecodeError, KeyError or TypeError traceback."""
+    from tests import copy_sample
+    from trntui.cli import main
+    from trntui.store.telemetry.captures import captures_path
+
+    root = copy_sample(tmp_path / "sample")
+    path = captures_path(root)
+    table = pl.read_parquet(path)
+    table.with_columns(pl.lit(damage).alias("metadata_json")).write_parquet(path)
+    assert main(["verdict", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: a capture's metadata cannot be read" in err
+    assert "Traceback" not in err

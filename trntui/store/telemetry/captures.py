@@ -10,14 +10,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.store.paths import check_column, project_path, samples_file
+
+T = TypeVar("T")
 
 TELEMETRY_FOLDER = "telemetry"
 CAPTURES_FILE = "captures.parquet"
@@ -120,8 +123,22 @@ def load_telemetry(root: Path, capture_id: str) -> Telemetry:
         raise InputFileError(str(path), f"samples cannot be read ({error})") from None
     return Telemetry(
         samples.select(list(TELEMETRY_SCHEMA)),
-        TelemetryMetadata.from_json(rows["metadata_json"][0]),
+        stored_metadata(root, rows["metadata_json"][0], TelemetryMetadata.from_json),
     )
+
+
+def stored_metadata(root: Path, text: str, parse: Callable[[str], T]) -> T:
+    """A capture's ``metadata_json`` read with ``parse``; text trntui did not write (edited or
+    damaged) is refused naming the captures table, never a traceback."""
+    try:
+        return parse(text)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise InputFileError(
+            str(captures_path(root)),
+            f"a capture's metadata cannot be read ({type(error).__name__}: {error})",
+            key="metadata_json",
+            expected="the JSON trntui wrote when the capture was attached (attach it again)",
+        ) from None
 
 
 def summary_to_json(summary: CompileSummary) -> str:

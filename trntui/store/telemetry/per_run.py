@@ -24,6 +24,7 @@ from trntui.store.telemetry.captures import (
     UTILIZATION,
     load_captures,
     load_telemetry,
+    stored_metadata,
     summary_from_json,
 )
 
@@ -62,7 +63,7 @@ def run_compile_summary(root: Path, run_id: str) -> CompileSummary | None:
     rows = load_captures(root, run_id).filter(pl.col("kind") == COMPILE)
     if rows.is_empty():
         return None
-    return summary_from_json(rows["metadata_json"][-1])
+    return stored_metadata(root, rows["metadata_json"][-1], summary_from_json)
 
 
 def compile_recurrence_of(root: Path, run_ids: Sequence[str]) -> CompileRecurrence:
