@@ -177,3 +177,37 @@ def test_a_target_added_since_the_snapshot_is_stale_news_and_absent_in_the_diff(
     (row,) = [r for r in diff_estimates(reopened.estimate(), estimate(current)) if r.a_absent]
     assert (row.target, row.item) == ("GPU two", "target")
     assert row.shown("a", str) == ABSENT and row.shown("b", lambda v: f"{v:.2f}") != ABSENT
+
+
+DAMAGE = [
+    ('total_usd = "cheap"', "result", "total_usd", None),
+    ('saved_at = "whenever"', "", "saved_at", "saved_at"),
+    ('today = "x"', "", "today", "today"),
+    ('steady_throughput = "fast"', "run", "steady_throughput", "run[0].steady_throughput"),
+    ('counted = "yes"', "run", "counted", "run[0].counted"),
+    ("restarts = 1.5", "run", "restarts", "run[0].restarts"),
+]
+
+
+@pytest.mark.parametrize(("edit", "table", "key", "named"), DAMAGE)
+def test_a_hand_edited_snapshot_is_refused_at_its_line(tmp_path, capsys, edit, table, key, named):
+    """A value of the wrong type in a snapshot gave tracebacks (ValueError, TypeError,
+    polars' ComputeError) from list, show and report; now the line and key, and `scenario list`
+    still lists the others."""
+    from tests import copy_sample
+    from trntui.cli import main
+
+    root = copy_sample(tmp_path / "sample")
+    path = root / "scenarios" / "as-measured.toml"
+    lines = path.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith(f"{key} = "))
+    lines[at] = edit
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["scenario", "show", str(root), "as-measured"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{at + 1}:" in err and "Traceback" not in err
+    if named:
+        assert f"key '{named}'" in err
+    assert main(["scenario", "list", str(root)]) == 0
+    listed = capsys.readouterr().out
+    assert f"unreadable: {path}:{at + 1}" in listed and "bf16-attention" in listed

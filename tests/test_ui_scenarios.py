@@ -513,3 +513,27 @@ async def test_at_120x40_the_extra_width_shows_more_of_the_estimate(
     stage_cell = re.compile(r"\d h \$\d")
     assert stage_cell.search(wide), "with the width, stages show hours and cost"
     assert not stage_cell.search(small), "at 80 columns, four targets show the cost only"
+
+
+async def test_a_damaged_snapshot_is_listed_with_its_problem_not_a_crash(
+    sample_project: Project,
+) -> None:
+    """A hand edit that made saved_at text ended the app with a traceback when Snapshots
+    opened; now the snapshot is listed as unreadable, with the file and line, and opening it
+    says why."""
+    path = sample_project.root / "scenarios" / "as-measured.toml"
+    text = path.read_text()
+    path.write_text(re.sub(r"(?m)^saved_at = .*$", 'saved_at = "whenever"', text))
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        table = app.screen.query_one("#snapshots", DataTable)
+        row = table.get_row("as-measured")
+        assert "unreadable" in str(row[-1])
+        table.move_cursor(row=table.get_row_index("as-measured"))
+        await pilot.press("o")
+        await settle(pilot)
+        assert app.is_running
+        status = app.status[0]
+        assert "as-measured.toml" in status and "saved_at" in status

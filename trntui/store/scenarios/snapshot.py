@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import getpass
+import math
 import socket
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.estimate import (
@@ -33,7 +36,7 @@ from trntui.core.quotes import (
     SideService,
 )
 from trntui.store.paths import SCENARIO_NAME, project_path, scenario_file
-from trntui.store.toml_file import decode_utf8, parse_toml
+from trntui.store.toml_file import decode_utf8, locate, parse_toml
 
 SCHEMA_VERSION = 1
 SCENARIOS_FOLDER = "scenarios"
@@ -127,6 +130,8 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _document(path: Path, text: str) -> dict[str, Any]:
     document = parse_toml(path, text)
+    _check_fields(path, text, document)
+    _check_runs(path, text, document)
     version = document.get("schema_version")
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise UserError(
@@ -141,6 +146,79 @@ def _document(path: Path, text: str) -> dict[str, Any]:
             expected=str(SCHEMA_VERSION),
         )
     return document
+
+
+_FIELDS: tuple[tuple[str, Any, str], ...] = (
+    ("saved_at", dt.datetime, "the date and time it was saved, e.g. 2026-11-29T10:00:00Z"),
+    ("today", dt.date, "the date the estimate was made, e.g. 2026-11-29"),
+    ("saved_by", str, "text"),
+    ("note", str, "text"),
+)
+
+
+def _check_fields(path: Path, text: str, document: dict[str, Any]) -> None:
+    """The fields that ``list_scenarios`` shows, of the types trntui writes (a hand edit that
+    changed one is named with its line, never a traceback later)."""
+    for key, kind, expected in _FIELDS:
+        value = document.get(key)
+        wrong = not isinstance(value, kind) or (kind is dt.date and isinstance(value, dt.datetime))
+        if key in document and wrong:
+            raise InputFileError(
+                str(path),
+                f"{key} is {value!r}",
+                line=locate(text, "", key),
+                key=key,
+                expected=expected,
+            )
+    results = document.get("result", [])
+    for index, row in enumerate(results if isinstance(results, list) else [None]):
+        total = row.get("total_usd") if isinstance(row, dict) else None
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("target"), str)
+            or ("total_usd" in row and (isinstance(total, bool) or not _finite(total)))
+        ):
+            raise InputFileError(
+                str(path),
+                "a saved result is not a target name with its total",
+                line=locate(text, "result", "total_usd", index),
+                key=f"result[{index}]",
+                expected='[[result]] with target = "<name>" and total_usd = <dollars>',
+            )
+
+
+def _check_runs(path: Path, text: str, document: dict[str, Any]) -> None:
+    """Each ``[[run]]`` value of the type its column holds (a number, true/false or text)."""
+    runs = document.get("run", [])
+    for index, row in enumerate(runs if isinstance(runs, list) else [None]):
+        if not isinstance(row, dict):
+            raise InputFileError(
+                str(path), "a saved run is not a table", key=f"run[{index}]", expected="[[run]]"
+            )
+        for key, dtype in OBSERVATION_SCHEMA.items():
+            value = row.get(key)
+            if value is None:
+                continue
+            if dtype == pl.Boolean:
+                ok, expected = isinstance(value, bool), "true or false"
+            elif dtype == pl.String:
+                ok, expected = isinstance(value, str), "text"
+            else:
+                ok, expected = _finite(value) and not isinstance(value, bool), "a number"
+                if dtype.is_integer() and isinstance(value, float):
+                    ok, expected = False, "a whole number"
+            if not ok:
+                raise InputFileError(
+                    str(path),
+                    f"{key} is {value!r}",
+                    line=locate(text, "run", key, index),
+                    key=f"run[{index}].{key}",
+                    expected=expected,
+                )
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
 
 
 def load_scenario(root: Path, name: str) -> Scenario:
@@ -184,7 +262,14 @@ def _scenario_from_document(path: Path, document: dict[str, Any], name: str) -> 
         )
         totals = {r["target"]: r.get("total_usd") for r in document.get("result", [])}
         saved_at = document["saved_at"]
-    except (InventoryInvalid, TypeError, KeyError, ValueError, UserError) as error:
+    except (
+        InventoryInvalid,
+        TypeError,
+        KeyError,
+        ValueError,
+        UserError,
+        pl.exceptions.PolarsError,
+    ) as error:
         raise InputFileError(str(path), f"snapshot cannot be read back ({error})") from None
     return Scenario(
         name=saved_name,
