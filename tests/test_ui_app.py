@@ -461,3 +461,35 @@ async def test_the_first_frame_builds_only_what_it_shows(sample_project: Project
         await settle(pilot)
         assert row.error is None and not row.has_class("-invalid")
         assert field.value == "70"
+
+
+def burst(app: TrnTuiApp, *keys: str) -> None:
+    """Send ``keys`` in one go, as a fast typist or a laggy SSH link delivers them: none is
+    handled before the next arrives (``pilot.press`` waits for each)."""
+    from textual import events
+
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app.post_message(event)
+
+
+async def test_ctrl_s_in_a_burst_keeps_what_the_field_shows(sample_dir: Path) -> None:
+    """ctrl+s (a priority binding) ran ahead of the keys typed just before it and kept the
+    target's name from a few characters back (a review saw "B" stored)."""
+    with Project.open(sample_dir) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_section(pilot, "targets")
+            table = app.screen.query_one("#section-targets DataTable", DataTable)
+            table.move_cursor(row=0)
+            await pilot.press("e")
+            await settle(pilot)
+            assert isinstance(app.screen, ItemFormScreen)
+            app.screen.query_one("#field-name", Input).focus()
+            await settle(pilot)
+            name = "Trainium3 trial burst"
+            burst(app, "end", "ctrl+u", *name, "ctrl+s")
+            await wait_until(pilot, lambda: not isinstance(app.screen, ItemFormScreen), "kept")
+            await settle(pilot)
+            assert target_names(sample_dir)[0] == name

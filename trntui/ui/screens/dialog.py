@@ -4,7 +4,9 @@ for what was refused. A dialog states only what differs (its size, its own parts
 
 from __future__ import annotations
 
-from typing import TypeVar
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from textual.containers import Horizontal
 from textual.screen import ModalScreen
@@ -12,6 +14,27 @@ from textual.widget import Widget
 from textual.widgets import Input, Label
 
 ResultType = TypeVar("ResultType")
+ScreenT = TypeVar("ScreenT", bound=ModalScreen[Any])
+
+
+def after_typing(action: Callable[[ScreenT], None]) -> Callable[[ScreenT], None]:
+    """For a dialog action bound with ``priority=True`` (ctrl+s keep): run it once the focused
+    field has handled the keys typed before it.
+
+    A priority binding runs as soon as its key reaches the app, ahead of the keys still queued
+    for the field: a fast typist (or a laggy SSH link sending a burst) had ctrl+s keep the
+    value from a few characters back. Queued on the focused widget, the action runs after them.
+    """
+
+    @functools.wraps(action)
+    def run(screen: ScreenT) -> None:
+        focused = screen.focused
+        if focused is None:
+            action(screen)
+        else:
+            focused.call_later(action, screen)
+
+    return run
 
 
 class Dialog(ModalScreen[ResultType]):

@@ -25,7 +25,7 @@ from trntui.pricing.service import (
 )
 from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
 from trntui.ui.format import short_option
-from trntui.ui.screens.dialog import field_row
+from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.worker_modal import WorkerModal
 
 COMMON_TYPES = (
@@ -200,6 +200,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         self.picked ^= {index}
         table.update_cell_at((index, 0), "✓" if index in self.picked else " ")
 
+    @after_typing
     def action_keep(self) -> None:
         if self.busy:
             self._message("Still fetching: wait, or esc to cancel.")

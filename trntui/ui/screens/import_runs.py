@@ -40,7 +40,7 @@ from trntui.store.runs import (
     load_runs,
 )
 from trntui.ui.format import UNKNOWN
-from trntui.ui.screens.dialog import field_row
+from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 from trntui.ui.text import cell
@@ -342,6 +342,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             )
         return text
 
+    @after_typing
     def action_store(self) -> None:
         ready = [i for i in self.items if i.run is not None and not i.already_imported]
         if self.busy:

@@ -38,7 +38,7 @@ from trntui.core.inventory import (
     specs_of,
 )
 from trntui.ui.screens.base import SessionScreen, SessionView, edits
-from trntui.ui.screens.dialog import Dialog
+from trntui.ui.screens.dialog import Dialog, after_typing
 from trntui.ui.session import Session
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
@@ -252,6 +252,7 @@ class ItemFormScreen(Dialog[Any]):
     def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
         event.stop()  # the item is applied as a whole on ctrl+s, not field by field
 
+    @after_typing
     def action_keep(self) -> None:
         try:
             values = self.query_one(FieldForm).values()

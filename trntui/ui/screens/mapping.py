@@ -25,7 +25,7 @@ from trntui.importers.mapped import (
     RawTable,
     preview,
 )
-from trntui.ui.screens.dialog import Dialog
+from trntui.ui.screens.dialog import Dialog, after_typing
 
 _PREVIEW_COLUMNS = ("t_s", "step", "samples", "tokens", "loss", "metric")
 
@@ -139,6 +139,7 @@ class MappingScreen(Dialog[ColumnMapping | None]):
                 )
         self.query_one("#problems", Static).update("\n".join(result.problems))
 
+    @after_typing
     def action_keep(self) -> None:
         problems = self.mapping.problems(self.table.columns)
         if problems or preview(self.table, self.mapping).problems:

@@ -29,7 +29,7 @@ from trntui.core.estimate import (
 from trntui.core.format import number, usd
 from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
-from trntui.ui.screens.dialog import Dialog, field_row
+from trntui.ui.screens.dialog import Dialog, after_typing, field_row
 
 ALL_TARGETS = ""
 """The target choice of an override that applies to every target."""
@@ -136,6 +136,7 @@ class OverrideScreen(Dialog[Override | None]):
             lines.append("This input is set per target: choose one.")
         self.query_one("#current", Static).update("\n".join(lines))
 
+    @after_typing
     def action_keep(self) -> None:
         key, target = self._choice()
         text = self.query_one("#value", Input).value.strip()
@@ -206,6 +207,7 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
         event.stop()
         self.action_keep()
 
+    @after_typing
     def action_keep(self) -> None:
         name = self.query_one("#name", Input).value.strip()
         note = self.query_one("#note", Input).value.strip()
