@@ -317,10 +317,43 @@ async def test_a_section_form_is_built_when_first_shown_with_the_values_of_then(
         field = screen.query_one("#section-model #field-parameters_billion", Input)
         assert field.value == "13"
         assert sorted(form.id for form in screen.query(FieldForm)) == ["form-model", "form-project"]
-        # Undo of the reload reaches the form built since.
+        # Undo of the reload reaches the form built since (once the person agrees to lose
+        # the hand edit).
         await pilot.press("ctrl+z")
         await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot)
         assert field.value == before
+
+
+async def test_undoing_a_reload_asks_before_it_overwrites_the_hand_edit(
+    sample_project: Project,
+) -> None:
+    """ctrl+r took a hand edit in; ctrl+z then wrote the session's inventory back over it
+    without a word. Now it asks; 'n' keeps the file and the session as reloaded."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path = sample_project.path
+        text = path.read_text(encoding="utf-8")
+        budget = sample_project.inventory.goal.budget_usd
+        old = f"budget_usd = {budget}"
+        assert old in text
+        edited = text.replace(old, "budget_usd = 175.0")
+        path.write_text(edited, encoding="utf-8")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.session.inventory.goal.budget_usd == 175.0
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "changes made to it outside this session are lost" in app.screen.question
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.session.inventory.goal.budget_usd == 175.0
+        assert path.read_text(encoding="utf-8") == edited
+        assert app.session.history and app.session.history[-1].label == "reload"
 
 
 def test_opening_the_app_loads_no_polars_until_the_estimate_needs_it() -> None:

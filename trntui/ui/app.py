@@ -37,7 +37,7 @@ from trntui.ui.commands import (
 )
 from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.session import Change, Computed, Session, overrides_in_force
+from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_force
 
 if TYPE_CHECKING:
     from trntui.core.report import Analysis
@@ -243,6 +243,20 @@ class TrnTuiApp(App[None]):
         self.save_now()
 
     def action_undo(self) -> None:
+        history = self.session.history
+        if history and history[-1].kind == "inventory" and history[-1].label == RELOAD:
+            # The step puts this session's inventory back over the file as reloaded: what was
+            # changed outside the session would be gone, so the person decides.
+            question = (
+                f"Undo the reload? The inventory from before it goes back into "
+                f"{self.session.short_path}, over the file as it was reloaded: the changes "
+                "made to it outside this session are lost (no other copy is kept)."
+            )
+            self.push_screen(ConfirmScreen(question), lambda yes: self._undo() if yes else None)
+            return
+        self._undo()
+
+    def _undo(self) -> None:
         step, problem = self.session.undo()
         if problem is not None:
             self.status = (f"Cannot undo: {problem}", "error")

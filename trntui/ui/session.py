@@ -44,6 +44,10 @@ Change = Literal["inventory", "inventory-replaced", "overrides", "quotes", "runs
 ``runs`` (imported, removed, sized or moved runs: facts must be derived again)."""
 
 
+RELOAD = "reload"
+"""The label of the undo step a reload records (the inventory before it)."""
+
+
 @dataclass(frozen=True)
 class UndoStep:
     """One change that ctrl+z can take back: what it was called and the state before it."""
@@ -303,7 +307,7 @@ class Session:
         before = self.inventory
         inventory = self.project.reload()
         if inventory != before and not self.read_only:  # read-only: nothing to put back
-            self._record(UndoStep("inventory", "reload", before, self._clock()))
+            self._record(UndoStep("inventory", RELOAD, before, self._clock()))
         self.inventory = inventory
         self.dirty = False
         self._changed("inventory-replaced")
