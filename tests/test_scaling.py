@@ -277,3 +277,24 @@ def test_a_measured_count_without_a_family_gets_the_range_of_its_runs(sample_dir
     )
     low, high = point.total_range_usd
     assert low < point.total_usd < high
+
+
+def test_scenario_overrides_apply_at_every_count_but_the_count(sample_dir: Path) -> None:
+    """The Scale tab priced the project without the overrides in force, so its total at the
+    target's count disagreed with the estimate bar (a review: $28.21 against $26.19)."""
+    from trntui.core.estimate import Override, estimate
+    from trntui.core.scale_plan import scale_plan
+
+    ctx = load_context(sample_dir)
+    target = next(t for t in ctx.inventory.targets if t.run_set == "trn3-example")
+    faster = Override("steady_throughput", 3.0, target.name, who="me", why="what if")
+    more = Override("instance_count", 4, target.name, who="me", why="ignored here")
+    other = next(t for t in ctx.inventory.targets if t.name != target.name)
+    elsewhere = Override("usd_per_hour", 1.0, other.name, who="me", why="not this")
+    overrides = [faster, more, elsewhere]
+    plan = scale_plan(ctx, target.name, counts=(target.instance_count,), overrides=overrides)
+    (point,) = plan.points
+    expected = estimate(ctx, [faster]).target(target.name).total_usd
+    assert expected != estimate(ctx).target(target.name).total_usd
+    assert point.total_usd == pytest.approx(expected)
+    assert plan.overrides == 1

@@ -14,6 +14,10 @@ A target bought as Capacity Blocks pays whole block lengths at every count (the 
 formula), and a count above the 256 instances Capacity Blocks can hold across blocks cannot be
 bought that way: its total is unknown and says why.
 
+Scenario overrides in force (the app's Scale tab passes them) apply at every count as the
+estimate applies them, except an override of this target's instance count: the count is what
+varies.
+
 The recommended count is the cheapest total among the counts whose total is known and that
 meet the deadline and the budget (on a tie, fewer instances); "none" says what the limits need
 instead. Each total also gets the range the observed spread of the runs gives (the lowest and
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trntui.core.errors import UserError
@@ -32,7 +37,9 @@ from trntui.core.estimate import (
     DERIVED,
     MEASURED,
     EstimateContext,
+    Override,
     TargetEstimate,
+    apply_overrides,
     cost_frame,
     estimate_from_inputs,
     input_frame,
@@ -90,6 +97,9 @@ class ScalePlan:
     deadline: dt.date | None
     max_wall_clock_days: float | None
     budget_usd: float | None = None
+    overrides: int = 0
+    """Scenario overrides applied at every count (an override of this target's instance
+    count is not: the count is what varies)."""
 
 
 def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None, bool | None]:
@@ -110,9 +120,14 @@ def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None,
 
 
 def scale_plan(
-    context: EstimateContext, target_name: str, counts: tuple[int, ...] | None = None
+    context: EstimateContext,
+    target_name: str,
+    counts: tuple[int, ...] | None = None,
+    overrides: Sequence[Override] = (),
 ) -> ScalePlan:
-    """The target at each instance count (``UserError`` for an unknown target name)."""
+    """The target at each instance count (``UserError`` for an unknown target name), with the
+    scenario ``overrides`` in force that apply to it (``InvalidInputError`` if one is bad), as
+    the estimate applies them."""
     target = next((t for t in context.inventory.targets if t.name == target_name), None)
     if target is None:
         names = ", ".join(t.name for t in context.inventory.targets) or "none"
@@ -124,13 +139,17 @@ def scale_plan(
         sorted({c for c in DEFAULT_COUNTS if c <= top} | measured | {target.instance_count})
     )
     goal = context.inventory.goal
+    applied = [
+        o
+        for o in overrides
+        if o.target in (None, target_name)
+        and not (o.input == "instance_count" and o.target == target_name)
+    ]
     points = []
     for count in wanted:
+        prepared = [target_inputs(context, dataclasses.replace(target, instance_count=count))]
         item = estimate_from_inputs(
-            [target_inputs(context, dataclasses.replace(target, instance_count=count))],
-            (),
-            (),
-            goal.work_unit,
+            apply_overrides(prepared, applied), (), applied, goal.work_unit
         ).targets[0]
         throughput = item.input("steady_throughput")
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
@@ -165,6 +184,7 @@ def scale_plan(
         goal.deadline,
         goal.max_wall_clock_days,
         goal.budget_usd,
+        len(applied),
     )
 
 

@@ -30,6 +30,11 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
     text = Text()
     text.append(f"Scale: {plan.target}", style="bold")
     text.append("  (t: next target)\n" if targets > 1 else "\n", style="dim")
+    if plan.overrides:
+        text.append(
+            f"With the {plan.overrides} scenario override(s) in force at every count.\n",
+            style="yellow",
+        )
     family = plan.family
     if family is None:
         text.append(

@@ -6,6 +6,8 @@ while the tab is shown); the tab keeps the last table until the new one is ready
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,7 +16,7 @@ from textual.widgets import Static, TabPane
 from textual.worker import get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.estimate import EstimateContext
+from trntui.core.estimate import EstimateContext, Override
 from trntui.core.scale_plan import scale_plan
 from trntui.ui.widgets.scale_view import scale_text
 
@@ -27,18 +29,27 @@ class ScalePane(TabPane):
         with VerticalScroll(id="scale-scroll"):
             yield Static("Pick this tab to price each instance count.", id="scale-body")
 
-    def show(self, context: EstimateContext | None, index: int) -> None:
-        """Price the target at ``index`` of ``context``'s inventory (an index in range)."""
+    def show(
+        self, context: EstimateContext | None, index: int, overrides: Sequence[Override] = ()
+    ) -> None:
+        """Price the target at ``index`` of ``context``'s inventory (an index in range), with
+        the scenario ``overrides`` in force, as the estimate bar has them."""
         targets = context.inventory.targets if context is not None else ()
         if context is None or not targets:
             self.query_one("#scale-body", Static).update("No training target to scale yet.")
             return
-        self._compute_scale(context, targets[index].name, len(targets))
+        self._compute_scale(context, targets[index].name, len(targets), tuple(overrides))
 
     @work(thread=True, exclusive=True, group="scale", exit_on_error=False)
-    def _compute_scale(self, context: EstimateContext, target: str, targets: int) -> None:
+    def _compute_scale(
+        self,
+        context: EstimateContext,
+        target: str,
+        targets: int,
+        overrides: tuple[Override, ...],
+    ) -> None:
         try:
-            text = scale_text(scale_plan(context, target), targets)
+            text = scale_text(scale_plan(context, target, overrides=overrides), targets)
         except UserError as error:
             text = Text(str(error), style="yellow")
         if not get_current_worker().is_cancelled:

@@ -263,7 +263,7 @@ class ScenariosScreen(SessionScreen):
         targets = context.inventory.targets if context is not None else ()
         if targets:
             self.target_index %= len(targets)
-        self.query_one(ScalePane).show(context, self.target_index)
+        self.query_one(ScalePane).show(context, self.target_index, self.session.overrides)
 
     # --- overrides -------------------------------------------------------------------------
 
