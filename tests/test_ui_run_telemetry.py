@@ -177,3 +177,29 @@ def test_a_wrapped_detail_line_keeps_its_place_under_its_value() -> None:
     assert lines[1].startswith(" " * 22) and lines[1].strip(), "continues under the value"
     assert any(line.startswith("  init / compile      3.2 min") for line in lines)
     assert str(Hanging(text)) == text.plain
+
+
+async def test_record_quality_shows_the_result_already_recorded(sample_project: Project) -> None:
+    """The form opened empty and keeping it silently replaced the recorded result (the run
+    then missed its target); now it holds the recorded one and says it replaces it."""
+    from trntui.store.quality import load_recorded_quality
+    from trntui.ui.screens.inventory import ItemFormScreen
+
+    recorded = load_recorded_quality(sample_project.root)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        run_id = next(key.value for key in table.rows if key.value in recorded)
+        table.move_cursor(row=table.get_row_index(run_id))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunDetailScreen)
+        await pilot.press("r")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        assert form.title_text == f"Replace the recorded quality of run {run_id}"
+        assert form.query_one("#field-value", Input).value == f"{recorded[run_id].value:g}"
+        assert form.query_one("#field-source", Input).value == recorded[run_id].source

@@ -15,7 +15,7 @@ from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.text import printable
 from trntui.core.timeline import RunMetadata, SystemSize
-from trntui.store.quality import record_quality
+from trntui.store.quality import load_recorded_quality, record_quality
 from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
@@ -215,10 +215,20 @@ class RunDetailScreen(SessionView, Dialog[None]):
 
     @edits
     def action_record_quality(self) -> None:
-        self.app.push_screen(
-            ItemFormScreen(QualityResultEntry, QualityResultEntry(), title="Record quality"),
-            self._recorded,
-        )
+        """The form for this run's quality result, filled with the one recorded (if any):
+        keeping it replaces that, which the title says."""
+        try:
+            recorded = load_recorded_quality(self.session.root).get(self.run_id)
+        except (UserError, OSError) as error:
+            self.set_status(f"Quality results cannot be read: {error}", "error")
+            return
+        if recorded is None:
+            entry, title = QualityResultEntry(), f"Record the quality of run {self.run_id}"
+        else:
+            minutes = None if recorded.evaluation_s is None else recorded.evaluation_s / 60.0
+            entry = QualityResultEntry(recorded.value, recorded.source, minutes)
+            title = f"Replace the recorded quality of run {self.run_id}"
+        self.app.push_screen(ItemFormScreen(QualityResultEntry, entry, title=title), self._recorded)
 
     def _recorded(self, entry: QualityResultEntry | None) -> None:
         if entry is None or entry.value is None:
