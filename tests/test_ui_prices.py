@@ -237,3 +237,33 @@ async def test_every_note_of_a_fetch_can_be_read(
         await pilot.wait_for_scheduled_animations()  # the scroll is animated
         await settle(pilot)
         assert notes.scroll_y == notes.max_scroll_y
+
+
+async def test_price_per_accelerator_uses_the_count_a_target_states(
+    sample_project: Project,
+) -> None:
+    """trn3.48xlarge is not in the hardware table; the sample's target states 16 accelerators
+    per instance, which the estimate uses, but Prices showed $/accelerator-h as unknown."""
+    target = next(t for t in sample_project.inventory.targets if t.instance_type == "trn3.48xlarge")
+    quote = next(
+        q
+        for q in load_quote_book(sample_project.root).quotes
+        if q.instance_type == target.instance_type
+    )
+    per_chip = quote.usd_per_hour / target.accelerators_per_instance
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        text = str(app.screen.query_one("#targets").content)
+        assert (
+            f"${per_chip:,.2f}/accelerator-h, "
+            f"{target.accelerators_per_instance} per instance stated on the target" in text
+        )
+        table = app.screen.query_one("#quotes", DataTable)
+        row = next(
+            table.get_row_at(i)
+            for i in range(table.row_count)
+            if table.get_row_at(i)[0] == quote.instance_type
+        )
+        assert f"${per_chip:,.2f}" in [str(cell) for cell in row]

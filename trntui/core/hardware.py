@@ -136,9 +136,11 @@ def target_size(
     return TargetSize(instance_type, instances, per, unit, source, name)
 
 
-def usd_per_accelerator_hour(quote: PriceQuote) -> float | None:
-    """Hourly price divided by chips; unknown when either the price or the chip count is."""
-    chips = accelerators_per_instance(quote)
+def usd_per_accelerator_hour(quote: PriceQuote, stated: int | None = None) -> float | None:
+    """Hourly price divided by chips; unknown when either the price or the chip count is.
+    ``stated``: the chips per instance a target states, used when neither the price list nor
+    the hardware table gives them (an instance type newer than the table)."""
+    chips = accelerators_per_instance(quote) or stated
     if quote.usd_per_hour is None or not chips:
         return None
     return quote.usd_per_hour / chips

@@ -195,9 +195,15 @@ class PricesScreen(SessionScreen):
                 lines.append(hint, style="bold yellow")
             else:
                 quote = lookup.quote
-                per_chip = usd_per_accelerator_hour(quote)
+                stated = target.accelerators_per_instance
+                per_chip = usd_per_accelerator_hour(quote, stated)
                 lines.append(f"{money(quote.usd_per_hour)}/h", style="bold")
-                lines.append(f" ({money(per_chip)}/accelerator-h), {chosen(lookup.reason)}")
+                how = (
+                    f", {stated} per instance stated on the target"
+                    if per_chip is not None and usd_per_accelerator_hour(quote) is None
+                    else ""
+                )
+                lines.append(f" ({money(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
                 flags = quote_flags(
                     quote,
                     target_region=target.region,
@@ -214,13 +220,18 @@ class PricesScreen(SessionScreen):
     def _show_quotes(self, today: dt.date) -> None:
         table = self.query_one("#quotes", DataTable)
         table.clear()
+        stated = {
+            t.instance_type: t.accelerators_per_instance
+            for t in self.session.inventory.targets
+            if t.accelerators_per_instance
+        }
         for index, quote in enumerate(self.book.quotes):
             table.add_row(
                 quote.instance_type,
                 quote.region,
                 short_option(quote.purchase_option)[:18],
                 money(quote.usd_per_hour),
-                money(usd_per_accelerator_hour(quote)),
+                money(usd_per_accelerator_hour(quote, stated.get(quote.instance_type))),
                 quote_origin(quote),
                 f"{quote.age_days(today)} d",
                 key=str(index),
