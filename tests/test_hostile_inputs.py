@@ -656,3 +656,21 @@ def test_toml_nested_thousands_deep_is_one_line(
     err = capsys.readouterr().err
     assert f"{name}: arrays or tables nested too deeply to read" in err
     assert "Traceback" not in err and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"])
+def test_a_cr_only_log_of_each_format_is_recognised(tmp_path: Path, ending: bytes) -> None:
+    """The sample's neuronx-distributed log with CR-only line ends was 'not recognised' (the
+    format sniffers anchor on LF), though `--format nxd` read it like the LF log."""
+    from trntui.importers import detect_format
+
+    source = SAMPLE / "logs" / "trn3-example" / "trn3-run1.log"
+    megatron = tmp_path / "megatron.log"
+    write_megatron(megatron, MegatronSpec(train_iters=200))
+    for log in (source, megatron):
+        plain = log.read_bytes().replace(b"\r\n", b"\n")
+        converted = tmp_path / f"{log.stem}-converted.log"
+        converted.write_bytes(plain.replace(b"\n", ending))
+        assert detect_format(converted) == detect_format(log)
+        expected = import_file(log)
+        assert import_file(converted).timeline.equals(expected.timeline)

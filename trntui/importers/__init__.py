@@ -108,7 +108,10 @@ def detect_format(path: Path) -> str:
             if read == 0 and not chunk.strip():
                 raise InputFileError(str(path), "file is empty", expected="a training log")
             read += len(chunk)
-            head = head[-4096:] + chunk.decode("utf-8", errors="replace")
+            # Sniffed with LF line ends: a log written with CR only (or CRLF) reads like the
+            # same log with LF (the readers split on any of them; the sniffers' ^ is LF's).
+            text = chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
+            head = head[-4096:] + text.replace("\r", "\n")
             for fmt in _formats():
                 if fmt.sniff(head):
                     return fmt.name
