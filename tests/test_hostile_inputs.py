@@ -674,3 +674,28 @@ def test_a_cr_only_log_of_each_format_is_recognised(tmp_path: Path, ending: byte
         assert detect_format(converted) == detect_format(log)
         expected = import_file(log)
         assert import_file(converted).timeline.equals(expected.timeline)
+
+
+def test_an_nxd_log_cut_off_mid_line_imports_without_that_line(tmp_path: Path) -> None:
+    """A job killed while writing leaves a half step line at the end, without a line break:
+    the whole log was refused, so the crashed run could not be recorded as a failure. The same
+    malformed line with a line break after it (or in the middle) is still refused."""
+    from trntui.core.errors import InputFileError
+    from trntui.core.run_facts import run_facts
+
+    source = (SAMPLE / "logs" / "trn3-example" / "trn3-run1.log").read_bytes()
+    lines = source.splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if b"step_loss" in line and n > 60)
+    cut = b"".join(lines[:at]) + lines[at][:40]
+    log = tmp_path / "killed.log"
+    log.write_bytes(cut)
+    run = import_file(log)
+    whole = tmp_path / "whole.log"
+    whole.write_bytes(b"".join(lines[:at]))
+    assert run.timeline.equals(import_file(whole).timeline)
+    assert any("cut off" in note and f"({at + 1})" in note for note in run.metadata.notes)
+    assert run_facts(run, None, None, None).status != "succeeded"
+    log.write_bytes(cut + b"\n")
+    with pytest.raises(InputFileError) as refused:
+        import_file(log)
+    assert refused.value.line == at + 1

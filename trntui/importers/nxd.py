@@ -53,14 +53,22 @@ def sniff(head: str) -> bool:
     return _SNIFF.search(head) is not None
 
 
-def _step_rows(lines: pl.DataFrame, path: str) -> pl.DataFrame:
-    candidates = lines.filter(
+def _candidates(lines: pl.DataFrame) -> pl.DataFrame:
+    """Lines that look like step lines (parsed, or refused when malformed)."""
+    return lines.filter(
         pl.col("text").str.starts_with("LOG ")
         & (
             pl.col("text").str.contains("step_loss", literal=True)
             | pl.col("text").str.contains(" - (", literal=True)
         )
     )
+
+
+def _step_rows(lines: pl.DataFrame, path: str, ends_with_newline: bool) -> pl.DataFrame:
+    """The step lines, parsed. A malformed one is refused with its line, except the file's
+    last line when the file does not end with a line break: a job killed while writing it.
+    That line is left out (``cut_off_last_line`` says so)."""
+    candidates = _candidates(lines)
     groups = pl.col("text").str.extract_groups(_STEP)
     parsed = candidates.select(
         "line",
@@ -73,6 +81,10 @@ def _step_rows(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     broken = parsed.filter(
         pl.col("wall").is_null() | pl.col("step").is_null() | pl.col("throughput").is_null()
     )
+    last = lines["line"].max() if lines.height else None
+    if not ends_with_newline and broken.height == 1 and broken["line"][0] == last:
+        parsed = parsed.filter(pl.col("line") != last)
+        broken = broken.clear()
     if not broken.is_empty():
         raise InputFileError(
             path,
@@ -162,7 +174,9 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     lines = read_lines(source)
     steps.at(0.3)
-    step_rows = _step_rows(lines, source.name)
+    ends_with_newline = source.data.endswith((b"\n", b"\r"))
+    step_rows = _step_rows(lines, source.name, ends_with_newline)
+    cut_off = not ends_with_newline and step_rows.height < _candidates(lines).height
     if step_rows.is_empty():
         raise no_events_error(source, "neuronx-distributed 'LOG ... step_loss'", _EXPECTED)
     events = pl.concat([step_rows, _compile_rows(lines)], how="diagonal_relaxed").sort("line")
@@ -203,6 +217,14 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
         notes=(
             "timestamps have one-second resolution and are the host's local time",
             "throughput is the example's moving average over 10 steps",
+            *(
+                (
+                    f"the last line ({lines.height}) is cut off: the log ends without a line "
+                    "break, as when the job is killed while writing; it is left out",
+                )
+                if cut_off
+                else ()
+            ),
         ),
     )
     steps.at(0.95)
