@@ -58,10 +58,12 @@ def test_single_digit_day_is_parsed(tmp_path: Path) -> None:
 
 
 def test_truncated_step_line_is_named(nxd_log: tuple[Path, loggen.Truth], tmp_path: Path) -> None:
+    """A cut step line with more log after it is refused at its line (a cut-off last line,
+    with no line break after it, is a killed job's: see test_hostile_inputs)."""
     path, _ = nxd_log
     lines = path.read_text().splitlines()
     cut = tmp_path / "cut.log"
-    cut.write_text("\n".join([*lines[:50], lines[50][:45]]))
+    cut.write_text("\n".join([*lines[:50], lines[50][:45], lines[51]]) + "\n")
     with pytest.raises(InputFileError) as caught:
         import_file(cut, format="nxd")
     assert caught.value.line == 51
