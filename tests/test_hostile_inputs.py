@@ -699,3 +699,36 @@ def test_an_nxd_log_cut_off_mid_line_imports_without_that_line(tmp_path: Path) -
     with pytest.raises(InputFileError) as refused:
         import_file(log)
     assert refused.value.line == at + 1
+
+
+def test_the_same_run_twice_in_the_runs_table_is_refused_naming_the_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A duplicated row counted the run twice (11/11 succeeded; the MLPerf score moved)."""
+    root = copy_sample(tmp_path / "sample")
+    path = runs_path(root)
+    table = pl.read_parquet(path)
+    pl.concat([table, table[2:3]]).write_parquet(path)
+    assert main(["runs", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"row {table.height + 1} repeats run {table['run_id'][2]!r}" in err
+
+
+def test_a_run_set_stated_twice_is_refused_naming_the_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second [[set]] of the same name silently replaced the first's size."""
+    root = copy_sample(tmp_path / "sample")
+    path = root / "runs" / "sets.toml"
+    text = path.read_text()
+    first = text.index("[[set]]")
+    block = text[first:].split("\n\n")[0]
+    path.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
+    assert main(["runs", str(root)]) == 2
+    err = capsys.readouterr().err
+    line = (
+        len(text.rstrip("\n").splitlines())
+        + 2
+        + block.splitlines().index(next(x for x in block.splitlines() if x.startswith("name = ")))
+    )
+    assert f"sets.toml:{line}: run set" in err and "is stated twice" in err

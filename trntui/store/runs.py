@@ -157,6 +157,16 @@ def load_runs(root: Path) -> pl.DataFrame:
             ) from None
     # Run ids become file names: one edited by hand (``../x``) is refused here, on reading.
     check_column(path, "run id", "run_id", frame["run_id"])
+    again = ~frame["run_id"].is_first_distinct()
+    if again.any():
+        row = int(again.arg_true()[0]) + 1
+        raise InputFileError(
+            str(path),
+            f"row {row} repeats run {frame['run_id'][row - 1]!r}, which trntui never writes "
+            "(was it edited?); the run would count twice",
+            key="run_id",
+            expected="one row per run",
+        )
     return frame
 
 

@@ -64,6 +64,15 @@ def _load(root: Path) -> dict[str, tuple[SystemSize | None, str | None]]:
     entries: dict[str, tuple[SystemSize | None, str | None]] = {}
     for index, entry in enumerate(document.get("set", [])):
         name, size, family = _entry(path, text, index, entry)
+        if name in entries:
+            _problem(
+                path,
+                text,
+                index,
+                "name",
+                f"run set {name!r} is stated twice",
+                "one [[set]] per run set name",
+            )
         entries[name] = (size, family)
     return entries
 
