@@ -16,7 +16,7 @@ from tests.ui_support import settle, wait_until
 from trntui.importers import Cancelled, import_file
 from trntui.store.project import Project
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import default_set_name, load_runs
+from trntui.store.runs import default_set_name, import_paths, load_runs
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens import import_runs
 from trntui.ui.screens.import_runs import ImportRunsScreen
@@ -434,3 +434,25 @@ async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_projec
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(total)
         # ctrl+z cannot take the targets back to a set that is gone: the rename is no step
         assert all(step.label != "rename run set" for step in app.session.history)
+
+
+async def test_a_preview_of_logs_already_imported_says_so(
+    new_session: Project, tmp_path: Path
+) -> None:
+    """'0 run(s) ready to import', then on ctrl+s 'preview files first', though the files had
+    been previewed: the reason (already imported) was in a column past 80 columns."""
+    logs = tmp_path / "logs"
+    shutil.copytree(LORA, logs)
+    import_paths(new_session.root, [logs])
+    count = len(list(logs.glob("result_*.txt")))
+    app = TrnTuiApp(new_session)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot, app, str(logs))
+        await settle(pilot)
+        assert message_of(screen).startswith(
+            f"0 run(s) ready to import; {count} already imported (the same log), left out"
+        )
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "every run previewed is already imported" in message_of(screen)
+        assert load_runs(new_session.root).height == count

@@ -305,6 +305,9 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 self._message("No training logs found there.", error=True)
             else:
                 text = f"{len(good)} run(s) ready to import"
+                already = [i for i in self.items if i.already_imported]
+                if already:
+                    text += f"; {len(already)} already imported (the same log), left out"
                 if bad:
                     text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
                 if unmapped:
@@ -349,7 +352,13 @@ class ImportRunsScreen(WorkerModal[str | None]):
             self._message("Still reading: wait for the preview, or esc to cancel.")
             return
         if not ready:
-            self._message("Nothing new to import: preview files first (enter).", error=True)
+            if any(i.already_imported for i in self.items):
+                why = "every run previewed is already imported"
+            elif self.items:
+                why = "no file previewed holds a run that can be imported"
+            else:
+                why = "preview files first (enter)"
+            self._message(f"Nothing new to import: {why}.", error=True)
             return
         set_name = self.query_one("#set", Input).value.strip() or None
         self._storing = True
