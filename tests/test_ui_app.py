@@ -236,6 +236,8 @@ async def test_second_session_is_read_only_and_names_the_holder(sample_dir: Path
                 field = app.screen.query_one("#section-model #field-parameters_billion", Input)
                 assert field.disabled
                 assert first.holder in app.status[0]
+                # The header says so first: a long project name cut at 80 columns hid it.
+                assert app.sub_title.startswith("[read-only] ")
                 await pilot.press("escape")
                 await open_section(pilot, "targets")
                 await pilot.press("d")

@@ -136,9 +136,9 @@ class TrnTuiApp(App[None]):
     def _sub_title(self) -> str:
         inventory = self.session.inventory
         suffix = " (example data)" if inventory.project.example else ""
-        return f"{inventory.project.name}{suffix}" + (
-            " [read-only]" if self.project.read_only else ""
-        )
+        # First, so that a long project name cut at 80 columns never hides it.
+        prefix = "[read-only] " if self.project.read_only else ""
+        return f"{prefix}{inventory.project.name}{suffix}"
 
     def on_status(self, message: Status) -> None:
         self.status = (message.text, message.level)
