@@ -69,6 +69,8 @@ async def test_attached_busy_capture_makes_the_run_accelerator_bound(
             await settle(pilot)
             assert isinstance(app.screen, RunsScreen), "attaching closes the detail"
             assert "attached" in app.status[0] or "placed" in app.status[0]
+            # The whole message is also a notification (the status line cuts it at 80).
+            assert any(n.message == app.status[0] for n in app._notifications)
             assert not load_captures(root, run_id).is_empty()
             await open_detail(pilot, app)
             headline = str(app.screen.query_one("#headline").content)

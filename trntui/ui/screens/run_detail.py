@@ -207,7 +207,10 @@ class RunDetailScreen(SessionView, Dialog[None]):
 
     def _attached(self, message: str | None) -> None:
         if message:
+            # The whole message as a notification too: the status line is one line, and the
+            # coverage and "also attached to run ..." come at its end.
             self.set_status(message)
+            self.notify(message, title="Capture attached", timeout=15)
             self.dismiss(None)
 
     def action_close(self) -> None:
