@@ -324,3 +324,24 @@ def test_undo_never_overwrites_a_quote_file_edited_since(sample_project: Project
     step, problem = session.undo()
     assert problem is None and step is not None
     assert load_quote_book(session.root).quotes == book.quotes
+
+
+def test_undo_back_to_overrides_saved_earlier_is_not_unsaved_work(
+    sample_project: Project,
+) -> None:
+    """Overrides saved in a snapshot, then others used from another snapshot, then ctrl+z:
+    quitting claimed the first (saved) ones lived only in this session."""
+    session = Session(sample_project)
+    first = (Override("steady_throughput", 2.0, None, who="me", why="a"),)
+    second = (Override("steady_throughput", 3.0, None, who="me", why="b"),)
+    assert session.set_overrides(first, label="first") is None
+    assert session.unkept_overrides
+    session.keep_overrides()  # saved in a snapshot
+    assert session.set_overrides(second, label="use") is None
+    session.keep_overrides()  # taken from another snapshot
+    step, problem = session.undo()
+    assert problem is None and step is not None and session.overrides == first
+    assert not session.unkept_overrides
+    third = (Override("steady_throughput", 4.0, None, who="me", why="c"),)
+    assert session.set_overrides(third, label="new") is None
+    assert session.unkept_overrides

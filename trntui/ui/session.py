@@ -81,9 +81,10 @@ class Session:
         self.inventory: Inventory = project.inventory
         self.overrides: tuple[Override, ...] = ()
         """Scenario parameters in force: the estimate everywhere is computed with them."""
-        self.kept_overrides: tuple[Override, ...] = ()
-        """The overrides as last saved in (or taken from) a snapshot: quitting asks only when
-        ``overrides`` differ from them."""
+        self.kept_overrides: set[tuple[Override, ...]] = set()
+        """Every set of overrides saved in (or taken from) a snapshot this session: quitting
+        asks only when the ``overrides`` in force are none of them (an undo can go back to
+        one saved earlier)."""
         self.dirty = False
         """The inventory holds edits not yet written to ``trntui.toml``."""
         self.history: list[UndoStep] = []
@@ -320,11 +321,11 @@ class Session:
 
     def keep_overrides(self) -> None:
         """The overrides in force were saved in a snapshot (or taken from one)."""
-        self.kept_overrides = self.overrides
+        self.kept_overrides.add(self.overrides)
 
     @property
     def unkept_overrides(self) -> bool:
-        return bool(self.overrides) and self.overrides != self.kept_overrides
+        return bool(self.overrides) and self.overrides not in self.kept_overrides
 
     # --- what is derived -------------------------------------------------------------------
 
