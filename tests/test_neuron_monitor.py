@@ -232,3 +232,47 @@ def test_impossible_values_name_the_line(tmp_path: Path, old: str, new: str) -> 
     with pytest.raises(InputFileError) as error:
         import_neuron_monitor(path)
     assert error.value.line == 4
+
+
+def test_cores_the_instance_has_but_the_run_never_used_are_counted(tmp_path: Path) -> None:
+    """The capture's neuron_hardware_info (16 devices x 2 cores) against the 4 cores in use:
+    the mean over the cores in use is what the verdict splits, and the mean over the whole
+    instance (the unused ones at 0 %) is shown beside it, with a verdict note."""
+    from trntui.core.run_facts import run_facts
+    from trntui.core.telemetry_text import figure_text
+    from trntui.core.verdict import run_verdict
+
+    path = tmp_path / "nm.jsonl"
+    write_monitor(path, BUSY_IDLE)
+    report = json.loads(path.read_text().splitlines()[0])
+    info = report["neuron_hardware_info"]
+    on_instance = info["neuron_device_count"] * info["neuroncore_per_device_count"]
+    telemetry = import_neuron_monitor(path)
+    assert (telemetry.metadata.devices, telemetry.metadata.devices_on_instance) == (
+        4,
+        on_instance,
+    )
+    busy = utilization_over(telemetry, 30.0, 90.0, "busy")
+    assert busy.mean_pct == pytest.approx(80.0)
+    assert busy.instance_pct == pytest.approx(80.0 * 4 / on_instance)
+    assert busy.unused_devices == on_instance - 4
+    text = figure_text(busy)
+    assert f"over all {on_instance} of the instance {80.0 * 4 / on_instance:.0f}%" in text
+    assert f"({on_instance - 4} never used)" in text
+
+    from tests.loggen import NxdSpec, write_nxd
+    from trntui.importers import import_file
+
+    log = tmp_path / "run.log"
+    write_nxd(log, NxdSpec())
+    facts = run_facts(import_file(log))
+    verdict = run_verdict(facts, telemetry)
+    assert any(f"the run used 4 of the instance's {on_instance}" in n for n in verdict.notes)
+
+    # A capture whose hardware info is an error says nothing about the instance.
+    broken = tmp_path / "broken.jsonl"
+    reports = [json.loads(line) for line in path.read_text().splitlines()]
+    for each in reports:
+        each["neuron_hardware_info"]["error"] = "no access"
+    broken.write_text("".join(json.dumps(each) + "\n" for each in reports))
+    assert import_neuron_monitor(broken).metadata.devices_on_instance is None

@@ -16,11 +16,17 @@ def figure_text(figure: UtilizationFigure | None) -> str:
         return "no steady window"
     if figure.mean_pct is None:
         return f"{figure.window}: no measured sample"
-    return (
+    text = (
         f"{figure.window} {figure.mean_pct:.0f}% "
         f"({figure.devices} devices {figure.min_device_pct:.0f}-{figure.max_device_pct:.0f}%, "
         f"{figure.covered_s:.0f} s measured, {figure.gap_s:.0f} s gaps)"
     )
+    if figure.unused_devices and figure.instance_pct is not None:
+        text += (
+            f", over all {figure.devices_on_instance} of the instance "
+            f"{figure.instance_pct:.0f}% ({figure.unused_devices} never used)"
+        )
+    return text
 
 
 def telemetry_lines(

@@ -87,6 +87,9 @@ class TelemetryMetadata:
     reports: int = 0
     gap_reports: int = 0
     notes: tuple[str, ...] = ()
+    devices_on_instance: int | None = None
+    """Accelerators (NeuronCores) the instance has, as the capture states it (neuron-monitor's
+    ``neuron_hardware_info``): ``devices`` counts only the ones an application used."""
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -144,6 +147,25 @@ class UtilizationFigure:
     devices: int
     method: str
     period_s: float | None
+    devices_on_instance: int | None = None
+    """Accelerators the instance has (``TelemetryMetadata.devices_on_instance``)."""
+
+    @property
+    def unused_devices(self) -> int:
+        """Accelerators of the instance no application used during the capture (billed, idle)."""
+        if self.devices_on_instance is None or self.devices >= self.devices_on_instance:
+            return 0
+        return self.devices_on_instance - self.devices
+
+    @property
+    def instance_pct(self) -> float | None:
+        """The mean over every accelerator of the instance, the unused ones at 0 % (``None``
+        when the capture does not say how many the instance has, or the mean is unknown)."""
+        if self.mean_pct is None or not self.devices_on_instance or not self.devices:
+            return None
+        return (
+            self.mean_pct * min(self.devices, self.devices_on_instance) / (self.devices_on_instance)
+        )
 
     @property
     def coverage(self) -> float | None:
@@ -202,6 +224,7 @@ def utilization_over(
         devices=per_device.height,
         method=meta.method,
         period_s=meta.period_s,
+        devices_on_instance=meta.devices_on_instance,
     )
 
 

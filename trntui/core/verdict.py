@@ -13,7 +13,8 @@ own and never double counted:
   the rest, when even the busiest core was idle, is time waiting on something outside the
   accelerators: **input/data** (less the checkpoint saves, evaluations and recovery the run
   log accounts for). Host CPU and I/O wait during those idle stretches are shown as evidence.
-  Samples that are gaps explain nothing;
+  Samples that are gaps explain nothing. The shares are of the accelerators the run used; when
+  the capture says the instance has more, a note says how many were billed and never used;
 - without a capture, accelerator and synchronisation time are unknown, and input/data time is
   only what the log itself states (data loading phases) plus stalls, flagged as possibly
   synchronisation.
@@ -240,6 +241,14 @@ def run_verdict(
         )
         if gap_s:
             notes.append(f"{gap_s:.0f} s of the capture were gaps (errors): explained by nothing")
+        meta = telemetry.metadata
+        if meta.devices_on_instance and 0 < meta.devices < meta.devices_on_instance:
+            notes.append(
+                f"the run used {meta.devices} of the instance's {meta.devices_on_instance} "
+                f"accelerators (the capture's hardware info); the other "
+                f"{meta.devices_on_instance - meta.devices} were billed and never used: the "
+                "shares above are of the ones in use"
+            )
     else:
         accelerator = LimitShare(
             Limit.ACCELERATOR, None, None, ("no utilization capture attached to this run",)

@@ -288,6 +288,20 @@ def _clock(
     return reports.drop("wall"), TelemetryTime.WRAPPER_TIMESTAMP, start, median
 
 
+def _cores_on_instance(report: dict) -> int | None:
+    """NeuronCores the instance has: ``neuron_hardware_info``'s device count times cores per
+    device (``None`` when the report does not state both, or states an error)."""
+    info = report.get("neuron_hardware_info")
+    if not isinstance(info, dict) or info.get("error"):
+        return None
+    devices, per_device = info.get("neuron_device_count"), info.get("neuroncore_per_device_count")
+    if not all(
+        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (devices, per_device)
+    ):
+        return None
+    return devices * per_device
+
+
 def import_neuron_monitor(path: Path, steps: Steps | None = None) -> Telemetry:
     """Read one neuron-monitor capture into telemetry samples (rules in the module docstring)."""
     steps = steps or Steps(str(path))
@@ -447,5 +461,6 @@ def import_neuron_monitor(path: Path, steps: Steps | None = None) -> Telemetry:
         reports=reports.height,
         gap_reports=gaps,
         notes=tuple(notes),
+        devices_on_instance=_cores_on_instance(first),
     )
     return Telemetry(samples.sort("t_s", "device", "metric"), metadata)

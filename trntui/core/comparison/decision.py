@@ -179,6 +179,7 @@ def _limit_facts(stats: RunSetStats | None, run_set: str | None) -> list[str]:
     busy = (
         ""
         if stats.steady_utilization_pct is None
-        else f"; accelerators {stats.steady_utilization_pct:.0f}% busy in the steady window"
+        else f"; the accelerators in use {stats.steady_utilization_pct:.0f}% busy in the steady "
+        "window"
     )
     return [f"what limits the runs of {run_set!r}: {counts} of {stats.counted}{busy}"]

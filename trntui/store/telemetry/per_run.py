@@ -52,6 +52,11 @@ def run_telemetry(root: Path, run_id: str) -> Telemetry | None:
     merged = dataclasses.replace(
         first,
         devices=sum(m.devices for m in metas),
+        devices_on_instance=(
+            None
+            if any(m.devices_on_instance is None for m in metas)
+            else sum(m.devices_on_instance or 0 for m in metas)
+        ),
         reports=sum(m.reports for m in metas),
         gap_reports=sum(m.gap_reports for m in metas),
         notes=tuple(note for m in metas for note in m.notes),
