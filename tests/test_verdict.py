@@ -122,3 +122,30 @@ def test_shares_that_add_up_to_more_than_the_billed_time_say_they_overlap() -> N
     note = overlap_note(overlapping)
     assert note is not None and note.startswith("the shares add up to 120%")
     assert "overlap" in note
+
+
+def test_an_evaluation_run_after_the_log_is_not_taken_off_its_idle_time(tmp_path: Path) -> None:
+    """A quality result recorded with its evaluation time (run after the log ended, outside
+    the capture) was subtracted from the idle time the capture measured inside the log: the
+    sample's input/data share read 1% where the capture shows 12%."""
+    from trntui.core.quality import QualityTarget
+    from trntui.core.run_facts import RecordedQuality
+
+    run = stepped_run([(TRAIN_A, 1.0), (1, float(STARVED)), (TRAIN_B, 1.0)], COMPILE_S)
+    telemetry = _capture(
+        tmp_path,
+        (
+            Phase(COMPILE_S, 0.0, cpu_pct=100.0),
+            Phase(TRAIN_A, 90.0),
+            Phase(STARVED, 2.0, cpu_pct=95.0, io_wait_pct=3.0),
+            Phase(TRAIN_B + 1, 90.0),
+        ),
+    )
+    alone = run_verdict(run_facts(run), telemetry, 0.0)
+    target = QualityTarget("loss", 1.0, higher_is_better=False)
+    evaluated = run_facts(run, target, None, RecordedQuality(0.5, "eval job", 400.0))
+    assert evaluated.phases.outside_eval_s == pytest.approx(400.0)
+    verdict = run_verdict(evaluated, telemetry, 0.0)
+    assert verdict.share_of(Limit.INPUT).seconds == pytest.approx(
+        alone.share_of(Limit.INPUT).seconds
+    )

@@ -169,7 +169,10 @@ def _telemetry_shares(
     idle = float(((100 - measured["max_pct"]).clip(lower_bound=0) / 100 * measured["w"]).sum())
     phases = facts.phases
     redone = phases.redone_s or 0.0
-    accounted = (phases.checkpoint_s or 0.0) + (phases.eval_s or 0.0) + (phases.recovery_s or 0.0)
+    # What the log accounts for inside its own clock: an evaluation recorded as run after the
+    # log ended is not in the capture's idle time, so it is not taken off it.
+    in_log_eval = (phases.eval_s or 0.0) - (phases.outside_eval_s or 0.0)
+    accounted = (phases.checkpoint_s or 0.0) + in_log_eval + (phases.recovery_s or 0.0)
     method = f"{telemetry.metadata.method}; period {telemetry.metadata.period_s or 0:g} s"
     accelerator = LimitShare(
         Limit.ACCELERATOR,

@@ -406,7 +406,11 @@ def run_facts(
     if judged.outside_eval_s:
         # The evaluation that verified the result ran after the log ended, on the same
         # instances: it is billed time like an in-log evaluation.
-        phases = dataclasses.replace(phases, eval_s=(phases.eval_s or 0.0) + judged.outside_eval_s)
+        phases = dataclasses.replace(
+            phases,
+            eval_s=(phases.eval_s or 0.0) + judged.outside_eval_s,
+            outside_eval_s=judged.outside_eval_s,
+        )
 
     return RunFacts(
         status=status,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trntui.core.quality import QualityTarget
 
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
@@ -56,6 +56,9 @@ class PhaseSplit:
     between_blocks_s: float | None = None
     """Time between training blocks (after a block's stop, before the next block's start)
     that no evaluation or checkpoint save inside it accounts for."""
+    outside_eval_s: float | None = None
+    """Of ``eval_s``, the evaluation that ran after the log ended (a recorded quality result's
+    evaluation time): billed, but outside the log's clock and any capture of it."""
 
 
 @dataclass(frozen=True)
