@@ -149,3 +149,25 @@ def test_an_evaluation_run_after_the_log_is_not_taken_off_its_idle_time(tmp_path
     assert verdict.share_of(Limit.INPUT).seconds == pytest.approx(
         alone.share_of(Limit.INPUT).seconds
     )
+
+
+def test_billed_time_is_the_jobs_own_clock_when_it_spans_longer(tmp_path: Path) -> None:
+    """An MLPerf log whose wrapper prints the job clock (2101 s) against 1797 s of log: the
+    verdict's billed time was the log's, so every share was over 304 s too little."""
+    from trntui.core.timeline import JobClock
+
+    run = stepped_run([(900, 1.0)], COMPILE_S)
+    telemetry = _capture(tmp_path, (Phase(COMPILE_S, 0.0), Phase(900, 92.0)))
+    facts = run_facts(run)
+    log_s = facts.total_s
+    clock = JobClock(span_s=log_s + 300.0, before_first_line_s=240.0, source="job wrapper")
+    plain = run_verdict(facts, telemetry, 0.0)
+    verdict = run_verdict(facts, telemetry, 0.0, job_clock=clock)
+    assert verdict.billed_s == pytest.approx(log_s + 300.0)
+    busy = plain.share_of(Limit.ACCELERATOR).seconds
+    assert verdict.share_of(Limit.ACCELERATOR).seconds == pytest.approx(busy)
+    assert verdict.share_of(Limit.ACCELERATOR).share == pytest.approx(busy / (log_s + 300.0))
+    assert verdict.unexplained_s == pytest.approx(plain.unexplained_s + 300.0)
+    assert any("240 s before the log's first line" in note for note in verdict.notes)
+    shorter = JobClock(span_s=log_s - 10.0, before_first_line_s=None, source="job wrapper")
+    assert run_verdict(facts, telemetry, 0.0, job_clock=shorter).billed_s == pytest.approx(log_s)

@@ -1,7 +1,8 @@
 """What limits a run: each cause with the share of billed time it explains, and the evidence.
 
-Billed time is the run's launch-to-end time (``RunFacts.total_s``). Each cause is measured on its
-own and never double counted:
+Billed time is the run's launch-to-end time (``RunFacts.total_s``), or the job's own clock when
+the log prints one that spans longer (``JobClock``: container start and teardown around the
+framework's lines). Each cause is measured on its own and never double counted:
 
 - **compilation-bound**: time compiling graphs (the compiler lines' bounded intervals, else the
   run log's compile intervals, else the run's init time, said to include initialisation);
@@ -35,6 +36,7 @@ import polars as pl
 
 from trntui.core.compile_telemetry import CompileSummary
 from trntui.core.run_facts import RunFacts
+from trntui.core.timeline import JobClock
 from trntui.core.utilization import Telemetry, per_sample
 
 IDLE_PCT = 20.0
@@ -226,21 +228,37 @@ def run_verdict(
     offset_s: float = 0.0,
     compile: CompileSummary | None = None,
     timeline_compile_s: float | None = None,
+    job_clock: JobClock | None = None,
 ) -> Verdict:
     """What limits the run (rules in the module docstring).
 
     ``offset_s`` places the capture on the run's clock (run ``t_s`` = capture ``t_s`` +
-    ``offset_s``), as ``trntui.store.telemetry`` computes when attaching it.
+    ``offset_s``), as ``trntui.store.telemetry`` computes when attaching it. ``job_clock``:
+    the job's own clock when the log prints one; billed time is then its span when longer
+    than the log's (container start and teardown are billed, and explained by nothing here).
     """
-    billed = facts.total_s
+    log_end = facts.total_s
+    billed = log_end
     notes: list[str] = []
+    if job_clock is not None and log_end is not None and job_clock.span_s > log_end:
+        billed = job_clock.span_s
+        before = job_clock.before_first_line_s
+        where = (
+            f"{before:.0f} s before the log's first line"
+            if before is not None
+            else "before or after the log's lines"
+        )
+        notes.append(
+            f"billed time is the job's own clock ({job_clock.source}): {billed:.0f} s, "
+            f"{billed - log_end:.0f} s more than the log spans ({where}), explained by nothing"
+        )
     compile_share = _compile_share(facts, compile, timeline_compile_s)
     restart_share = _restart_share(facts)
     starved: tuple[Stretch, ...] = ()
-    if telemetry is not None and billed is not None:
+    if telemetry is not None and log_end is not None:
         train_start = facts.init_s or 0.0
         accelerator, sync, data, starved, gap_s = _telemetry_shares(
-            facts, telemetry, offset_s, train_start, billed
+            facts, telemetry, offset_s, train_start, log_end
         )
         if gap_s:
             notes.append(f"{gap_s:.0f} s of the capture were gaps (errors): explained by nothing")

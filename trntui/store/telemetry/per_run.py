@@ -127,6 +127,7 @@ def run_limit(
         0.0,
         compile=run_compile_summary(root, run_id) if captured else None,
         timeline_compile_s=timeline_compile_s(run),
+        job_clock=run.metadata.job_clock,
     )
     steady_pct = None
     if telemetry is not None:
@@ -163,7 +164,12 @@ def run_detail(
             telemetry, 0.0, facts.total_s, facts.steady_start_s, facts.steady_end_s
         )
     verdict = run_verdict(
-        facts, telemetry, 0.0, compile=compile, timeline_compile_s=timeline_compile_s(run)
+        facts,
+        telemetry,
+        0.0,
+        compile=compile,
+        timeline_compile_s=timeline_compile_s(run),
+        job_clock=run.metadata.job_clock,
     )
     captured_type = None
     if telemetry is not None:
