@@ -211,3 +211,19 @@ def test_a_hand_edited_snapshot_is_refused_at_its_line(tmp_path, capsys, edit, t
     assert main(["scenario", "list", str(root)]) == 0
     listed = capsys.readouterr().out
     assert f"unreadable: {path}:{at + 1}" in listed and "bf16-attention" in listed
+
+
+def test_a_source_that_changed_under_the_same_value_is_not_a_change_of_value(tmp_path):
+    """Renaming the project's owner changes the source of every assumption: the snapshot read
+    'Work to finish 3,072 -> 3,072' and 'Instances 1 -> 1'. It now says the value is the same
+    and the source changed; a changed value still reads 'a -> b'."""
+    ctx = context()
+    save_scenario(tmp_path, "base", ctx)
+    inventory = ctx.inventory
+    owned = dataclasses.replace(
+        inventory, project=dataclasses.replace(inventory.project, owner="someone else")
+    )
+    notes = staleness(load_scenario(tmp_path, "base"), dataclasses.replace(ctx, inventory=owned))
+    assert notes, "the sources changed: the snapshot no longer says where each came from"
+    assert not any(" -> " in n for n in notes)
+    assert any(" still " in n and "its source now" in n and "someone else" in n for n in notes)

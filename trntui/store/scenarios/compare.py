@@ -54,10 +54,17 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
             continue
         for before in old.inputs:
             after = new.input(before.key)
-            if before.value != after.value or before.provenance != after.provenance:
+            if before.value != after.value:
                 notes.append(
                     f"{old.name}: {before.label} {_show(before.value)} -> {_show(after.value)}"
                     f" ({after.provenance})"
+                )
+            elif before.provenance != after.provenance:
+                # The same number from another source (a renamed run set, an owner's name in
+                # every assumption): said as such, not as a change of value.
+                notes.append(
+                    f"{old.name}: {before.label} still {_show(after.value)}, its source now "
+                    f"{after.provenance} (was {before.provenance})"
                 )
         notes += [
             f"{old.name}: {flag.message} (as of {current.today.isoformat()})"
