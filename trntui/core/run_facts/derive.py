@@ -334,6 +334,31 @@ def goal_free(
     return target is None and recorded is None and unused
 
 
+def _tokens_per_s(
+    throughput: float | None, unit: str | None, meta: RunMetadata, notes: list[str]
+) -> float | None:
+    """Steady tokens per second: the throughput itself when counted in tokens; from samples
+    per second with the log's tokens per step (Megatron), else with the sequence length the
+    log states (each sample one sequence of that length: neuronx-distributed's seq/s, an
+    MLPerf max_sequence_length); unknown otherwise."""
+    if throughput is None:
+        return None
+    if unit == "tokens/s":
+        return throughput
+    if unit != "samples/s":
+        return None
+    if meta.tokens_per_step and meta.samples_per_step:
+        return throughput * meta.tokens_per_step / meta.samples_per_step
+    length = meta.protocol.get("sequence_length")
+    if length is not None and length.isdigit() and int(length) > 0:
+        notes.append(
+            f"tokens/s = samples/s x the sequence length the log states ({int(length)}): each "
+            "sample one sequence of that length"
+        )
+        return throughput * int(length)
+    return None
+
+
 def run_facts(
     run: ImportedRun,
     target: QualityTarget | None = None,
@@ -378,14 +403,7 @@ def run_facts(
     steady = _steady_state(tl, meta, rows, median, has_clock, notes)
     steady_throughput, unit = steady.steady_throughput, steady.unit
 
-    tokens_per_s = None
-    if (
-        steady_throughput is not None
-        and unit == "samples/s"
-        and meta.tokens_per_step
-        and meta.samples_per_step
-    ):
-        tokens_per_s = steady_throughput * meta.tokens_per_step / meta.samples_per_step
+    tokens_per_s = _tokens_per_s(steady_throughput, unit, meta, notes)
     phases = _phase_split(tl, progress_kind, between, total_s, has_clock, has_rows, clocks, steady)
 
     useful = _useful_work(tl, meta, unit)
