@@ -302,3 +302,21 @@ def test_a_report_into_a_missing_folder_creates_nothing(project, tmp_path, capsy
     assert cli("report", str(project), "--format", "md", "-o", str(target)) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "no").exists()
+
+
+def test_the_estimate_text_flags_a_doubtful_price_beside_its_total(tmp_path, capsys):
+    """price list flagged an implausible price; the estimate printed its total without a word
+    (a hand edit of 4000 for 40 gave $2,195.84)."""
+    from tests import copy_sample
+
+    root = copy_sample(tmp_path / "sample")
+    path = root / "prices" / "quotes.toml"
+    text = path.read_text()
+    assert "usd_per_hour = 40.0" in text
+    path.write_text(text.replace("usd_per_hour = 40.0", "usd_per_hour = 4000.0", 1))
+    assert cli("estimate", str(root)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    flagged = [n for n, line in enumerate(lines) if line.startswith("  price: implausible price")]
+    assert len(flagged) == 1
+    header = max(n for n, line in enumerate(lines[: flagged[0]]) if not line.startswith(" "))
+    assert "trn3.48xlarge" in lines[header]

@@ -39,6 +39,7 @@ from trntui.core.estimate import (
 )
 from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
+from trntui.core.quotes import FlagKind
 from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
 from trntui.store import scenarios  # lazy: a name loads its module when first used
 from trntui.store.atomic import atomic_write_text
@@ -252,6 +253,13 @@ def _estimate_text(result: Estimate) -> str:
             f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
         )
         lines += [f"  unknown: {i.label}: {i.provenance.source}" for i in item.unknown_inputs()]
+        # What makes the price doubtful, beside the total it drives (a manual or unverified
+        # quote is in the inputs' provenance; these say the price itself may be wrong).
+        lines += [
+            f"  price: {flag.message}"
+            for flag in item.quote_flags
+            if flag.kind not in (FlagKind.MANUAL, FlagKind.UNVERIFIED)
+        ]
         suspect = {
             part.strip()
             for i in item.inputs
