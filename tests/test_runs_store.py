@@ -409,3 +409,14 @@ def test_a_run_read_by_older_rules_is_read_again_when_imported_again(
     assert meta.system is not None and meta.system.accelerators == 8
     (third,) = store.import_paths(new_project, [oracle])
     assert third.outcome == "duplicate"
+
+
+def test_cli_import_of_an_empty_folder_is_an_error(
+    new_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It printed nothing and exited 0: a script could not tell a wrong path from success."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _cli("import", str(new_project), str(empty)) == 2
+    assert f"no files to import in {empty}" in capsys.readouterr().err
+    assert store.load_runs(new_project).is_empty()

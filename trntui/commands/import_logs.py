@@ -65,6 +65,10 @@ def import_command(args: argparse.Namespace) -> int:
             report = runs_report(root, project.inventory) if args.json else None
     except UserError as error:
         return fail(error)
+    if not outcomes:
+        # An empty folder (or one holding nothing readable): an import of nothing is an error,
+        # not a silent success, so a script notices the wrong path.
+        return fail(f"no files to import in {', '.join(map(str, paths))}")
     if args.json:
         print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
     else:
