@@ -267,3 +267,33 @@ async def test_price_per_accelerator_uses_the_count_a_target_states(
             if table.get_row_at(i)[0] == quote.instance_type
         )
         assert f"${per_chip:,.2f}" in [str(cell) for cell in row]
+
+
+async def test_no_to_an_implausible_price_goes_back_to_the_form_as_typed(
+    project: Project,
+) -> None:
+    """Answering n threw the whole form away; now it comes back with what was typed, to
+    correct the price, and nothing is stored."""
+    from trntui.ui.screens.confirm import ConfirmScreen
+
+    before = load_quote_book(project.root)
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        form.query_one("#field-usd_per_hour", Input).value = "9999"
+        form.query_one("#field-source_note", Input).value = "typed in a hurry"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        again = app.screen
+        assert isinstance(again, ItemFormScreen)
+        assert again.query_one("#field-usd_per_hour", Input).value == "9999"
+        assert again.query_one("#field-source_note", Input).value == "typed in a hurry"
+    assert load_quote_book(project.root) == before

@@ -342,6 +342,9 @@ class PricesScreen(SessionScreen):
             purchase_option=missing.purchase_option if missing else "on-demand",
             quoted_on=dt.date.today(),
         )
+        self._manual_form(entry)
+
+    def _manual_form(self, entry: ManualQuoteEntry) -> None:
         self.app.push_screen(
             ItemFormScreen(
                 ManualQuoteEntry,
@@ -372,7 +375,9 @@ class PricesScreen(SessionScreen):
                 if stored and unused:
                     self.set_status(f"Added, but {unused}", "warning")
             else:
-                self.set_status("Manual quote not stored (implausible price)", "error")
+                # Back to the form as typed, to correct the price (nothing typed is lost).
+                self.set_status("Manual quote not stored (implausible price): correct it", "error")
+                self._manual_form(entry)
 
         doubt = implausible_price(quote)
         if doubt is None:
