@@ -283,7 +283,9 @@ def test_importing_a_fifo_is_refused_without_hanging(
     else:
         done = _cli_process("telemetry", str(new_project), str(fifo), "--run", str(stored.run_id))
     if how == "in-a-folder":
-        assert done.returncode == 0, done.stderr  # not a log file: nothing to import
+        # Not a log file: nothing to import, which is an error naming the folder.
+        assert done.returncode == 2, done.stderr
+        assert f"no files to import in {folder}" in done.stderr
     else:
         assert done.returncode == 1, done.stderr
         assert f"{fifo}: is a named pipe (FIFO)" in done.stdout + done.stderr

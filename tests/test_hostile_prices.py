@@ -688,6 +688,11 @@ async def test_case6_the_app_asks_before_storing_an_implausible_manual_quote(
                 assert "implausible" in app.screen.question
                 await pilot.press(answer)
                 await settle(pilot)
+                if answer == "n":
+                    # Back to the form as typed, to correct the price; esc leaves it.
+                    assert isinstance(app.screen, ItemFormScreen)
+                    await pilot.press("escape")
+                    await settle(pilot)
                 assert isinstance(app.screen, PricesScreen)
                 stored = [q.usd_per_hour for q in load_quote_book(root).quotes]
                 assert stored == ([] if answer == "n" else [50000.0])
