@@ -88,6 +88,19 @@ def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
     if item.input("spot_interruptions_per_day").value != 0:
         # Only a target that can be interrupted pays restarts beyond its own runs' retries.
         keys.append("restart_cost_s")
+    work = item.input("work_amount")
+    if work.low is not None and work.high is not None and work.value is not None:
+        # An assumption, but the run set's verified runs show how much the work to the
+        # quality target varies (``per_target._work_range``): varied over that.
+        varied.append(work)
+    else:
+        skipped.append(
+            (
+                work.label,
+                "an assumption; the verified runs of its set show no spread of the work to "
+                "the target",
+            )
+        )
     for key in keys:
         value = item.input(key)
         if value.provenance.kind != MEASURED:
@@ -107,6 +120,26 @@ def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
     return varied, skipped
 
 
+def _variant(
+    estimate: Estimate,
+    item: TargetEstimate,
+    base: dict[str, float | None],
+    key: str,
+    value: float | None,
+) -> dict[str, float | None]:
+    """``base`` with ``key`` at ``value``; more work also takes more planned checkpoint saves,
+    as an override of the work does (``per_target._checkpoints_for_work``), unless the
+    checkpoint time is itself overridden."""
+    row = {**base, key: value}
+    old, checkpoint = base.get("work_amount"), base.get("checkpoint_s")
+    overridden = any(
+        o.input == "checkpoint_s" and o.target in (None, item.name) for o in estimate.overrides
+    )
+    if key == "work_amount" and old and value is not None and checkpoint and not overridden:
+        row["checkpoint_s"] = checkpoint * value / old
+    return row
+
+
 def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
     """Tornado bars per target, all variants of all targets evaluated in one frame."""
     rows: list[dict[str, float | None]] = []
@@ -119,8 +152,8 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
         if item.total_usd is None:
             continue
         for value in varied:
-            rows.append({**base, value.key: value.low})
-            rows.append({**base, value.key: value.high})
+            rows.append(_variant(estimate, item, base, value.key, value.low))
+            rows.append(_variant(estimate, item, base, value.key, value.high))
             plan.append((index, value))
     frame = cost_frame(input_frame(rows)) if rows else None
     totals = frame["total_usd"].to_list() if frame is not None else []

@@ -196,9 +196,11 @@ class EstimateContext:
 class RunSetStats:
     """What the estimate and the comparison need from one run set, computed once per import.
 
-    ``spreads`` cover the counted runs (finished, quality reached) for the observed inputs and
-    the runs that did not count for ``failed_run_s``; ``samples`` are the counted runs'
-    observed inputs, which resampling draws from.
+    ``spreads`` cover the counted runs (finished, quality reached) for the observed inputs, the
+    runs that did not count for ``failed_run_s``, and the counted runs whose log shows the
+    target reached for ``work_to_target`` (the work each had done when it stopped: for runs
+    that stop at the target, as MLPerf's do, the work the target took); ``samples`` are the
+    counted runs' observed inputs, which resampling draws from.
     """
 
     runs: int
@@ -250,6 +252,9 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         *(e for key in OBSERVED_INPUTS for e in _spread_exprs(key, key, counted)),
         *_spread_exprs("total_s", "failed_run_s", ~counted),
         *_spread_exprs("restart_cost_s", "restart_cost_s", restarted),
+        *_spread_exprs(
+            "work_done", "work_to_target", counted & pl.col("quality_reached").fill_null(False)
+        ),
     ).row(0, named=True)
     spreads = {
         alias: Spread(
@@ -259,7 +264,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
             max=row[f"{alias}/high"],
             mean=row[f"{alias}/mean"],
         )
-        for alias in (*OBSERVED_INPUTS, "failed_run_s", "restart_cost_s")
+        for alias in (*OBSERVED_INPUTS, "failed_run_s", "restart_cost_s", "work_to_target")
     }
     kept = runs.filter(counted)
     with_throughput = kept.filter(pl.col("steady_throughput").is_not_null())

@@ -69,6 +69,38 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
     return inputs
 
 
+def _work_range(work: Input, context: EstimateContext, target: TrainingTarget) -> Input:
+    """The goal's work with the range its run set's verified runs show, scaled to the goal.
+
+    The goal's work stays the value (an assumption, with its provenance); when two or more
+    runs of the target's set reached the quality target after different amounts of work in
+    the goal's unit, ``low``/``high`` are the goal's work times the lowest and highest of
+    them over their median, so the sensitivity analysis varies it over what was observed.
+    """
+    if work.value is None or not target.run_set:
+        return work
+    stats = context.run_set(target.run_set)
+    spread = stats.spreads.get("work_to_target")
+    unit = context.inventory.goal.work_unit
+    units = {u.removesuffix("/s") for u in stats.units}
+    if (
+        spread is None
+        or spread.n < 2
+        or not spread.median
+        or spread.min is None
+        or spread.max is None
+        or spread.min == spread.max
+        or units != {unit}
+    ):
+        return work
+    return dataclasses.replace(
+        work,
+        low=work.value * spread.min / spread.median,
+        high=work.value * spread.max / spread.median,
+        runs=spread.n,
+    )
+
+
 @dataclass(frozen=True)
 class TargetInputs:
     """One target's inputs with their provenance, its quote and the quote's flags: built by
@@ -126,6 +158,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         name,
     )
     inputs.update(measured)
+    inputs["work_amount"] = _work_range(inputs["work_amount"], context, target)
     inputs["spot_interruptions_per_day"] = _spot_input(target, inventory)
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
     measured_throughput = inputs["steady_throughput"]
