@@ -732,3 +732,52 @@ def test_a_run_set_stated_twice_is_refused_naming_the_second(
         + block.splitlines().index(next(x for x in block.splitlines() if x.startswith("name = ")))
     )
     assert f"sets.toml:{line}: run set" in err and "is stated twice" in err
+
+
+def _with_loss(tmp_path: Path, name: str, nan_steps: range) -> Path:
+    """The sample's first Trainium3 log with the loss of the given step lines set to nan."""
+    import re
+
+    lines = (SAMPLE / "logs" / "trn3-example" / "trn3-run1.log").read_text().splitlines(True)
+    count = 0
+    out = []
+    for line in lines:
+        if "step_loss" in line:
+            count += 1
+            if count in nan_steps:
+                line = re.sub(r"step_loss : \S+", "step_loss : nan", line)
+        out.append(line)
+    path = tmp_path / name
+    path.write_text("".join(out))
+    return path
+
+
+def test_a_run_whose_loss_went_nan_is_a_failed_run_not_a_suspect_one(tmp_path: Path) -> None:
+    """A diverged run (loss nan to the end) was 'suspect, not counted': left out of the
+    estimate as if it never ran, so the failure share was understated. It is a failed run."""
+    from trntui.core.estimate import estimate
+    from trntui.core.run_facts import run_facts
+    from trntui.store.runs import import_paths
+    from trntui.store.scenarios import load_context
+
+    diverged = _with_loss(tmp_path, "diverged.log", range(150, 10_000))
+    facts = run_facts(import_file(diverged))
+    assert facts.status == "aborted" and not facts.counts_as_completed
+    assert any(n.startswith("diverged: the training loss is nan") for n in facts.notes)
+    blip = _with_loss(tmp_path, "blip.log", range(150, 153))
+    recovered = run_facts(import_file(blip))
+    assert recovered.status == "succeeded"
+    assert any("later steps log a finite loss again" in n for n in recovered.notes)
+
+    root = copy_sample(tmp_path / "sample")
+    before = estimate(load_context(root))
+    (outcome,) = import_paths(root, [diverged], set_name="trn3-example")
+    assert outcome.outcome == "added"
+    after = estimate(load_context(root))
+    target = next(t for t in after.targets if t.target.run_set == "trn3-example")
+    share = target.input("failed_fraction")
+    assert (
+        share.value == pytest.approx(1 / 4)
+        and "1 of 4 runs did not count" in share.provenance.detail
+    )
+    assert target.total_usd > before.target(target.name).total_usd

@@ -317,6 +317,11 @@ _ON_CLOCK = pl.col("t_s").is_not_null() & pl.col("t_s").is_finite()
 """Rows with a usable time (the clock rules read only these)."""
 
 
+_LOGGED_AS_IS = frozenset({"loss"})
+"""Figures a log prints as they are, NaN included: a training loss of ``nan`` is a diverged
+run (``run_facts`` judges it failed), not a timeline to distrust."""
+
+
 def _value_rules(columns: list[str]) -> list[tuple[str, str, pl.Expr]]:
     """(column, what is wrong, the rows where it is) for every figure rule: NaN or infinite
     floats, negative steps and durations. The quick check and the detailed one both read this,
@@ -326,7 +331,7 @@ def _value_rules(columns: list[str]) -> list[tuple[str, str, pl.Expr]]:
         if name not in columns:
             continue
         column = pl.col(name)
-        if dtype == pl.Float64:
+        if dtype == pl.Float64 and name not in _LOGGED_AS_IS:
             rules.append((name, "not finite", column.is_nan() | column.is_infinite()))
         if name in _NON_NEGATIVE:
             rules.append((name, "negative", column < 0))
@@ -353,8 +358,10 @@ def timeline_problems(timeline: pl.DataFrame) -> tuple[str, ...]:
     a clock that runs backwards between printed steps or before the start, a negative step or
     duration.
 
-    Importers never produce these (they refuse or drop such values); a timeline that has them
-    was edited by hand or read by a bug, and the run is shown as suspect instead of priced.
+    Importers never produce these (they refuse or drop such values), except a loss the log
+    printed as ``nan`` or ``inf`` (a diverged run, judged failed by ``run_facts``); a timeline
+    that has them was edited by hand or read by a bug, and the run is shown as suspect instead
+    of priced.
     """
     if not timeline.select(_any_problem(timeline.columns)).item():
         return ()

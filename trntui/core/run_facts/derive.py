@@ -4,12 +4,20 @@ clocks, steady state, phase split, useful work); a suspect timeline gets no fact
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import polars as pl
 
 from trntui.core.quality import QualityTarget, RecordedQuality
-from trntui.core.run_facts.facts import SUCCEEDED, SUSPECT, PhaseSplit, RunFacts, Stall
+from trntui.core.run_facts.facts import (
+    ABORTED,
+    SUCCEEDED,
+    SUSPECT,
+    PhaseSplit,
+    RunFacts,
+    Stall,
+)
 from trntui.core.run_facts.outcome import (
     _ends_at_planned_step,
     _first_t,
@@ -334,6 +342,30 @@ def goal_free(
     return target is None and recorded is None and unused
 
 
+def _diverged(tl: pl.DataFrame, status: str, notes: list[str]) -> str:
+    """A run whose last logged training loss is NaN or infinite diverged: it failed (aborted),
+    whatever its step count says, unless its own run stop reports success. A loss that was
+    not finite for a while and came back is a note."""
+    steps = tl.filter((pl.col("kind") == Kind.STEP) & pl.col("loss").is_not_null())
+    if steps.is_empty():
+        return status
+    bad = steps.filter(pl.col("loss").is_nan() | pl.col("loss").is_infinite())
+    if bad.is_empty():
+        return status
+    where = f"log line {bad['line'][0]}" if "line" in bad.columns else "a logged step"
+    first = f"the training loss is {bad['loss'][0]} at {where}"
+    last = steps["loss"][-1]
+    if math.isfinite(last):
+        notes.append(f"{first}; later steps log a finite loss again")
+        return status
+    stopped = tl.filter(pl.col("kind") == Kind.RUN_STOP)["status"].to_list()
+    if status == SUCCEEDED and stopped:
+        notes.append(f"{first}, though the run's own stop reports success")
+        return status
+    notes.append(f"diverged: {first} and stays so to the last step; the run failed")
+    return ABORTED
+
+
 def _tokens_per_s(
     throughput: float | None, unit: str | None, meta: RunMetadata, notes: list[str]
 ) -> float | None:
@@ -385,7 +417,7 @@ def run_facts(
     progress_kind = _progress_kind(tl)
     steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
-    status = _status(tl, meta, final_step, planned)
+    status = _diverged(tl, _status(tl, meta, final_step, planned), notes)
     total_s = float(tl["t_s"].max()) if has_clock else None
     judged = _judged(tl, meta, target, status, recorded, total_s, notes)
     target, reached = judged.target, judged.reached
