@@ -269,3 +269,27 @@ def test_a_damaged_capture_record_is_one_line_naming_the_table(
     err = capsys.readouterr().err
     assert f"{path}: a capture's metadata cannot be read" in err
     assert "Traceback" not in err
+
+
+def test_mfu_uses_the_chips_the_run_set_states(tmp_path: Path, capsys) -> None:
+    """The sample's Trainium3 runs: the set states 1 x 16 Trainium3 and the logs give seq/s
+    and the sequence length, yet MFU said 'missing: accelerator chips in the run' (it took
+    chips from the hardware table, which has no trn3 count)."""
+    from tests import copy_sample
+    from trntui.cli import main
+    from trntui.core.hardware import TRAINIUM3
+    from trntui.core.run_facts import run_facts
+    from trntui.store.project import read_inventory
+    from trntui.store.runs import load_run
+
+    root = copy_sample(tmp_path / "sample")
+    run_id = "5ee331c9fa0f575a"
+    assert main(["verdict", str(root), "--run", run_id, "--json"]) == 0
+    (detail,) = json.loads(capsys.readouterr().out)
+    facts = run_facts(load_run(root, run_id))
+    params = read_inventory(root).inventory.model.parameters_billion
+    chips = 16  # sets.toml: nodes = 1, accelerators_per_node = 16, Trainium3
+    expected = (
+        6 * params * 1e9 * facts.steady_tokens_per_s / (chips * TRAINIUM3.bf16_dense_tflops * 1e12)
+    )
+    assert detail["mfu"]["value"] == pytest.approx(expected)

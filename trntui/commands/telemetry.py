@@ -152,12 +152,17 @@ def verdict_command(args: argparse.Namespace) -> int:
                 if args.run_id not in run_ids:
                     raise UserError(f"no run {args.run_id!r} in {root}")
                 run_ids = [args.run_id]
+            from trntui.store.runs import load_runs
+            from trntui.store.set_sizes import load_stated_sizes, run_sizes
+
+            sizes = run_sizes(load_runs(root), load_stated_sizes(root))
             details = {
                 run_id: run_detail(
                     root,
                     run_id,
                     facts[run_id],
                     parameters_billion=inventory.model.parameters_billion,
+                    size=sizes.get(run_id),
                 )
                 for run_id in run_ids
             }

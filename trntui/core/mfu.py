@@ -73,11 +73,17 @@ def run_mfu(
     instance_type: str | None,
     instance_count: int = 1,
     precision: str = "bf16",
+    run_chips: int | None = None,
 ) -> Mfu:
     """MFU of a run on ``instance_count`` instances of ``instance_type``, from the hardware
-    table (chips per instance and peak per chip; unknown entries stay unknown)."""
+    table (chips per instance and peak per chip; unknown entries stay unknown).
+
+    ``run_chips``: the chips the run itself measured or stated it ran on (its system size),
+    which take the place of the table's count times ``instance_count``: the MFU is of the
+    run, and a table without the instance's chip count (trn3) leaves it unknown otherwise.
+    """
     row = instance_hardware(instance_type) if instance_type else None
-    chips = row.chips * instance_count if row is not None and row.chips else None
+    chips = run_chips or (row.chips * instance_count if row is not None and row.chips else None)
     peak = None
     if row is not None:
         spec = row.accelerator

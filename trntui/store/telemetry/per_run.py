@@ -15,7 +15,7 @@ import polars as pl
 from trntui.core.compile_telemetry import CompileRecurrence, CompileSummary, compile_recurrence
 from trntui.core.mfu import Mfu, run_mfu
 from trntui.core.run_facts import RunFacts, run_facts
-from trntui.core.timeline import ImportedRun, Kind
+from trntui.core.timeline import ImportedRun, Kind, SystemSize
 from trntui.core.utilization import Telemetry, UtilizationReport, utilization_report
 from trntui.core.verdict import Verdict, run_verdict
 from trntui.store.runs import load_run
@@ -139,6 +139,14 @@ def run_limit(
     return (str(verdict.limit) if verdict.limit is not None else None), steady_pct
 
 
+def run_chips(size: SystemSize | None) -> int | None:
+    """The accelerator chips a run's system size counts (measured or stated); ``None`` when
+    unknown or counted in NeuronCores (a core count is not a chip count)."""
+    if size is None or "NeuronCore" in (size.accelerator or ""):
+        return None
+    return size.accelerators
+
+
 def run_detail(
     root: Path,
     run_id: str,
@@ -148,6 +156,7 @@ def run_detail(
     instance_type: str | None = None,
     instance_count: int = 1,
     precision: str = "bf16",
+    size: SystemSize | None = None,
 ) -> RunTelemetryDetail:
     """Utilization (steady window and whole run), compile telemetry, verdict and MFU of a run.
 
@@ -180,5 +189,6 @@ def run_detail(
         instance_type or captured_type,
         instance_count,
         precision,
+        run_chips=run_chips(size),
     )
     return RunTelemetryDetail(utilization, compile, verdict, mfu)

@@ -363,6 +363,7 @@ class RunsScreen(SessionScreen):
                 parameters_billion=self.session.inventory.model.parameters_billion,
                 instance_type=target.instance_type if target else None,
                 instance_count=target.instance_count if target else 1,
+                size=self.sizes.get(run_id),
             )
         except UserError as error:
             self.app.call_from_thread(self.notify, str(error), severity="error")
