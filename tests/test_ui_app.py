@@ -528,3 +528,25 @@ async def test_ctrl_s_in_a_burst_keeps_what_the_field_shows(sample_dir: Path) ->
             await wait_until(pilot, lambda: not isinstance(app.screen, ItemFormScreen), "kept")
             await settle(pilot)
             assert target_names(sample_dir)[0] == name
+
+
+async def test_quitting_in_a_burst_after_fixing_a_field_does_not_list_the_fixed_error(
+    sample_dir: Path,
+) -> None:
+    """Work to finish 0 (refused), then 'backspace 6 1 4 4 ctrl+q' in one burst: the quit
+    dialog listed the error already fixed, while 6144 had been saved."""
+    with Project.open(sample_dir) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await focus_field(pilot, app, "goal", "work_amount")
+            await type_into(pilot, "0")
+            await settle(pilot)
+            assert app.session.invalid, "0 is refused"
+            burst(app, "backspace", "6", "1", "4", "4", "ctrl+q")
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if not app.is_running or isinstance(app.screen, ConfirmScreen):
+                    break
+            question = app.screen.question if isinstance(app.screen, ConfirmScreen) else ""
+            assert not app.is_running, f"asked instead of quitting: {question}"
+    assert read_inventory(sample_dir).inventory.goal.work_amount == 6144

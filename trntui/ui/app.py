@@ -296,7 +296,16 @@ class TrnTuiApp(App[None]):
             await self.run_action(escape.binding.action, escape.node)
         self.call_later(self.post_message, events.Key(key, key))
 
-    async def action_quit(self) -> None:
+    def action_quit(self) -> None:
+        """Quit, asking first about what would be lost; once the focused field has handled
+        the keys typed before ctrl+q (a priority key: it arrives ahead of them)."""
+        focused = self.focused
+        if focused is None:
+            self.call_later(self._quit)
+        else:
+            focused.call_later(self._quit)
+
+    async def _quit(self) -> None:
         if isinstance(self.screen, ConfirmScreen):
             return
         self.session.keep_typing()

@@ -453,10 +453,12 @@ class InventoryScreen(SessionScreen):
             self.set_status(problem, "error")
 
     def commit_pending(self) -> None:
-        """Apply valid entries still being typed, so quitting or saving keeps them."""
+        """Apply valid entries still being typed, so quitting or saving keeps them, and note
+        the fields whose text does not parse as they are now (not as the last message said)."""
         for form in self.forms():
             for change in form.pending_changes():
                 self._apply(form, change)
+        self._note_invalid()
 
     def _note_invalid(self) -> None:
         """Tell the session which fields hold text that does not parse (for quitting)."""
