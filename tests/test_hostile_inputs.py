@@ -781,3 +781,18 @@ def test_a_run_whose_loss_went_nan_is_a_failed_run_not_a_suspect_one(tmp_path: P
         and "1 of 4 runs did not count" in share.provenance.detail
     )
     assert target.total_usd > before.target(target.name).total_usd
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [("", "schema_version is missing"), ("schema_version = 9\n", "unsupported schema_version 9")],
+)
+@pytest.mark.parametrize("name", ["runs/sets.toml", "runs/quality.toml"])
+def test_a_schema_version_missing_or_unknown_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, says: str, name: str
+) -> None:
+    """An emptied sets.toml said 'unsupported schema_version None', with no line."""
+    root = copy_sample(tmp_path / "sample")
+    (root / name).write_text(content)
+    assert main(["runs", str(root)]) == 2
+    assert f"{name}:1: {says}" in capsys.readouterr().err

@@ -18,7 +18,7 @@ from trntui.core.run_facts import RecordedQuality
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import is_valid, project_path
 from trntui.store.project import writes_project
-from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
+from trntui.store.toml_file import check_schema_version, decode_utf8, dump_toml, locate, parse_toml
 
 QUALITY_FILE = "quality.toml"
 SCHEMA_VERSION = 1
@@ -36,14 +36,7 @@ def load_recorded_quality(root: Path) -> dict[str, RecordedQuality]:
         return {}
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
-    version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise InputFileError(
-            str(path),
-            f"unsupported schema_version {version!r}",
-            line=locate(text, "", "schema_version"),
-            expected=f"schema_version = {SCHEMA_VERSION}",
-        )
+    check_schema_version(path, text, document, SCHEMA_VERSION)
     results: dict[str, RecordedQuality] = {}
     for index, entry in enumerate(document.get("result", [])):
         run_id = _text(path, text, index, entry, "run_id")

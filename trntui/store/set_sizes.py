@@ -24,7 +24,7 @@ from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.runs import load_runs
-from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
+from trntui.store.toml_file import check_schema_version, decode_utf8, dump_toml, locate, parse_toml
 
 SETS_FILE = "sets.toml"
 SCHEMA_VERSION = 1
@@ -53,14 +53,7 @@ def _load(root: Path) -> dict[str, tuple[SystemSize | None, str | None]]:
         return {}
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
-    version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise InputFileError(
-            str(path),
-            f"unsupported schema_version {version!r}",
-            line=locate(text, "", "schema_version"),
-            expected=f"schema_version = {SCHEMA_VERSION}",
-        )
+    check_schema_version(path, text, document, SCHEMA_VERSION)
     entries: dict[str, tuple[SystemSize | None, str | None]] = {}
     for index, entry in enumerate(document.get("set", [])):
         name, size, family = _entry(path, text, index, entry)

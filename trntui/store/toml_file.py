@@ -106,3 +106,17 @@ def dump_toml(document: dict[str, Any]) -> str:
 
 def _is_table_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def check_schema_version(path: Path, text: str, document: dict[str, Any], version: int) -> None:
+    """Refuse a file whose ``schema_version`` is missing or not ``version``, naming its line
+    (line 1 when it is missing: where it goes)."""
+    found = document.get("schema_version")
+    if found == version and not isinstance(found, bool):
+        return
+    raise InputFileError(
+        str(path),
+        "schema_version is missing" if found is None else f"unsupported schema_version {found!r}",
+        line=locate(text, "", "schema_version") or 1,
+        expected=f"schema_version = {version}",
+    )
