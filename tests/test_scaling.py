@@ -292,8 +292,11 @@ def test_scenario_overrides_apply_at_every_count_but_the_count(sample_dir: Path)
     other = next(t for t in ctx.inventory.targets if t.name != target.name)
     elsewhere = Override("usd_per_hour", 1.0, other.name, who="me", why="not this")
     overrides = [faster, more, elsewhere]
-    plan = scale_plan(ctx, target.name, counts=(target.instance_count,), overrides=overrides)
-    (point,) = plan.points
+    other = target.instance_count + 1
+    plan = scale_plan(ctx, target.name, counts=(target.instance_count, other), overrides=overrides)
+    point, elsewhere = plan.points
+    # The throughput was stated for the target's count: elsewhere it is not used.
+    assert elsewhere.total_usd == scale_plan(ctx, target.name, counts=(other,)).points[0].total_usd
     expected = estimate(ctx, [faster]).target(target.name).total_usd
     assert expected != estimate(ctx).target(target.name).total_usd
     assert point.total_usd == pytest.approx(expected)

@@ -147,9 +147,14 @@ def scale_plan(
     ]
     points = []
     for count in wanted:
+        # A throughput override was stated for the target's own count: at another count the
+        # throughput is the family's (or unknown), never that figure.
+        here = [
+            o for o in applied if count == target.instance_count or o.input != "steady_throughput"
+        ]
         prepared = [target_inputs(context, dataclasses.replace(target, instance_count=count))]
         item = estimate_from_inputs(
-            apply_overrides(prepared, applied), (), applied, goal.work_unit
+            apply_overrides(prepared, here), (), here, goal.work_unit
         ).targets[0]
         throughput = item.input("steady_throughput")
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
