@@ -98,8 +98,8 @@ class ScalePlan:
     max_wall_clock_days: float | None
     budget_usd: float | None = None
     overrides: int = 0
-    """Scenario overrides applied at every count (an override of this target's instance
-    count is not: the count is what varies)."""
+    """Scenario overrides in force for this target (an override of its instance count is not
+    used: the count is what varies; a throughput override only at the target's own count)."""
 
 
 def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None, bool | None]:
@@ -159,10 +159,7 @@ def scale_plan(
         throughput = item.input("steady_throughput")
         source = _SOURCES.get(throughput.provenance.kind, "unknown")
         wall = None if item.wall_hours is None else item.wall_hours * 3600.0
-        detail = throughput.provenance.detail or throughput.provenance.source
-        price = item.input("usd_per_hour")
-        if price.is_unknown and "Capacity Blocks hold" in price.provenance.source:
-            detail = price.provenance.source
+        detail = _block_limit(item) or throughput.provenance.detail or throughput.provenance.source
         meets, budget = _meets(context, item)
         spread = _spread(family, count, item) if family is not None else _own_spread(item)
         points.append(
@@ -193,12 +190,20 @@ def scale_plan(
     )
 
 
-def _unknown_because(item: TargetEstimate) -> str:
-    """Why ``item``'s total is unknown: the inputs that keep a cost term unknown (the limit of
-    Capacity Blocks, or the throughput, when that is what is missing)."""
+def _block_limit(item: TargetEstimate) -> str | None:
+    """Why the price is unknown when the count is beyond what Capacity Blocks can hold."""
     price = item.input("usd_per_hour")
     if price.is_unknown and "Capacity Blocks hold" in price.provenance.source:
         return price.provenance.source
+    return None
+
+
+def _unknown_because(item: TargetEstimate) -> str:
+    """Why ``item``'s total is unknown: the inputs that keep a cost term unknown (the limit of
+    Capacity Blocks, or the throughput, when that is what is missing)."""
+    block = _block_limit(item)
+    if block is not None:
+        return block
     throughput = item.input("steady_throughput")
     if throughput.is_unknown:
         return throughput.provenance.detail or throughput.provenance.source
