@@ -25,18 +25,21 @@ def _capture(tmp_path: Path, phases: tuple[Phase, ...]):
     return import_neuron_monitor(path)
 
 
-def test_data_starved_run_is_input_bound(tmp_path: Path) -> None:
+def _starved_run(tmp_path: Path):
+    """A run that waits STARVED seconds for data between two busy stretches, and its capture."""
     run = stepped_run([(TRAIN_A, 1.0), (1, float(STARVED)), (TRAIN_B, 1.0)], COMPILE_S)
-    facts = run_facts(run)
-    telemetry = _capture(
-        tmp_path,
-        (
-            Phase(COMPILE_S, 0.0, cpu_pct=100.0),
-            Phase(TRAIN_A, 90.0),
-            Phase(STARVED, 2.0, cpu_pct=95.0, io_wait_pct=3.0),
-            Phase(TRAIN_B + 1, 90.0),
-        ),
+    phases = (
+        Phase(COMPILE_S, 0.0, cpu_pct=100.0),
+        Phase(TRAIN_A, 90.0),
+        Phase(STARVED, 2.0, cpu_pct=95.0, io_wait_pct=3.0),
+        Phase(TRAIN_B + 1, 90.0),
     )
+    return run, _capture(tmp_path, phases)
+
+
+def test_data_starved_run_is_input_bound(tmp_path: Path) -> None:
+    run, telemetry = _starved_run(tmp_path)
+    facts = run_facts(run)
     verdict = run_verdict(facts, telemetry, 0.0)
     billed = COMPILE_S + TRAIN_A + STARVED + TRAIN_B
     assert verdict.billed_s == pytest.approx(billed)
@@ -131,16 +134,7 @@ def test_an_evaluation_run_after_the_log_is_not_taken_off_its_idle_time(tmp_path
     from trntui.core.quality import QualityTarget
     from trntui.core.run_facts import RecordedQuality
 
-    run = stepped_run([(TRAIN_A, 1.0), (1, float(STARVED)), (TRAIN_B, 1.0)], COMPILE_S)
-    telemetry = _capture(
-        tmp_path,
-        (
-            Phase(COMPILE_S, 0.0, cpu_pct=100.0),
-            Phase(TRAIN_A, 90.0),
-            Phase(STARVED, 2.0, cpu_pct=95.0, io_wait_pct=3.0),
-            Phase(TRAIN_B + 1, 90.0),
-        ),
-    )
+    run, telemetry = _starved_run(tmp_path)
     alone = run_verdict(run_facts(run), telemetry, 0.0)
     target = QualityTarget("loss", 1.0, higher_is_better=False)
     evaluated = run_facts(run, target, None, RecordedQuality(0.5, "eval job", 400.0))
