@@ -112,6 +112,23 @@ def timeline_compile_s(run: ImportedRun) -> float | None:
     return float(paired["d"].drop_nulls().sum())
 
 
+def _verdict(
+    run: ImportedRun,
+    facts: RunFacts,
+    telemetry: Telemetry | None,
+    compile: CompileSummary | None,
+) -> Verdict:
+    """The stored run's verdict, as the estimate and the run detail both take it."""
+    return run_verdict(
+        facts,
+        telemetry,
+        0.0,
+        compile=compile,
+        timeline_compile_s=timeline_compile_s(run),
+        job_clock=run.metadata.job_clock,
+    )
+
+
 def run_limit(
     root: Path, run_id: str, run: ImportedRun, facts: RunFacts, *, captured: bool = True
 ) -> tuple[str | None, float | None]:
@@ -121,13 +138,8 @@ def run_limit(
     ``captured=False``: the caller knows the run has no capture (the table is not read).
     """
     telemetry = run_telemetry(root, run_id) if captured else None
-    verdict = run_verdict(
-        facts,
-        telemetry,
-        0.0,
-        compile=run_compile_summary(root, run_id) if captured else None,
-        timeline_compile_s=timeline_compile_s(run),
-        job_clock=run.metadata.job_clock,
+    verdict = _verdict(
+        run, facts, telemetry, run_compile_summary(root, run_id) if captured else None
     )
     steady_pct = None
     if telemetry is not None:
@@ -172,14 +184,7 @@ def run_detail(
         utilization = utilization_report(
             telemetry, 0.0, facts.total_s, facts.steady_start_s, facts.steady_end_s
         )
-    verdict = run_verdict(
-        facts,
-        telemetry,
-        0.0,
-        compile=compile,
-        timeline_compile_s=timeline_compile_s(run),
-        job_clock=run.metadata.job_clock,
-    )
+    verdict = _verdict(run, facts, telemetry, compile)
     captured_type = None
     if telemetry is not None:
         captured_type = telemetry.metadata.instance_type
