@@ -134,15 +134,21 @@ async def test_unreachable_price_list_says_what_to_do(
         assert bar.total is not None and bar.progress == 0
 
 
+async def open_manual_quote(pilot: Pilot) -> ItemFormScreen:
+    """Prices (3), then the manual quote form (a)."""
+    await pilot.press("3")
+    await settle(pilot)
+    await pilot.press("a")
+    await settle(pilot)
+    form = pilot.app.screen
+    assert isinstance(form, ItemFormScreen)
+    return form
+
+
 async def test_manual_trainium3_quote_requires_a_source(project: Project) -> None:
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_manual_quote(pilot)
         price = form.query_one("#field-usd_per_hour", Input)
         price.value = "61.5"
         await pilot.press("ctrl+s")
@@ -190,12 +196,7 @@ async def test_a_refused_manual_quote_keeps_the_dialog_and_a_region_typo_is_name
 
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_manual_quote(pilot)
         form.query_one("#field-usd_per_hour", Input).value = "61.5"
         form.query_one("#field-source_note", Input).value = "account team offer (example)"
         future = dt.date.today() + dt.timedelta(days=30)
@@ -279,12 +280,7 @@ async def test_no_to_an_implausible_price_goes_back_to_the_form_as_typed(
     before = load_quote_book(project.root)
     app = TrnTuiApp(project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_manual_quote(pilot)
         form.query_one("#field-usd_per_hour", Input).value = "9999"
         form.query_one("#field-source_note", Input).value = "typed in a hurry"
         await pilot.press("ctrl+s")
