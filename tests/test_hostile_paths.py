@@ -183,6 +183,25 @@ def test_lock_file_as_a_link_is_never_followed(
     assert load_runs(new_project).is_empty()
 
 
+def test_lock_file_hard_linked_to_an_outside_file_is_never_written(
+    new_project: Path, outside: Path, nxd_log: Path, capsys
+) -> None:
+    """A hard link is the outside file itself under a second name: the lock is written in
+    place (truncated, the holder's text put in), so it would overwrite that file."""
+    os.link(outside / "victim.txt", new_project / LOCK_FILE)
+    before = _tree(outside)
+    code, _, err = _cli(capsys, "import", str(new_project), str(nxd_log))
+    assert code == 2
+    assert "hard link" in _one_error_line(err)
+    with Project.open(new_project, allow_read_only=True) as project:
+        assert project.read_only
+        assert "hard link" in project.read_only_reason
+    with pytest.raises(ReadOnlyProject, match="hard link"):
+        Project.open(new_project)
+    assert _tree(outside) == before
+    assert load_runs(new_project).is_empty()
+
+
 def test_data_file_as_a_link_is_refused_not_written_through(
     sample_dir: Path, outside: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,4 +1,5 @@
-"""The write lock: an exclusive ``flock`` on ``.trntui.lock`` (opened with ``O_NOFOLLOW``) and
+"""The write lock: an exclusive ``flock`` on ``.trntui.lock`` (opened with ``O_NOFOLLOW``, and
+refused when it has a second name: a hard link to a file elsewhere, which is written in place) and
 on the project folder, the holder's text written into the file, and the checks that the lock
 is still on the file at that name (``_acquire_lock``, ``_Lock``).
 """
@@ -152,9 +153,19 @@ def _open_lock_file(path: Path) -> int:
                 "writes: delete the link"
             ) from None
         raise _LockRefused(f"the lock file cannot be created: {error.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise _LockRefused(f"{path} is not a regular file; delete it")
+    if info.st_nlink > 1:
+        # A second name of a file elsewhere: the holder's text is written in place, so locking
+        # it would overwrite that file. Checked before anything is written to it.
+        os.close(fd)
+        raise _LockRefused(
+            f"{path} is a hard link ({info.st_nlink} names for one file, the others outside "
+            "trntui's control); trntui writes its lock file in place and would overwrite "
+            "that file: delete it"
+        )
     return fd
 
 
