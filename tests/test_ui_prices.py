@@ -293,3 +293,19 @@ async def test_no_to_an_implausible_price_goes_back_to_the_form_as_typed(
         assert again.query_one("#field-usd_per_hour", Input).value == "9999"
         assert again.query_one("#field-source_note", Input).value == "typed in a hurry"
     assert load_quote_book(project.root) == before
+
+
+async def test_the_fetch_dialog_refuses_a_region_that_is_not_a_region_code(
+    project: Project, price_list: FakePriceList, tmp_path: Path
+) -> None:
+    """Issue 30, item 2: the form's region becomes a folder of the cache; '../../x' is
+    refused with the inventory's rule before anything is asked of the server."""
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fetch(app, pilot)
+        screen.query_one("#region", Input).value = "../../x"
+        await fetch_types(pilot, screen, "p5.48xlarge")
+        message = str(screen.query_one("#message").content)
+        assert "'../../x' is not an AWS region code" in message
+    assert not price_list.requests
+    assert not (tmp_path / "cache").exists()

@@ -10,11 +10,13 @@ reverse (a sidecar claiming freshness for an old file).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from trntui.core.safe_json import MAX_JSON_DEPTH, json_depth_exceeds
+from trntui.pricing.errors import PricingNameError
 from trntui.store.atomic import atomic_write_text
 
 _META_SUFFIX = ".meta.json"
@@ -38,12 +40,32 @@ class CachedFile:
         return (now - self.retrieved_at).total_seconds()
 
 
+_CACHE_NAME = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+"""An offer code (``AmazonEC2``) or a region code (``us-east-1``, ``us-gov-west-1``): the
+names that become folders of the cache. Nothing else may: no separator, no dot, no space."""
+
+
+def cache_name(value: str, what: str) -> str:
+    """``value`` when it may name a folder of the cache, else ``PricingNameError``.
+
+    Held here, where names become paths, whatever they came from (the command line, a form, a
+    server's index), so no name can lead a write or a delete outside the cache.
+    """
+    if not isinstance(value, str) or not _CACHE_NAME.fullmatch(value):
+        raise PricingNameError(
+            f"{value!r} is not a usable {what} code: the price cache keeps a folder per {what} "
+            "and takes letters, digits and single hyphens only"
+        )
+    return value
+
+
 def offer_csv_path(cache_dir: Path, offer_code: str, region: str) -> Path:
-    return Path(cache_dir) / offer_code / region / "index.csv"
+    offer = cache_name(offer_code, "offer")
+    return Path(cache_dir) / offer / cache_name(region, "region") / "index.csv"
 
 
 def region_index_path(cache_dir: Path, offer_code: str) -> Path:
-    return Path(cache_dir) / offer_code / "region_index.json"
+    return Path(cache_dir) / cache_name(offer_code, "offer") / "region_index.json"
 
 
 def meta_path(data_path: Path) -> Path:
@@ -71,14 +93,15 @@ def read_cached(data_path: Path) -> CachedFile | None:
         return None
 
 
-def write_meta(cached: CachedFile) -> None:
+def write_meta(cached: CachedFile, *, root: Path) -> None:
+    """Replace the sidecar of ``cached`` (inside the cache folder ``root``, no link followed)."""
     document = {
         "url": cached.url,
         "retrieved_at": cached.retrieved_at.isoformat(),
         "etag": cached.etag,
         "last_modified": cached.last_modified,
     }
-    atomic_write_text(meta_path(cached.path), json.dumps(document, indent=2) + "\n")
+    atomic_write_text(meta_path(cached.path), json.dumps(document, indent=2) + "\n", root=root)
 
 
 def load_json_bounded(data: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:

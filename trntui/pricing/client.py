@@ -34,7 +34,7 @@ import contextlib
 import fcntl
 import os
 import re
-import tempfile
+import secrets
 import time
 import zlib
 from collections.abc import Callable
@@ -44,6 +44,7 @@ from pathlib import Path
 
 import httpx
 
+from trntui.core.errors import UserError
 from trntui.core.quotes import SAVINGS_PLAN_OFFER
 from trntui.pricing.cache import (
     CachedFile,
@@ -72,7 +73,7 @@ from trntui.pricing.responses import (
     _load_region_index,
 )
 from trntui.pricing.settings import PricingSettings, check_pricing_url
-from trntui.store.atomic import fsync_folder
+from trntui.store.atomic import open_folder
 
 ProgressCallback = Callable[[int, int | None], None]
 """Called with (bytes downloaded so far, total bytes if the server said)."""
@@ -152,7 +153,7 @@ class PriceListClient:
     def offer_csv_url(self, offer_code: str, region: str) -> str:
         """Look the region up in the offer's region index and return its CSV URL."""
         target = region_index_path(self.settings.cache_path, offer_code)
-        remove_partial_downloads(target.parent)
+        remove_partial_downloads(self.settings.cache_path, target.parent)
         cached = self.download(
             self.region_index_url(offer_code),
             target,
@@ -180,9 +181,9 @@ class PriceListClient:
     ) -> OfferFile:
         """Bring the region's offer CSV up to date in the cache and return it; with a ``plan``,
         a file downloaded now is filtered by it as it arrives (``OfferFile.streamed``)."""
+        target = offer_csv_path(self.settings.cache_path, offer_code, region)  # names checked
         url = self.offer_csv_url(offer_code, region)
-        target = offer_csv_path(self.settings.cache_path, offer_code, region)
-        remove_partial_downloads(target.parent)
+        remove_partial_downloads(self.settings.cache_path, target.parent)
 
         def waiting() -> None:  # while the scanning thread is behind (OfferRows.add)
             self._time_left(url)
@@ -262,7 +263,7 @@ class PriceListClient:
                         last_modified=response.headers.get("Last-Modified", previous.last_modified),
                         not_modified=True,
                     )
-                    write_meta(confirmed)
+                    write_meta(confirmed, root=self.settings.cache_path)
                     return confirmed
                 _check_status(response, url)
                 _check_not_html(response, url)
@@ -292,7 +293,7 @@ class PriceListClient:
             ) from None
         except httpx.HTTPError as error:
             raise PricingNetworkError(f"could not reach {url}: {error}", url=url) from None
-        write_meta(fetched)
+        write_meta(fetched, root=self.settings.cache_path)
         return fetched
 
     def _time_left(self, url: str) -> float:
@@ -338,10 +339,15 @@ class PriceListClient:
                 url=url,
             )
         expansion = self.settings.max_expansion
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=target.suffix, dir=target.parent)
-        tmp = Path(tmp_name)
-        lock = os.open(tmp, os.O_RDONLY)
+        # The cache's folders are walked from its root without following a link, and the
+        # temporary file, its lock and the rename are made relative to the open folder.
+        root = self.settings.cache_path
+        root.mkdir(parents=True, exist_ok=True)  # the user's choice: may be reached by a link
+        folder = open_folder(root, target.parent.relative_to(root).parts, create=True)
+        assert folder is not None  # created when missing
+        tmp_name, fd = _create_download(folder, target.suffix)
+        tmp = target.parent / tmp_name
+        lock = os.open(tmp_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
         try:
             # "A download is running": see remove_partial_downloads.
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -396,18 +402,34 @@ class PriceListClient:
                     f"{str(error).replace(str(tmp), 'the downloaded file')}",
                     url=url,
                 ) from None
-            os.replace(tmp, target)
-            fsync_folder(target.parent)
+            os.replace(tmp_name, target.name, src_dir_fd=folder, dst_dir_fd=folder)
+            with contextlib.suppress(OSError):
+                os.fsync(folder)
         except BaseException:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp_name, dir_fd=folder)
             raise
         finally:
             os.close(lock)
+            os.close(folder)
 
 
-def remove_partial_downloads(folder: Path, *, grace_s: float = _PARTIAL_GRACE_S) -> list[Path]:
-    """Delete temporary files a killed or failed process left in ``folder``.
+def _create_download(folder: int, suffix: str) -> tuple[str, int]:
+    """A new temporary file in the open ``folder`` (never through a link): name, descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    while True:
+        name = f"{_TMP_PREFIX}{secrets.token_hex(6)}{suffix}"
+        try:
+            return name, os.open(name, flags, 0o600, dir_fd=folder)
+        except FileExistsError:
+            continue
+
+
+def remove_partial_downloads(
+    root: Path, folder: Path, *, grace_s: float = _PARTIAL_GRACE_S
+) -> list[Path]:
+    """Delete temporary files a killed or failed process left in ``folder`` (below the cache
+    folder ``root``, reached without following a link: what is elsewhere is not ours).
 
     A running download holds an exclusive ``flock`` on its temporary file, so a file whose lock
     can be taken has no download behind it and goes (unless younger than ``grace_s``: its
@@ -415,24 +437,44 @@ def remove_partial_downloads(folder: Path, *, grace_s: float = _PARTIAL_GRACE_S)
     written in milliseconds) goes once it is a minute old. Returns what was removed.
     """
     removed: list[Path] = []
+    try:
+        opened = open_folder(root, Path(folder).relative_to(root).parts, create=False)
+    except UserError:
+        return removed  # a link or a file in the way: the download that follows says so
+    if opened is None:
+        return removed
     now = time.time()
-    leftovers = [(path, grace_s) for path in Path(folder).glob(f"{_TMP_PREFIX}*")]
-    leftovers += [(path, _SIDECAR_GRACE_S) for path in Path(folder).glob(f"{_ATOMIC_PREFIX}*")]
-    for leftover, grace in leftovers:
-        try:
-            fd = os.open(leftover, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_mtime < now - grace:
-                leftover.unlink()
-                removed.append(leftover)
-        except OSError:
-            continue  # locked: a download is running
-        finally:
-            os.close(fd)
+    try:
+        for name in os.listdir(opened):
+            if name.startswith(_TMP_PREFIX):
+                grace = grace_s
+            elif name.startswith(_ATOMIC_PREFIX):
+                grace = _SIDECAR_GRACE_S
+            else:
+                continue
+            if _remove_unlocked(opened, name, now - grace):
+                removed.append(Path(folder) / name)
+    finally:
+        os.close(opened)
     return removed
+
+
+def _remove_unlocked(folder: int, name: str, older_than: float) -> bool:
+    """Delete ``name`` in ``folder`` when nobody holds its lock and it is older than that."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_mtime >= older_than:
+            return False
+        os.unlink(name, dir_fd=folder)
+        return True
+    except OSError:
+        return False  # locked: a download is running
+    finally:
+        os.close(fd)
 
 
 __all__ = [

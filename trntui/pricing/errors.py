@@ -54,6 +54,10 @@ class PricingCancelledError(PricingError):
     """The caller asked to stop; nothing partial was kept."""
 
 
+class PricingNameError(PricingError):
+    """A region or offer code that cannot name a folder of the cache (``../x``, a space)."""
+
+
 class RegionNotInPriceListError(PricingError):
     """The offer's region index does not list the region (unknown code, or not offered)."""
 

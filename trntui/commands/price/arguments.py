@@ -10,9 +10,21 @@ from datetime import date
 from trntui.commands import finite_float
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.errors import UserError
+from trntui.core.fields import FieldValueError
+from trntui.core.inventory import check_region
 from trntui.core.quotes import PriceQuote, implausible_price
 
 DEFAULT_REGION = "us-east-1"
+
+
+def region_code(text: str) -> str:
+    """A region as the inventory takes it (``us-east-1``): it names a folder of the cache and
+    the region a quote is saved for, so nothing else is passed on."""
+    try:
+        check_region(text)
+    except FieldValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _positive_float(text: str) -> float:

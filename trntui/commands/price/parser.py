@@ -12,6 +12,7 @@ from trntui.commands.price.arguments import (
     _block_instances,
     _date,
     _positive_float,
+    region_code,
 )
 from trntui.commands.price.fetch import cmd_fetch
 from trntui.commands.price.project_quotes import cmd_add, cmd_list, cmd_rate
@@ -28,7 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch = sub.add_parser("fetch", help="get current prices from the AWS Price List")
     fetch.add_argument(
-        "--region", default=DEFAULT_REGION, help=f"region code (default {DEFAULT_REGION})"
+        "--region",
+        default=DEFAULT_REGION,
+        type=region_code,
+        help=f"region code (default {DEFAULT_REGION})",
     )
     fetch.add_argument(
         "--instance-type", action="append", dest="instance_types", metavar="TYPE",
@@ -66,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = sub.add_parser("add", help="add a manual quote (Trainium3, negotiated, spot...)")
     add.add_argument("dir", metavar="DIR", help="project folder")
     add.add_argument("--instance-type", required=True)
-    add.add_argument("--region", required=True)
+    add.add_argument("--region", required=True, type=region_code)
     add.add_argument(
         "--usd-per-hour",
         type=_positive_float,
@@ -123,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--service", required=True, choices=[service.value for service in SideService],
         help="the side service (its unit is fixed: GB-Mo for storage, GB for the others)",
     )  # fmt: skip
-    rate.add_argument("--region", required=True)
+    rate.add_argument("--region", required=True, type=region_code)
     rate.add_argument(
         "--usd-per-unit", required=True, type=non_negative_float, metavar="X",
         help="one flat rate (inter-AZ: per GB in each direction)",
@@ -134,7 +138,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     listing = sub.add_parser("list", help="list the project's quotes, with warnings")
     listing.add_argument("dir", metavar="DIR", help="project folder")
-    listing.add_argument("--region", help="target region (flags quotes for other regions)")
+    listing.add_argument(
+        "--region", type=region_code, help="target region (flags quotes for other regions)"
+    )
     listing.add_argument(
         "--max-age-days", type=int, default=DEFAULT_MAX_AGE_DAYS,
         help=f"flag quotes older than this (default {DEFAULT_MAX_AGE_DAYS})",

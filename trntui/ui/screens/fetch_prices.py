@@ -16,7 +16,9 @@ from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
+from trntui.core.fields import FieldValueError
 from trntui.core.hardware import usd_per_accelerator_hour
+from trntui.core.inventory import check_region
 from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate, is_savings_plan
 from trntui.pricing.errors import PricingCancelledError, PricingError
 from trntui.pricing.service import (
@@ -103,6 +105,11 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         types = self.query_one("#types", Input).value.split()
         if not region or not types:
             self._message("Give a region and at least one instance type.", error=True)
+            return
+        try:
+            check_region(region)
+        except FieldValueError as error:
+            self._message(str(error), error=True)
             return
         self.query_one("#results", DataTable).clear()
         self.quotes, self.rates, self.picked = [], [], set()
