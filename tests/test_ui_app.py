@@ -550,3 +550,28 @@ async def test_quitting_in_a_burst_after_fixing_a_field_does_not_list_the_fixed_
             question = app.screen.question if isinstance(app.screen, ConfirmScreen) else ""
             assert not app.is_running, f"asked instead of quitting: {question}"
     assert read_inventory(sample_dir).inventory.goal.work_amount == 6144
+
+
+async def test_controls_pasted_into_a_field_are_never_stored(sample_dir: Path) -> None:
+    """Issue 30, item 3: a paste holding an OSC sequence, C0/C1 controls and a right-to-left
+    override is kept as the text around them (a line break as a space); the multi-line paste
+    keeps every line and says so."""
+    from textual import events
+
+    with Project.open(sample_dir) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            field = await focus_field(pilot, app, "project", "owner")
+            await pilot.press("home", "ctrl+k")
+            field.post_message(events.Paste("ml\x1b]52;c;UFdORUQ=\x07 \u202eteam\x9b\nplatform"))
+            await settle(pilot)
+            assert field.value == "ml]52;c;UFdORUQ= team platform"
+            await pilot.press("enter")
+            await wait_until(
+                pilot,
+                lambda: read_inventory(sample_dir).inventory.project.owner == field.value,
+                "the pasted owner saved",
+            )
+            assert any("Pasted 2 lines as one" in str(n.message) for n in app._notifications)
+    stored = (sample_dir / "trntui.toml").read_text()
+    assert "\\u001b" not in stored and "\\u202e" not in stored and "\\u009b" not in stored

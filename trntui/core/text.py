@@ -4,7 +4,9 @@ A set name, a fact from a log, a path or a line quoted in an error message may h
 control sequences (``ESC [ 2 J`` clears the screen, ``ESC ] 52`` writes the clipboard) or
 characters that rewrite what was printed before them (CR, backspace, bidirectional overrides).
 ``printable`` shows each such character as a visible escape (``\\x1b``) instead; the CLI passes
-everything it prints through it (``cli.py``) and the app shows names through it.
+everything it prints through it (``cli.py``) and the app shows names through it. What reaches
+the terminal from the app passes ``without_controls`` as its last step (``ui/text.py``
+``TerminalSafe``), and so does what a person types or pastes into a field, before it is kept.
 """
 
 from __future__ import annotations
@@ -17,6 +19,24 @@ bidirectional marks and overrides that reorder what a terminal shows."""
 _CONTROL_OR_BREAK = re.compile(
     "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
+
+
+_SPACE_LIKE = re.compile("[\t\n\r\v\f\u2028\u2029]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with nothing a terminal would act on: every character ``printable`` escapes
+    (C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides) is
+    dropped. For typed text, ``typed_text`` keeps the words apart."""
+    return _CONTROL_OR_BREAK.sub("", text)
+
+
+def typed_text(text: str) -> str:
+    """A value typed or pasted into a one-line field, as it may be kept: tabs and line breaks
+    become one space, every other control character goes, and so does a lone surrogate (a
+    byte that was not UTF-8, which no file could store)."""
+    return _SURROGATE.sub("", without_controls(_SPACE_LIKE.sub(" ", text)))
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
+from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive, var
 from textual.screen import Screen
@@ -38,11 +39,13 @@ from trntui.ui.commands import (
 from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_force
+from trntui.ui.text import TerminalSafe
 
 if TYPE_CHECKING:
     from trntui.core.report import Analysis
 
 SAVE_DELAY_S = 0.4
+_TERMINAL_SAFE = TerminalSafe()
 
 MODES = {
     "inventory": ("trntui.ui.screens.inventory", "InventoryScreen"),
@@ -69,6 +72,11 @@ class TrnTuiApp(App[None]):
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
     save_delay_s: float = SAVE_DELAY_S
     """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then ``TerminalSafe``: no text from a project, a log or a paste
+        reaches the terminal as a control sequence, whichever widget shows it."""
+        return [*super().get_line_filters(), _TERMINAL_SAFE]
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's own palette entries, less its Quit: ours (ctrl+q) asks about unsaved

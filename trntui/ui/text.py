@@ -4,6 +4,12 @@ A set name, a path or an error message quoting a log may hold control characters
 sequences that would be written to the terminal as they are) or square brackets that Textual
 would read as markup (``[/]`` even raises). ``shown`` gives a Rich ``Text``: printable, and
 drawn literally. The status line, notifications, dialogs' messages and the runs table use it.
+
+``TerminalSafe`` is the rule that holds for everything else: the app's last line filter, it
+drops from each rendered line whatever a terminal would act on instead of show (``ESC ] 0``
+sets the window title, ``ESC ] 52`` the clipboard), whichever widget drew it and wherever its
+text came from. A name shown through ``shown`` already reads ``\x1b``; one that was not loses
+only the control characters, which take no cell, so the layout is unchanged.
 """
 
 from __future__ import annotations
@@ -12,9 +18,25 @@ import re
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.text import Text
+from textual.color import Color
+from textual.filter import LineFilter
 
-from trntui.core.text import printable
+from trntui.core.text import printable, without_controls
+
+
+class TerminalSafe(LineFilter):
+    """Drops control characters from the text of every rendered segment (not from Textual's
+    own control segments, which carry the cursor moves)."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        if all(without_controls(text) == text for text, _, control in segments if not control):
+            return segments
+        return [
+            segment if segment.control else Segment(without_controls(segment.text), segment.style)
+            for segment in segments
+        ]
 
 
 def shown(value: object, *, one_line: bool = False) -> Text:

@@ -19,6 +19,7 @@ from trntui.core.errors import UserError
 from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
 from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.widgets.text_field import TextField
 
 
 class AttachCaptureScreen(WorkerModal[str | None]):
@@ -40,7 +41,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             box.border_title = f"Attach telemetry to run {self.run_id}"
             yield field_row(
                 "File",
-                Input(
+                TextField(
                     placeholder="neuron-monitor .jsonl, nvidia-smi .csv or a compiler log",
                     compact=True,
                     id="capture",
@@ -48,7 +49,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             )
             yield field_row(
                 "Offset",
-                Input(
+                TextField(
                     placeholder="s after the run's start; only for a capture without clock",
                     compact=True,
                     id="offset",

@@ -29,6 +29,7 @@ from trntui.pricing.settings import PRICING_URL_ENV, PricingSettings
 from trntui.ui.format import short_option
 from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.widgets.text_field import TextField
 
 COMMON_TYPES = (
     "trn1.32xlarge",
@@ -76,8 +77,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
         types = list(dict.fromkeys([t for t, _ in self.wanted] + list(COMMON_TYPES)))
         with Vertical() as box:
             box.border_title = "Fetch prices from the AWS Price List"
-            yield field_row("Region", Input(self.default_region, compact=True, id="region"))
-            yield field_row("Types", Input(" ".join(types), compact=True, id="types"))
+            yield field_row("Region", TextField(self.default_region, compact=True, id="region"))
+            yield field_row("Types", TextField(" ".join(types), compact=True, id="types"))
             # A full, still bar until a fetch starts (an unknown total would animate as busy).
             yield ProgressBar(total=1, show_eta=False, id="progress")
             table: DataTable[str] = DataTable(id="results", cursor_type="row")

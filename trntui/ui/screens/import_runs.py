@@ -44,6 +44,7 @@ from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 from trntui.ui.text import cell
+from trntui.ui.widgets.text_field import TextField
 
 AUTO = "auto"
 
@@ -105,7 +106,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             box.border_title = "Import run logs"
             yield field_row(
                 "Paths",
-                Input(
+                TextField(
                     placeholder="files or folders, space-separated (quote spaces)",
                     compact=True,
                     id="paths",
@@ -118,7 +119,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             )
             yield field_row(
                 "Run set",
-                Input(
+                TextField(
                     placeholder="name for repeated runs (default: <parent>/<folder> of each log)",
                     compact=True,
                     id="set",

@@ -19,6 +19,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from trntui.core.fields import FieldSpec, FieldValueError, specs_of
 from trntui.core.inventory import parse_value
+from trntui.ui.widgets.text_field import TextField
 
 IDLE_COMMIT_S = 1.0
 """A valid entry is committed after this long without a keystroke (or at once on enter/tab)."""
@@ -97,7 +98,7 @@ class FieldRow(Vertical):
                     tooltip=spec.help or None,
                 )
             else:
-                yield Input(
+                yield TextField(
                     spec.format_value(self.initial),
                     placeholder=spec.placeholder or ("(not set)" if not spec.required else ""),
                     compact=True,

@@ -30,6 +30,7 @@ from trntui.core.format import number, usd
 from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
 from trntui.ui.screens.dialog import Dialog, after_typing, field_row
+from trntui.ui.widgets.text_field import TextField
 
 ALL_TARGETS = ""
 """The target choice of an override that applies to every target."""
@@ -100,12 +101,15 @@ class OverrideScreen(Dialog[Override | None]):
             )
             value = "" if existing is None else f"{existing.value:g}"
             yield field_row(
-                "Value", Input(value, compact=True, id="value"), Label("", id="unit"), muted=True
+                "Value",
+                TextField(value, compact=True, id="value"),
+                Label("", id="unit"),
+                muted=True,
             )
             who = existing.who if existing else current_user()
-            yield field_row("Who", Input(who, compact=True, id="who"), muted=True)
+            yield field_row("Who", TextField(who, compact=True, id="who"), muted=True)
             why = existing.why if existing else ""
-            yield field_row("Why", Input(why, compact=True, id="why"), muted=True)
+            yield field_row("Why", TextField(why, compact=True, id="why"), muted=True)
             yield Static("", id="current")
             yield Static("", id="error", classes="error")
             yield Static("ctrl+s keep   esc cancel   tab next field", classes="hint")
@@ -195,9 +199,9 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Save a scenario snapshot"
-            name = Input(placeholder="e.g. baseline-2026-11", compact=True, id="name")
+            name = TextField(placeholder="e.g. baseline-2026-11", compact=True, id="name")
             yield field_row("Name", name, muted=True)
-            note = Input(placeholder="what this scenario is for", compact=True, id="note")
+            note = TextField(placeholder="what this scenario is for", compact=True, id="note")
             yield field_row("Note", note, muted=True)
             yield Static("", id="error", classes="error")
             yield Static("ctrl+s or enter save   esc cancel", classes="hint")
