@@ -161,3 +161,40 @@ def test_one_formatting_rule_for_money_numbers_and_durations() -> None:
         UNKNOWN,
     )
     assert ui_format.duration is duration
+
+
+def test_reports_for_people_hold_no_control_characters_and_no_formulas(tmp_path) -> None:
+    """Issue 30, items 3 and 4, on the whole path: a target named as a spreadsheet formula, a
+    project name and owner holding OSC sequences and a right-to-left override, reported to a
+    file by ``trntui report`` (``-o FILE`` wrote the raw bytes, ``-o -`` escaped them)."""
+    from tests import copy_sample
+    from trntui.cli import main
+
+    project = copy_sample(tmp_path / "proj")
+    toml = project / "trntui.toml"
+    text = toml.read_text()
+    formula = "=2+5+cmd|' /C calc'!A0"
+    text = text.replace('name = "Trainium3 trial"', f'name = "{formula}"')
+    text = text.replace(
+        'owner = "ml-platform team (example)"', 'owner = "a\\u001b]52;c;QQ==\\u0007"'
+    )
+    text = text.replace('name = "Llama-2-70B LoRA:', 'name = "\\u202eLlama-2-70B LoRA:')
+    toml.write_text(text)
+    for kind in ("md", "csv"):
+        out = tmp_path / f"report.{kind}"
+        assert main(["report", str(project), "--format", kind, "-o", str(out)]) == 0
+        written = out.read_text()
+        assert "\x1b" not in written and "\x07" not in written and "\u202e" not in written
+        assert "\\u202eLlama-2-70B LoRA" in written or kind == "csv"
+    cells = [cell for row in csv.reader(io.StringIO(written)) for cell in row]
+    assert f"'{formula}" in cells
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "@"))]
+    assert not [cell for cell in cells if cell.startswith("-") and not _is_number(cell)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

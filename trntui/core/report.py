@@ -3,8 +3,14 @@
 The document (``core.report_document`` ``report_document``) holds everything a reviewer needs
 to redo the estimate; the three renderers here only format that document, so the formats
 cannot disagree. Unknown values stay ``null`` in JSON and empty in CSV, and read "unknown" in
-Markdown: nothing is printed as 0 that is not 0. ``Analysis`` and ``analyze`` live in
-``core.analysis``; they and the document's names are re-exported here.
+Markdown: nothing is printed as 0 that is not 0.
+
+A report is read by people, in a viewer or a spreadsheet, often far from the project: text from
+the project's files reaches it only made harmless. Markdown and CSV show every control
+character as an escape (``core.text.printable``), JSON escapes them itself; a CSV cell that a
+spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) starts with an apostrophe.
+``Analysis`` and ``analyze`` live in ``core.analysis``; they and the document's names are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from trntui.core.report_document import (
     shown_terms,
     target_document,
 )
+from trntui.core.text import printable
 
 __all__ = [
     "FORMULA",
@@ -171,7 +178,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     else:
         out += ["No porting risk recorded.", ""]
     out += ["## Caveats", ""] + [f"- {note}" for note in doc["caveats"]] + [""]
-    return "\n".join(out)
+    return printable("\n".join(out))
 
 
 def _target_markdown(t: dict[str, Any]) -> list[str]:
@@ -369,6 +376,18 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
 CSV_COLUMNS = ("section", "target", "item", "value", "unit", "provenance", "source", "detail")
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's list for CSV injection)."""
+
+
+def _csv_cell(value: Any) -> Any:
+    """A number as it is; text printable, and a leading apostrophe when it would be a formula
+    (a target named ``=2+5+cmd|' /C calc'!A0``)."""
+    if not isinstance(value, str):
+        return value
+    return "'" + printable(value) if value.startswith(_FORMULA_START) else printable(value)
+
+
 def render_csv(doc: dict[str, Any]) -> str:
     """One row per figure, so a spreadsheet can filter and pivot it; unknown is empty."""
     buffer = io.StringIO()
@@ -376,17 +395,8 @@ def render_csv(doc: dict[str, Any]) -> str:
     writer.writerow(CSV_COLUMNS)
 
     def row(section: str, target: str, item: str, value: Any, unit: str = "", *rest: str):
-        writer.writerow(
-            [
-                section,
-                target,
-                item,
-                "" if value is None else value,
-                unit,
-                *rest,
-                *([""] * (3 - len(rest))),
-            ]
-        )
+        cells = [section, target, item, "" if value is None else value, unit, *rest]
+        writer.writerow([_csv_cell(cell) for cell in cells] + [""] * (3 - len(rest)))
 
     for t in doc["targets"]:
         name = t["name"]
