@@ -16,7 +16,7 @@ import math
 import sys
 from typing import NamedTuple
 
-from trntui.core.text import printable
+from trntui.core.text import name_problem, printable
 
 
 class Command(NamedTuple):
@@ -143,3 +143,14 @@ def non_negative_float(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: must not be negative")
     return value
+
+
+def name_argument(text: str) -> str:
+    """An argument type: a name a person gives (a run set, a family), by ``name_problem``'s
+    rule; refused here, before a log is read, not after."""
+    problem = name_problem(text)
+    if problem is not None:
+        shown = repr(text).encode("ascii", "backslashreplace").decode("ascii")
+        raise argparse.ArgumentTypeError(f"{shown}: {problem}")
+    return text
+

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, help_of, name_argument
 from trntui.core.errors import UserError
 from trntui.importers import FORMATS
 
@@ -40,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("dir", help="project folder")
     importer.add_argument("paths", nargs="+", metavar="PATH", help="log file or folder")
     importer.add_argument("--format", choices=sorted(FORMATS), help="skip format detection")
-    importer.add_argument("--set", dest="set_name", metavar="NAME", help="run set to add to")
+    importer.add_argument(
+        "--set", dest="set_name", metavar="NAME", type=name_argument, help="run set to add to"
+    )
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(func=import_command)
 

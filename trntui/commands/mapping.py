@@ -17,7 +17,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, help_of, name_argument
 from trntui.core.errors import InputFileError, UserError
 from trntui.importers.mapped import (
     PER_ROW,
@@ -56,7 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--lower-is-better", action="store_true", help="the metric improves downwards"
     )
     parser.add_argument("--preview", action="store_true", help="show, store nothing")
-    parser.add_argument("--set", dest="set_name", metavar="NAME", help="run set to add to")
+    parser.add_argument(
+        "--set", dest="set_name", metavar="NAME", type=name_argument, help="run set to add to"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=map_command)
 

@@ -50,3 +50,32 @@ def printable(text: object, *, one_line: bool = False) -> str:
     value = str(text)
     pattern = _CONTROL_OR_BREAK if one_line else _CONTROL
     return pattern.sub(_escape, value)
+
+
+MAX_NAME_LENGTH = 200
+
+
+def name_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a name a person gives (a run set, a scaling family), or None.
+
+    A name is one line of text that can be stored and shown as it is: not blank, no control
+    characters or bidirectional overrides (``printable`` would have to change it), no lone
+    surrogate (bytes that were not UTF-8, from a command line), at most 200 characters.
+    """
+    if not isinstance(value, str) or not value.strip():
+        return "a name needs some text (it is empty or only spaces)"
+    if _SURROGATE.search(value):
+        return "the name holds bytes that are not UTF-8 text"
+    if printable(value, one_line=True) != value:
+        return f"the name holds control characters ({printable(value, one_line=True)})"
+    if len(value) > MAX_NAME_LENGTH:
+        return f"the name is {len(value)} characters long; at most {MAX_NAME_LENGTH} are kept"
+    return None
+
+
+def as_name(text: str) -> str:
+    """``text`` (a folder's name, say) made a name ``name_problem`` accepts: control characters
+    and bytes that were not UTF-8 shown as escapes, cut to the longest name kept."""
+    shown = printable(text, one_line=True).encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown.strip()[:MAX_NAME_LENGTH] or "unnamed"
+

@@ -43,6 +43,7 @@ from trntui.core.mlperf_score import (
     run_minutes,
 )
 from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts
+from trntui.core.text import as_name, name_problem
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import check_column, project_path
@@ -193,7 +194,18 @@ def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> Impor
 def default_set_name(path: Path) -> str:
     """Folder and parent folder of a log: ``XE9680x8H100-SXM-80GB/resnet``."""
     parent = Path(path).resolve().parent
-    return f"{parent.parent.name}/{parent.name}" if parent.parent.name else parent.name
+    return as_name(f"{parent.parent.name}/{parent.name}" if parent.parent.name else parent.name)
+
+
+def check_set_name(name: str, what: str = "run set") -> str:
+    """``name`` when it may name a run set (``core.text.name_problem``), else ``UserError``
+    saying why: checked before anything is stored under it, so a name no command could read
+    back (only spaces, a control character, bytes that are not UTF-8) is never written."""
+    problem = name_problem(name)
+    if problem is not None:
+        shown = repr(name).encode("ascii", "backslashreplace").decode("ascii")
+        raise UserError(f"{shown} cannot name a {what}: {problem}")
+    return name
 
 
 def stored_source(root: Path, source: str) -> str:
@@ -260,6 +272,7 @@ def add_run(
     """Store one imported run under ``set_name`` unless its content is already stored.
 
     ``kept``: when given, a run that was stored is added to it under its run id."""
+    check_set_name(set_name)
     with _TABLE_LOCK:
         return _add_run(root, run, set_name, kept)
 
@@ -334,6 +347,8 @@ def import_paths(
     # The parsers load here, not with this module: opening a project reads runs, never logs.
     from trntui.importers import CAPTURE_HINT, Cancelled, capture_kind, detect_format, import_file
 
+    if set_name is not None:
+        check_set_name(set_name)  # before a log is read
     files = expand_paths(paths)
     outcomes = []
     kept: dict[str, StoredRun] = {}
@@ -426,8 +441,7 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
     unknown = set(run_ids) - set(runs["run_id"].to_list())
     if unknown:
         raise UserError(f"no run {sorted(unknown)[0]!r} in {root}")
-    if not set_name.strip():
-        raise UserError("a run set needs a name")
+    check_set_name(set_name)
     updated = runs.with_columns(
         pl.when(pl.col("run_id").is_in(list(run_ids)))
         .then(pl.lit(set_name))

@@ -19,11 +19,12 @@ import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.system_size import effective_size, is_complete, set_size
+from trntui.core.text import name_problem
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
-from trntui.store.runs import load_runs
+from trntui.store.runs import check_set_name, load_runs
 from trntui.store.toml_file import check_schema_version, decode_utf8, dump_toml, locate, parse_toml
 
 SETS_FILE = "sets.toml"
@@ -98,6 +99,9 @@ def _entry(
         value = entry.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             _problem(path, text, index, key, f"{key} must be a non-empty text", "a text string")
+    for key in ("name", "family"):
+        if key in entry and (problem := name_problem(entry[key])) is not None:
+            _problem(path, text, index, key, problem, "a name on one line")
     family = entry.get("family")
     if not all(sized):
         return entry["name"], None, family
@@ -138,8 +142,7 @@ def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
 
     Refused for a set that does not exist, or whose logs all state a complete size (a stated
     size would never be used)."""
-    if not set_name.strip():
-        raise UserError("a run set needs a name")
+    check_set_name(set_name)
     runs = load_runs(root).filter(pl.col("set_name") == set_name)
     if runs.is_empty():
         raise UserError(f"no run set {set_name!r} in {root} (see `trntui runs`)")
@@ -170,8 +173,8 @@ def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
 @writes_project
 def name_family(root: Path, set_names: list[str], family: str | None) -> None:
     """Put run sets in the scaling family ``family`` (``None``: back to automatic grouping)."""
-    if family is not None and not family.strip():
-        raise UserError("a family needs a name")
+    if family is not None:
+        check_set_name(family.strip(), "scaling family")
     known = set(load_runs(root)["set_name"].to_list())
     for name in set_names:
         if name not in known:
@@ -187,6 +190,7 @@ def name_family(root: Path, set_names: list[str], family: str | None) -> None:
 def rename_set(root: Path, old: str, new: str) -> None:
     """Carry what a person stated for run set ``old`` (its size, its scaling family) over to
     ``new`` when the whole set is renamed; what ``new`` already had stated is kept."""
+    check_set_name(new)
     entries = _load(root)
     if old not in entries or new in entries:
         return
