@@ -80,8 +80,7 @@ class _Terminal:
         deadline = time.monotonic() + HANG_GUARD_S
         while marker not in self.output:
             assert time.monotonic() < deadline, f"{marker!r} never shown"
-            if not self._read(0.1):
-                break
+            assert self._read(0.1), f"the app ended before showing {marker!r}"
 
     def _read(self, timeout_s: float) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout_s)
@@ -132,3 +131,20 @@ def test_control_sequences_in_project_files_never_reach_the_terminal(tmp_path: P
     assert output.count(b"\x07") == output.count(b"\x1b]22;"), "a BEL of its own"
     assert RLO.encode() not in output
     assert b"UFdORUQ" in output  # the text around the sequences is still shown
+
+
+def test_a_byte_that_is_not_utf8_does_not_end_the_app(tmp_path: Path) -> None:
+    """Issue 30, item 10: a 0xFF byte typed or pasted (a Latin-1 terminal, binary on stdin)
+    raised in Textual's input thread and the app panicked; it is now one replacement
+    character, and the keys after it still work."""
+    terminal = _Terminal(copy_sample(tmp_path / "proj"))
+    try:
+        terminal.wait_for(b"Llama")
+        terminal.press(b"\xff")
+        terminal.press(b"\x1b[200~caf\xe9\xff\x1b[201~")  # a bracketed paste in Latin-1
+        terminal.press(b"4")
+        terminal.wait_for(b"Sensitivity")  # the key after the bytes was still read
+        terminal.press(b"\x11")
+    finally:
+        terminal.close()
+    assert b"Traceback" not in terminal.output

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
+from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive, var
@@ -36,6 +37,7 @@ from trntui.ui.commands import (
     app_bindings,
     load_user_keymap,
 )
+from trntui.ui.driver import tolerate_bytes_that_are_not_utf8
 from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_force
@@ -77,6 +79,10 @@ class TrnTuiApp(App[None]):
         """Textual's filters, then ``TerminalSafe``: no text from a project, a log or a paste
         reaches the terminal as a control sequence, whichever widget shows it."""
         return [*super().get_line_filters(), _TERMINAL_SAFE]
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal, made to survive a byte that is not UTF-8."""
+        return tolerate_bytes_that_are_not_utf8(super().get_driver_class())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's own palette entries, less its Quit: ours (ctrl+q) asks about unsaved
