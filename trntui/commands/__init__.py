@@ -153,4 +153,3 @@ def name_argument(text: str) -> str:
         shown = repr(text).encode("ascii", "backslashreplace").decode("ascii")
         raise argparse.ArgumentTypeError(f"{shown}: {problem}")
     return text
-

@@ -78,4 +78,3 @@ def as_name(text: str) -> str:
     and bytes that were not UTF-8 shown as escapes, cut to the longest name kept."""
     shown = printable(text, one_line=True).encode("utf-8", "backslashreplace").decode("utf-8")
     return shown.strip()[:MAX_NAME_LENGTH] or "unnamed"
-
