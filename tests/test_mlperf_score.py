@@ -117,3 +117,27 @@ def test_a_missing_score_says_why() -> None:
     alone = olympic_score(ok[:1], required=5)
     assert alone.minutes is None
     assert "1 successful run leaves nothing to average" in alone.text()
+
+
+@pytest.mark.parametrize("factor", ["NaN", "Infinity", "-Infinity", "1e308", "1e999", "0"])
+def test_a_scaling_factor_that_is_not_a_plausible_number_is_refused(
+    tmp_path: Path, factor: str
+) -> None:
+    """Issue 30, item 14: Python's JSON reader takes NaN and Infinity, and 1e308 is finite,
+    so each made the score "nan min" and `runs --json` print a bare NaN."""
+    (tmp_path / "scaling.json").write_text(f'{{"scaling_factor": {factor}}}')
+    with pytest.raises(InputFileError, match="scaling_factor"):
+        read_scaling_factor(tmp_path)
+
+
+def test_json_output_is_always_json() -> None:
+    """A value that is not finite is written as null (not known), never as a bare NaN."""
+    from trntui.commands import json_text
+
+    document = {"score": float("nan"), "runs": [{"min": float("inf"), "n": 3}], "ok": [1.5]}
+    assert json.loads(json_text(document)) == {
+        "score": None,
+        "runs": [{"min": None, "n": 3}],
+        "ok": [1.5],
+    }
+    assert "NaN" not in json_text(document) and "Infinity" not in json_text(document)

@@ -85,14 +85,28 @@ def json_text(document: object) -> str:
     of plain values here is encoded in C with the line break and indentation as its separator,
     and only the nesting above it in Python.
     """
-    return _json_text(document, 0)
+    try:
+        return _json_text(document, 0)
+    except ValueError:  # a float that is not finite: JSON has no such number
+        return _json_text(_finite(document), 0)
+
+
+def _finite(value: object) -> object:
+    """``value`` with every NaN or infinite float made ``None`` (null: not known)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _json_text(value: object, level: int) -> str:
     outer, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
     if isinstance(value, dict) and value:
         if _flat_dict(value):
-            flat = json.JSONEncoder(separators=("," + inner, ": ")).encode(value)
+            flat = _encoder("," + inner).encode(value)
             return "{" + inner + flat[1:-1] + outer + "}"
         items = (
             f"{json.dumps(key) if isinstance(key, str) else json.dumps({key: 0})[1:-4]}: "
@@ -105,16 +119,20 @@ def _json_text(value: object, level: int) -> str:
             # One C call for the whole list: with plain values, "}," + separator + "{" occurs
             # only between two dicts (a string holds no raw line break), so it is re-indented.
             deep = "\n" + "  " * (level + 2)
-            flat = json.JSONEncoder(separators=("," + deep, ": ")).encode(value)[2:-2]
+            flat = _encoder("," + deep).encode(value)[2:-2]
             between = inner + "}," + inner + "{" + deep
             body = flat.replace("}," + deep + "{", between)
             return "[" + inner + "{" + deep + body + inner + "}" + outer + "]"
         if all(isinstance(item, _SCALARS) for item in value):
-            flat = json.JSONEncoder(separators=("," + inner, ": ")).encode(value)
+            flat = _encoder("," + inner).encode(value)
             return "[" + inner + flat[1:-1] + outer + "]"
         items = (_json_text(item, level + 1) for item in value)
         return "[" + inner + ("," + inner).join(items) + outer + "]"
-    return json.dumps(value, indent=2)
+    return json.dumps(value, indent=2, allow_nan=False)
+
+
+def _encoder(separator: str) -> json.JSONEncoder:
+    return json.JSONEncoder(separators=(separator, ": "), allow_nan=False)
 
 
 def _flat_dict(value: object) -> bool:

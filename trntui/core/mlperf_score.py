@@ -30,6 +30,9 @@ from trntui.core.safe_json import MAX_JSON_CHARS, parse_json
 from trntui.core.timeline import Kind
 
 SCALING_FILE = "scaling.json"
+MAX_SCALING_FACTOR = 100.0
+"""MLCommons' factors stretch a score for reference convergence (about 1 to 2); a factor of
+1e308 (or NaN, or Infinity, which Python's JSON reader accepts) made every score infinite."""
 REQUIRED_RUNS = {
     "bert": 10,
     "dlrm": 5,
@@ -175,12 +178,16 @@ def read_scaling_factor(folder: Path) -> float:
         raise InputFileError(str(path), f"cannot be read ({error.strerror})") from None
     data = parse_json(text, path=str(path), expected=expected)
     factor = data.get("scaling_factor") if isinstance(data, dict) else None
-    if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or not 0 < factor <= MAX_SCALING_FACTOR  # NaN fails this too
+    ):
         raise InputFileError(
             str(path),
-            "no positive scaling_factor",
+            f"scaling_factor {factor!r} is not a positive number up to {MAX_SCALING_FACTOR:g}",
             line=1,
             key="scaling_factor",
-            expected='{"scaling_factor": <positive number>}',
+            expected=f'{{"scaling_factor": <number above 0, at most {MAX_SCALING_FACTOR:g}>}}',
         )
     return float(factor)
