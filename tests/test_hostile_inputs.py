@@ -711,7 +711,7 @@ def test_the_same_run_twice_in_the_runs_table_is_refused_naming_the_row(
     pl.concat([table, table[2:3]]).write_parquet(path)
     assert main(["runs", str(root)]) == 2
     err = capsys.readouterr().err
-    assert f"row {table.height + 1} repeats run {table['run_id'][2]!r}" in err
+    assert f"row {table.height + 1} repeats run_id {table['run_id'][2]!r}" in err
 
 
 def test_a_run_set_stated_twice_is_refused_naming_the_second(

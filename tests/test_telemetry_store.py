@@ -293,3 +293,53 @@ def test_mfu_uses_the_chips_the_run_set_states(tmp_path: Path, capsys) -> None:
         6 * params * 1e9 * facts.steady_tokens_per_s / (chips * TRAINIUM3.bf16_dense_tflops * 1e12)
     )
     assert detail["mfu"]["value"] == pytest.approx(expected)
+
+
+# --- issue 30, items 11, 13 and 15: tables edited by hand ----------------------------------
+
+
+def _utilization_capture(sample_dir: Path) -> tuple[str, str]:
+    """A utilization capture of the sample: (its run id, its capture id)."""
+    rows = store.load_captures(sample_dir).filter(pl.col("kind") == "utilization")
+    return rows["run_id"][0], rows["capture_id"][0]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda samples: samples.drop("value"),
+        lambda samples: samples.rename({"metric": "what"}),
+        lambda samples: samples.with_columns(pl.lit("high").alias("value")),
+    ],
+    ids=["column-missing", "column-renamed", "wrong-type"],
+)
+def test_a_samples_file_with_another_schema_is_refused_naming_it(
+    sample_dir: Path, capsys, damage
+) -> None:
+    from trntui.cli import main
+
+    _, capture_id = _utilization_capture(sample_dir)
+    path = store.samples_path(sample_dir, capture_id)
+    damage(pl.read_parquet(path)).write_parquet(path)
+    assert main(["verdict", str(sample_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"{path}: samples table" in err
+
+
+def test_a_repeated_capture_row_is_refused_and_attach_rewrites_nothing(
+    sample_dir: Path, capsys
+) -> None:
+    """The same row twice made `verdict` count the measured time twice (2,324 s for a run of
+    1,373 s); `telemetry` rewrote the table `verdict` refused."""
+    from trntui.cli import main
+
+    path = store.captures_path(sample_dir)
+    table = pl.read_parquet(path)
+    pl.concat([table, table.head(1)]).write_parquet(path)
+    damaged = path.read_bytes()
+    assert main(["verdict", str(sample_dir)]) == 2
+    assert f"row {table.height + 1} repeats run_id" in capsys.readouterr().err
+    capture = sample_dir / "logs" / "trn3-example" / "trn3-run2.neuron-monitor.jsonl"
+    assert main(["telemetry", str(sample_dir), str(capture), "--run", table["run_id"][0]]) == 2
+    assert "repeats" in capsys.readouterr().err
+    assert path.read_bytes() == damaged

@@ -46,9 +46,10 @@ from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts
 from trntui.core.text import as_name, name_problem
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with, remove_file
-from trntui.store.paths import check_column, project_path
+from trntui.store.paths import project_path
 from trntui.store.paths import timeline_file as _timeline_file
 from trntui.store.project import writes_project
+from trntui.store.tables import read_table
 
 if TYPE_CHECKING:
     from trntui.importers import CancelCheck, Progress
@@ -136,19 +137,14 @@ def load_runs(root: Path) -> pl.DataFrame:
     path = runs_path(root)
     if not path.is_file():
         return pl.DataFrame(schema=RUNS_SCHEMA)
-    try:
-        frame = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-        raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
-    missing = [name for name in RUNS_SCHEMA if name not in frame.columns]
-    if missing:
-        raise InputFileError(
-            str(path), "runs table lacks columns", key=missing[0], expected=", ".join(RUNS_SCHEMA)
-        )
-    try:
-        frame = frame.select(list(RUNS_SCHEMA)).cast(dict(RUNS_SCHEMA))
-    except pl.exceptions.PolarsError as error:
-        raise InputFileError(str(path), f"runs table has wrong column types ({error})") from None
+    frame = read_table(
+        path,
+        RUNS_SCHEMA,
+        "runs table",
+        ids=("run_id", "run id"),
+        unique=("run_id",),
+        twice="the run would count twice",
+    )
     for index, (run_id, text) in enumerate(frame.select("run_id", "metadata_json").iter_rows()):
         try:
             RunMetadata.from_json(text)
@@ -156,18 +152,6 @@ def load_runs(root: Path) -> pl.DataFrame:
             raise InputFileError(
                 str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
             ) from None
-    # Run ids become file names: one edited by hand (``../x``) is refused here, on reading.
-    check_column(path, "run id", "run_id", frame["run_id"])
-    again = ~frame["run_id"].is_first_distinct()
-    if again.any():
-        row = int(again.arg_true()[0]) + 1
-        raise InputFileError(
-            str(path),
-            f"row {row} repeats run {frame['run_id'][row - 1]!r}, which trntui never writes "
-            "(was it edited?); the run would count twice",
-            key="run_id",
-            expected="one row per run",
-        )
     return frame
 
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.store.paths import check_column, project_path, samples_file
+from trntui.store.paths import project_path, samples_file
+from trntui.store.tables import read_table
 
 T = TypeVar("T")
 
@@ -95,16 +96,14 @@ def load_captures(root: Path, run_id: str | None = None) -> pl.DataFrame:
     if not path.is_file():
         frame = pl.DataFrame(schema=CAPTURES_SCHEMA)
     else:
-        try:
-            frame = pl.read_parquet(path)
-        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            raise InputFileError(str(path), f"captures table cannot be read ({error})") from None
-        missing = [name for name in CAPTURES_SCHEMA if name not in frame.columns]
-        if missing:
-            raise InputFileError(str(path), "captures table lacks columns", key=missing[0])
-        frame = frame.select(list(CAPTURES_SCHEMA)).cast(dict(CAPTURES_SCHEMA))
-        # Capture ids become file names: one edited by hand is refused here, on reading.
-        check_column(path, "capture id", "capture_id", frame["capture_id"])
+        frame = read_table(
+            path,
+            CAPTURES_SCHEMA,
+            "captures table",
+            ids=("capture_id", "capture id"),
+            unique=("run_id", "capture_id"),
+            twice="its measured time would count twice",
+        )
     return frame if run_id is None else frame.filter(pl.col("run_id") == run_id)
 
 
@@ -116,13 +115,9 @@ def load_telemetry(root: Path, capture_id: str) -> Telemetry:
     )
     if rows.is_empty():
         raise UserError(f"no utilization capture {capture_id!r} in {root}")
-    path = samples_path(root, capture_id)
-    try:
-        samples = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-        raise InputFileError(str(path), f"samples cannot be read ({error})") from None
+    samples = read_table(samples_path(root, capture_id), TELEMETRY_SCHEMA, "samples table")
     return Telemetry(
-        samples.select(list(TELEMETRY_SCHEMA)),
+        samples,
         stored_metadata(root, rows["metadata_json"][0], TelemetryMetadata.from_json),
     )
 
