@@ -798,3 +798,20 @@ async def test_case6_the_app_asks_before_storing_an_implausible_fetched_price(
                 await settle(pilot)
                 stored = [q.usd_per_hour for q in load_quote_book(root).quotes]
                 assert stored == ([] if answer == "n" else [55_040.0])
+
+
+def test_two_quotes_of_the_same_key_are_refused_at_the_second(tmp_path: Path) -> None:
+    """Issue 30, item 13: both were listed and the first silently used."""
+    from tests import copy_sample
+
+    project = copy_sample(tmp_path / "proj")
+    path = quotes_path(project)
+    text = path.read_text()
+    start = text.index("[[quote]]\ninstance_type = \"p5.48xlarge\"")
+    end = text.index("[[quote]]", start + 1)
+    twin = text[start:end].replace("usd_per_hour = 55.04", "usd_per_hour = 98.32")
+    path.write_text(text + "\n" + twin)
+    line = (text + "\n").count("\n") + 1
+    with pytest.raises(InputFileError, match="same type, region, option and origin") as raised:
+        load_quote_book(project)
+    assert raised.value.line == line

@@ -112,7 +112,27 @@ def load_quote_book(root: Path) -> QuoteBook:
         _miss_from_table(path, text, index, table)
         for index, table in enumerate(_tables(path, text, document, "miss"))
     )
+    _refuse_repeats(path, text, "quote", [q.key for q in quotes], "type, region, option and origin")
+    rates_keys = [(r.service, r.region, r.manual) for r in rates]
+    _refuse_repeats(path, text, "rate", rates_keys, "service, region and origin")
+    miss_keys = [(m.key, m.offer_code == SAVINGS_PLAN_OFFER) for m in misses]
+    _refuse_repeats(path, text, "miss", miss_keys, "type, region and price list")
     return QuoteBook(quotes=quotes, rates=rates, misses=misses)
+
+
+def _refuse_repeats(path: Path, text: str, name: str, keys: list[object], what: str) -> None:
+    """A second ``[[name]]`` of the same key: which one applies could only be guessed (the
+    first was used without a word), so the file is refused at the second's line."""
+    seen: dict[object, int] = {}
+    for index, key in enumerate(keys):
+        if key in seen:
+            raise InputFileError(
+                str(path),
+                f"{name} #{index + 1} has the same {what} as {name} #{seen[key] + 1}",
+                line=locate(text, name, None, index),
+                expected=f"one [[{name}]] per {what}: delete or change one of them",
+            )
+        seen[key] = index
 
 
 def _miss_from_table(path: Path, text: str, index: int, table: dict[str, Any]) -> PriceLookup:
