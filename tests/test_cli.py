@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -243,6 +244,16 @@ def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
     )
 )
 def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
+    """Character for character, but a float that is not finite is null: JSON has no NaN."""
     from trntui.commands import json_text
 
-    assert json_text(document) == json.dumps(document, indent=2)
+    def finite(value: object) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: finite(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [finite(item) for item in value]
+        return value
+
+    assert json_text(document) == json.dumps(finite(document), indent=2, allow_nan=False)

@@ -18,7 +18,16 @@ from trntui.core.run_facts import RecordedQuality
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import is_valid, project_path
 from trntui.store.project import writes_project
-from trntui.store.toml_file import check_schema_version, decode_utf8, dump_toml, locate, parse_toml
+from trntui.store.toml_file import (
+    check_schema_version,
+    check_top_level,
+    decode_utf8,
+    dump_toml,
+    locate,
+    parse_toml,
+    previous_text,
+    updated_toml,
+)
 
 QUALITY_FILE = "quality.toml"
 SCHEMA_VERSION = 1
@@ -37,6 +46,7 @@ def load_recorded_quality(root: Path) -> dict[str, RecordedQuality]:
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     check_schema_version(path, text, document, SCHEMA_VERSION)
+    check_top_level(path, text, document, ("schema_version", "result"))
     results: dict[str, RecordedQuality] = {}
     for index, entry in enumerate(document.get("result", [])):
         run_id = _text(path, text, index, entry, "run_id")
@@ -138,4 +148,7 @@ def record_quality(root: Path, run_id: str, result: RecordedQuality | None) -> N
         "# checkpoint), one [[result]] per run id; see `trntui quality`.\n"
     )
     document = {"schema_version": SCHEMA_VERSION, "result": entries}
-    atomic_write_text(quality_path(root), header + dump_toml(document), root=root)
+    path = quality_path(root)
+    fresh = header + dump_toml(document)
+    text = updated_toml(previous_text(path), document, fresh, identity={"result": ("run_id",)})
+    atomic_write_text(path, text, root=root)

@@ -49,7 +49,7 @@ from trntui.core.quotes import (
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
-from trntui.store.toml_file import decode_utf8, locate, parse_toml
+from trntui.store.toml_file import decode_utf8, locate, parse_toml, previous_text, updated_toml
 
 SCHEMA_VERSION = 2
 """v2 adds ``[[miss]]`` and a quote's ``pinned``; a v1 file reads as it is."""
@@ -208,8 +208,19 @@ def save_quote_book(root: Path, book: QuoteBook) -> QuoteBook:
         "# Price quotes this project's estimates use (written by trntui; see `trntui price`).\n"
         "# Fetched quotes keep their AWS Price List provenance; manual ones a source note.\n"
     )
-    atomic_write_text(quotes_path(root), header + tomli_w.dumps(document), root=root)
+    path = quotes_path(root)
+    fresh = header + tomli_w.dumps(document)
+    text = updated_toml(previous_text(path), document, fresh, identity=_IDENTITY)
+    atomic_write_text(path, text, root=root)
     return book
+
+
+_IDENTITY = {
+    "quote": ("instance_type", "region", "purchase_option", "manual"),
+    "rate": ("service", "region", "manual"),
+    "miss": ("instance_type", "region", "offer_code"),
+}
+"""What tells the entries of each list apart (a hand comment stays with its entry)."""
 
 
 @writes_project

@@ -25,7 +25,16 @@ from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
 from trntui.store.runs import check_set_name, load_runs
-from trntui.store.toml_file import check_schema_version, decode_utf8, dump_toml, locate, parse_toml
+from trntui.store.toml_file import (
+    check_schema_version,
+    check_top_level,
+    decode_utf8,
+    dump_toml,
+    locate,
+    parse_toml,
+    previous_text,
+    updated_toml,
+)
 
 SETS_FILE = "sets.toml"
 SCHEMA_VERSION = 1
@@ -55,6 +64,7 @@ def _load(root: Path) -> dict[str, tuple[SystemSize | None, str | None]]:
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     check_schema_version(path, text, document, SCHEMA_VERSION)
+    check_top_level(path, text, document, ("schema_version", "set"))
     entries: dict[str, tuple[SystemSize | None, str | None]] = {}
     for index, entry in enumerate(document.get("set", [])):
         name, size, family = _entry(path, text, index, entry)
@@ -220,7 +230,10 @@ def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) 
         "# (an assumption each; `trntui size`) and its scaling family (`trntui family`).\n"
     )
     document = {"schema_version": SCHEMA_VERSION, "set": rows}
-    atomic_write_text(sets_path(root), header + dump_toml(document), root=root)
+    path = sets_path(root)
+    fresh = header + dump_toml(document)
+    text = updated_toml(previous_text(path), document, fresh, identity={"set": ("name",)})
+    atomic_write_text(path, text, root=root)
 
 
 def set_summaries(root: Path) -> list[tuple[str, str, int]]:

@@ -1,7 +1,16 @@
-"""Reading the project's TOML with messages that point at the file, the line and the key.
+"""The project's TOML: read with messages that point at the file, the line and the key, and
+written again without losing what a person wrote by hand.
 
 ``tomllib`` reports syntax errors with a line and column but gives no positions for values, so
 a wrong type found later is located by scanning the text for the table header and the key.
+
+A file people edit by hand (the README invites it) keeps their comments, blank lines and
+layout when trntui saves it: ``updated_toml`` changes the previous text only where a value
+changed, through ``tomlkit`` (the style-preserving TOML library Poetry maintains and writes
+``pyproject.toml`` with; ``tomllib`` and ``tomli_w`` keep no comments). An item of an array of
+tables (``[[targets]]``) keeps its comments when it moves, matched by its identity keys. What
+comes out is read back and compared with what was meant; if they differ, the file is written
+fresh, as it is when there is no file yet.
 """
 
 from __future__ import annotations
@@ -12,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.items import AoT, Table
 
 from trntui.core.errors import InputFileError
 
@@ -104,6 +116,92 @@ def dump_toml(document: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def updated_toml(
+    previous: str | None,
+    document: dict[str, Any],
+    fresh: str,
+    *,
+    identity: dict[str, tuple[str, ...]] | None = None,
+) -> str:
+    """``document`` as TOML text: ``previous`` (the file as it is) changed where its values
+    differ, comments and layout kept; without a previous text (or one that does not parse),
+    ``fresh`` (the file written anew). ``identity`` names, per array of tables, the keys that
+    tell its items apart (a target's ``name``): an item that moved keeps its comments."""
+    if previous is None:
+        return fresh
+    try:
+        kept = tomlkit.parse(previous)
+        _merge(kept, document, identity or {})
+        text = tomlkit.dumps(kept).rstrip("\n") + "\n"
+        same = tomllib.loads(text) == tomllib.loads(fresh)
+    except (tomlkit.exceptions.TOMLKitError, tomllib.TOMLDecodeError, ValueError, TypeError):
+        return fresh
+    return text if same else fresh
+
+
+def previous_text(path: Path) -> str | None:
+    """The text of the file a save replaces, for ``updated_toml``; None when there is no
+    regular file there or it is not UTF-8 (then the file is written anew)."""
+    try:
+        return (
+            path.read_bytes().decode("utf-8") if path.is_file() and not path.is_symlink() else None
+        )
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _merge(
+    kept: Container | Table, new: dict[str, Any], identity: dict[str, tuple[str, ...]]
+) -> None:
+    for key in [key for key in kept if key not in new]:
+        del kept[key]
+    for key, value in new.items():
+        old = kept.get(key)
+        if old is not None and _plain(old) == value:
+            continue  # unchanged: its text stays as it is
+        if isinstance(value, dict) and isinstance(old, Table | Container):
+            _merge(old, value, identity)
+        elif _is_table_list(value) and isinstance(old, AoT):
+            kept[key] = _merged_items(old, value, identity.get(key, ()), identity)
+        else:
+            kept[key] = value
+
+
+def _merged_items(
+    old: AoT, new: list[dict[str, Any]], keys: tuple[str, ...], identity: dict[str, Any]
+) -> AoT:
+    """The items of ``new`` as tables: the one of ``old`` it is (unchanged, or with the same
+    ``keys``; without keys, the one at the same position), updated; else a new table. Matches
+    are found for every item before any table is taken by position, so a new item never takes
+    the table (and the comments) of one that only moved."""
+    unused = list(old)
+
+    def take(match: Any) -> Table | None:
+        found = next((table for table in unused if match(table)), None)
+        if found is not None:
+            unused.remove(found)
+        return found
+
+    tables: list[Table | None] = [take(lambda t, item=item: _plain(t) == item) for item in new]
+    for index, item in enumerate(new):
+        if tables[index] is None and keys:
+            tables[index] = take(
+                lambda t, item=item: all(_plain(t.get(k)) == item.get(k) for k in keys)
+            )
+        elif tables[index] is None and index < len(old):
+            tables[index] = take(lambda t, index=index: t is old[index])
+    merged = []
+    for table, item in zip(tables, new, strict=True):
+        table = tomlkit.table() if table is None else table
+        _merge(table, item, identity)
+        merged.append(table)
+    return AoT(merged)
+
+
+def _plain(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
 def _is_table_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
@@ -120,3 +218,19 @@ def check_schema_version(path: Path, text: str, document: dict[str, Any], versio
         line=locate(text, "", "schema_version") or 1,
         expected=f"schema_version = {version}",
     )
+
+
+def check_top_level(
+    path: Path, text: str, document: dict[str, Any], known: tuple[str, ...]
+) -> None:
+    """Refuse a top-level key or table trntui does not know (a typo, another tool's table):
+    a save would drop it, so it is named, with its line, before anything is written."""
+    unknown = [key for key in document if key not in known]
+    if unknown:
+        raise InputFileError(
+            str(path),
+            f"unknown key {unknown[0]!r}",
+            line=locate(text, unknown[0], None) or locate(text, "", unknown[0]),
+            key=unknown[0],
+            expected=" or ".join(known),
+        )

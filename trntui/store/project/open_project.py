@@ -115,7 +115,10 @@ class Project:
                 f"{self.path} was changed outside this session since it was opened; "
                 "your edit was not saved (reload to see the file's content, then edit again)"
             )
-        text = render_project_toml(inventory)
+        # The file as it is keeps its comments and layout; one in an older format is
+        # written anew (its header names the format).
+        previous = current.decode("utf-8") if current and self._version == SCHEMA_VERSION else None
+        text = render_project_toml(inventory, previous)
         data = text.encode("utf-8")
         if self._version < SCHEMA_VERSION and current:
             # The first save in the new format keeps the old file, for an older trntui.

@@ -13,7 +13,7 @@ from typing import Any
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
 from trntui.store.atomic import atomic_write_text
-from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml
+from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml, updated_toml
 
 SCHEMA_VERSION = 2
 """v2 adds the plan's limits and prices (goal budget, start date and capacity lead time, the
@@ -65,14 +65,19 @@ def project_file(root: Path) -> Path:
     return Path(root) / PROJECT_FILE
 
 
-def render_project_toml(inventory: Inventory) -> str:
-    """The file's text: ``schema_version`` first, then the sections in their fixed order."""
+def render_project_toml(inventory: Inventory, previous: str | None = None) -> str:
+    """The file's text: ``schema_version`` first, then the sections in their fixed order; with
+    the file's ``previous`` text, that text changed only where a value did (comments kept)."""
     document = {"schema_version": SCHEMA_VERSION, **inventory.to_dict()}
     header = (
         f"# trntui project file (format v{SCHEMA_VERSION}): the workload inventory.\n"
         "# Edit here or in the app (`trntui <this folder>`); keys are documented in the README.\n"
     )
-    return header + dump_toml(document)
+    return updated_toml(previous, document, header + dump_toml(document), identity=_IDENTITY)
+
+
+_IDENTITY = {"targets": ("name",), "risks": ("title",)}
+"""What tells the items of each list apart (a target's name is unique in an inventory)."""
 
 
 def read_inventory(root: Path) -> LoadedInventory:
