@@ -807,7 +807,7 @@ def test_two_quotes_of_the_same_key_are_refused_at_the_second(tmp_path: Path) ->
     project = copy_sample(tmp_path / "proj")
     path = quotes_path(project)
     text = path.read_text()
-    start = text.index("[[quote]]\ninstance_type = \"p5.48xlarge\"")
+    start = text.index('[[quote]]\ninstance_type = "p5.48xlarge"')
     end = text.index("[[quote]]", start + 1)
     twin = text[start:end].replace("usd_per_hour = 55.04", "usd_per_hour = 98.32")
     path.write_text(text + "\n" + twin)
