@@ -120,7 +120,9 @@ def test_estimate_text(project, capsys):
     header = lines.index("Trainium3 trial: 2 x trn3.48xlarge, us-east-1, on-demand")
     assert lines[header + 1].split() == ["total", lines[header + 1].split()[-1]]
     assert lines[header + 1].split()[-1].startswith("$")
-    assert "Training (steady useful work)" in lines[header + 4]
+    assert lines[header + 2].split()[:3] == ["next", "training", "P10-P90"]
+    assert lines[header + 2].endswith("(t, n=3)")
+    assert "Training (steady useful work)" in lines[header + 5]
     assert "Decision:" in out
     assert "Porting risks: 10 days over 1 open risk(s), kept apart from the totals" in out
 
@@ -128,7 +130,7 @@ def test_estimate_text(project, capsys):
 def test_report_files(project, tmp_path, capsys):
     md, js, cs = tmp_path / "r.md", tmp_path / "r.json", tmp_path / "r.csv"
     assert cli("report", str(project), "--format", "md", "-o", str(md)) == 0
-    assert cli("report", str(project), "--format", "json", "-o", str(js), "--seed", "4") == 0
+    assert cli("report", str(project), "--format", "json", "-o", str(js)) == 0
     assert cli("report", str(project), "--format", "csv", "-o", str(cs)) == 0
     text = md.read_text()
     for heading in ("# Training cost estimate", "## Summary", "## Formula",
@@ -140,8 +142,9 @@ def test_report_files(project, tmp_path, capsys):
     assert "trn3.48xlarge/us-east-1/on-demand/manual" in text
     assert "**Decision:" in text
     document = json.loads(js.read_text())
-    assert document["distribution"][0]["seed"] == 4
-    assert document["distribution"][0]["runs"] == 3
+    band = document["targets"][0]["band"]
+    assert band["runs"] == 3 and band["method"].startswith("t prediction interval")
+    assert band["p10_usd"] < document["targets"][0]["total_usd"] < band["p90_usd"]
     assert document["formula"].startswith("cost = instance price x billed time")
     assert document["quotes"][0]["retrieved_at"].startswith("2026-11-20")
     rows = list(csv.DictReader(io.StringIO(cs.read_text())))

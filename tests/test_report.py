@@ -29,14 +29,17 @@ GENERATED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 def document(ctx=None, overrides=(), stale=()):
     ctx = ctx or context()
-    analysis = analyze(ctx, overrides, draws=1000, seed=1)
+    analysis = analyze(ctx, overrides)
     return report_document(ctx, analysis, stale=stale, generated_at=GENERATED)
 
 
 def test_markdown_reads_on_its_own():
     text = render_markdown(document())
     assert text.startswith("# Training cost estimate: t\n")
-    assert f"| {TRN} | 2 x trn3.48xlarge (us-east-1, on-demand) | ${TOTAL_USD:,.2f} |" in text
+    assert (
+        f"| {TRN} | 2 x trn3.48xlarge (us-east-1, on-demand) | ${TOTAL_USD:,.2f} | no band: it "
+        "would rest on 2 counted runs" in text
+    )
     assert "generated 2026-11-29T12:00:00+00:00" in text
     assert "cost = instance price x billed time (per stage, summed)" in text
     assert "| Training (steady useful work) | 1 | 2 | $20.00 |" in text
@@ -99,7 +102,7 @@ def test_json_report_keeps_unknowns_null():
     assert trn["transfer_usd"] == pytest.approx(1.0)
     assert trn["inputs"]["usd_per_hour"]["provenance"] == "unknown"
     assert doc["comparison"]["comparable"] is False
-    assert doc["distribution"][0]["p50_usd"] is None
+    assert trn["band"]["p50_usd"] is None and "incomplete" in trn["band"]["reason"]
     assert doc["goal"]["work_amount"] == 7200.0
 
 

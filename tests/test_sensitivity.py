@@ -1,4 +1,4 @@
-"""Sensitivity over the observed range (ranking known by hand) and seeded resampling."""
+"""Sensitivity over the observed range (ranking known by hand)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from tests.test_estimate import GPU, TRN, context, gpu_runs, run, trn_runs
 from trntui.core.estimate import Override, estimate
-from trntui.core.sensitivity import resample, sensitivity
+from trntui.core.sensitivity import sensitivity
 
 FAILED_H = (1 / 3) / (2 / 3) * 1800 / 3600  # the one failed run of three, 0.5 h each
 
@@ -69,31 +69,3 @@ def test_overridden_input_is_not_varied():
     result = {s.target: s for s in sensitivity(estimate(context(), [override]))}[TRN]
     assert "steady_throughput" not in [bar.key for bar in result.bars]
     assert any(label == "Useful throughput" for label, _ in result.not_varied)
-
-
-def test_resampling_draws_whole_observed_runs():
-    dist = {d.target: d for d in resample(estimate(context()), draws=10_000, seed=7)}[TRN]
-    slow = trn_total(1.0, 300, 0.1, 0.0)
-    fast = trn_total(3.0, 900, 0.3, 0.1)
-    assert dist.runs == 2
-    assert dist.p10_usd == pytest.approx(min(slow, fast))
-    assert dist.p90_usd == pytest.approx(max(slow, fast))
-
-
-def test_resampling_is_reproducible_with_a_seed():
-    runs = [run("trn", throughput=t, run_id=f"r{t}") for t in (1.0, 1.5, 2.0, 3.0, 5.0)]
-    runs_estimate = estimate(context(runs=runs + gpu_runs()))
-    first = resample(runs_estimate, draws=7, seed=3)
-    assert first == resample(runs_estimate, draws=7, seed=3)
-    seeds = {resample(runs_estimate, draws=7, seed=s)[0].p50_usd for s in range(20)}
-    assert len(seeds) > 1  # the seed does select the draws
-    totals = [trn_total(t, 600, 0.2, 0.05, failed_h=0.0) for t in (1.0, 1.5, 2.0, 3.0, 5.0)]
-    assert min(totals) <= first[0].p10_usd <= first[0].p90_usd <= max(totals)
-
-
-def test_incomplete_estimate_has_no_distribution():
-    from tests.test_estimate import book
-
-    dist = resample(estimate(context(quotes=book(trn_price=None))), draws=100)[0]
-    assert dist.p50_usd is None
-    assert dist.reason == "estimate incomplete"

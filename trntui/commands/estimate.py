@@ -4,6 +4,9 @@
 ``total_usd`` (null when incomplete), ``incomplete_inputs``, ``instance_hours``, each cost term
 and every input with its ``provenance``), the Trainium3-vs-GPU comparison and the decision.
 
+Each target's ``band`` is where the next training's cost lands (P10/P50/P90 with ``runs``
+and ``method``, or ``reason`` when there is none: ``core.prediction``).
+
 ``report DIR [--scenario NAME] --format md|json|csv -o FILE`` writes the budget report
 (``-o -`` prints it).
 
@@ -39,6 +42,7 @@ from trntui.core.estimate import (
 )
 from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
+from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import FlagKind
 from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
 from trntui.store import scenarios  # lazy: a name loads its module when first used
@@ -75,10 +79,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--scenario", metavar="NAME", help="report a saved scenario snapshot")
     rep.add_argument("--format", choices=REPORT_FORMATS, required=True)
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="file ('-': stdout)")
-    rep.add_argument("--draws", type=int, help="resampling draws")
-    rep.add_argument(
-        "--seed", type=int, default=0, help="resampling seed (same seed, same P10-P90)"
-    )
     rep.set_defaults(func=report_command)
 
     scenario = subparsers.add_parser(
@@ -202,7 +202,7 @@ def estimate_command(args: argparse.Namespace) -> int:
         print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
     for note in stale:
         print(f"STALE: {note}")
-    print(_estimate_text(result))
+    print(_estimate_text(result, prediction_bands(result)))
     if comparison.comparable:
         print(
             f"Trainium3 / GPU cost to the same result: {comparison.cost_ratio:.3f} "
@@ -220,16 +220,18 @@ def estimate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _estimate_text(result: Estimate) -> str:
+def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
     """Each target as a short block that fits 80 columns."""
     lines = []
-    for item in result.targets:
+    for item, band in zip(result.targets, bands, strict=True):
         target = item.target
         lines.append(
             f"{item.name}: {target.instance_count} x {target.instance_type}, "
             f"{target.region}, {target.purchase_option}"
         )
-        lines.append(f"  {'total':{_LABEL_WIDTH}} {item.headline()}")
+        only = " (assumptions only: no input is measured)" if item.assumptions_only else ""
+        lines.append(f"  {'total':{_LABEL_WIDTH}} {item.headline()}{only}")
+        lines.append(f"  {'next training':{_LABEL_WIDTH}} {band.text()}")
         if item.usd_per_unit is not None:
             unit = (item.work_unit or "units").removesuffix("s")
             lines.append(f"  {'per ' + unit:{_LABEL_WIDTH}} {usd_per_unit(item.usd_per_unit)}")
@@ -284,15 +286,10 @@ def report_command(args: argparse.Namespace) -> int:
         render_markdown,
         report_document,
     )
-    from trntui.core.sensitivity import DEFAULT_DRAWS
 
     renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
-    if args.draws is None:
-        args.draws = DEFAULT_DRAWS
-    if args.draws < 1:
-        raise UserError("--draws must be at least 1")
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
-    analysis = analyze(context, overrides, draws=args.draws, seed=args.seed)
+    analysis = analyze(context, overrides)
     document = report_document(
         context,
         analysis,

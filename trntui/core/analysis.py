@@ -1,5 +1,5 @@
 """One set of inputs analysed: the estimate, the Trainium3-vs-GPU comparison, the
-sensitivity bars and the resampled P10/P50/P90, computed together after every edit
+sensitivity bars and the predictive P10-P90 band, computed together after every edit
 (``analyze``). The Scenarios screen shows an ``Analysis``; ``core.report`` renders one.
 """
 
@@ -16,13 +16,8 @@ from trntui.core.estimate import (
     TargetInputs,
     estimate,
 )
-from trntui.core.sensitivity import (
-    DEFAULT_DRAWS,
-    Distribution,
-    Sensitivity,
-    resample,
-    sensitivity,
-)
+from trntui.core.prediction import Band, prediction_bands
+from trntui.core.sensitivity import Sensitivity, sensitivity
 
 
 @dataclass(frozen=True)
@@ -32,7 +27,7 @@ class Analysis:
     estimate: Estimate
     comparison: Comparison
     sensitivities: tuple[Sensitivity, ...]
-    distributions: tuple[Distribution, ...]
+    bands: tuple[Band, ...]
 
 
 def analyze(
@@ -40,10 +35,8 @@ def analyze(
     overrides: Sequence[Override] = (),
     *,
     prepared: Sequence[TargetInputs] | None = None,
-    draws: int = DEFAULT_DRAWS,
-    seed: int = 0,
 ) -> Analysis:
-    """Estimate, comparison, tornado bars and P10/P50/P90 after an edit, in one call.
+    """Estimate, comparison, tornado bars and the P10-P90 band after an edit, in one call.
 
     Raises ``InvalidInputError`` for a bad override, before anything is computed, so the
     caller keeps showing its last valid ``Analysis``. Pass ``prepared`` (``prepare(context)``)
@@ -54,5 +47,5 @@ def analyze(
         result,
         compare(context, result),
         sensitivity(result),
-        resample(result, draws=draws, seed=seed),
+        prediction_bands(result),
     )

@@ -99,19 +99,34 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "",
     ]
     out += _table(
-        ["Target", "Instances", "Total", f"Cost per {unit.removesuffix('s')}", "Status"],
+        [
+            "Target",
+            "Instances",
+            "Total",
+            "Next training P10-P90",
+            f"Cost per {unit.removesuffix('s')}",
+            "Status",
+        ],
         [
             [
                 t["name"],
                 f"{t['instance_count']} x {t['instance_type']} ({t['region']}, "
                 f"{t['purchase_option']})",
                 usd(t["total_usd"]),
+                t["band"]["text"] if t.get("band") else "",
                 usd_per_unit(t["usd_per_unit"]),
-                "complete" if t["total_usd"] is not None else t["headline"],
+                _status(t),
             ]
             for t in doc["targets"]
         ],
     )
+    bands = [t["band"] for t in doc["targets"] if t.get("band") and t["band"]["method"]]
+    if bands:
+        out += [
+            f"P10-P90: where the next training's cost lands 8 times in 10, by a "
+            f"{bands[0]['method']}; n is the counted runs it rests on.",
+            "",
+        ]
     decision = doc["comparison"]["decision"]
     out += [f"**Decision: {decision['action']}.**", ""]
     out += [f"- {fact}" for fact in decision["facts"]] + [""]
@@ -179,6 +194,14 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += ["No porting risk recorded.", ""]
     out += ["## Caveats", ""] + [f"- {note}" for note in doc["caveats"]] + [""]
     return printable("\n".join(out))
+
+
+def _status(target: dict[str, Any]) -> str:
+    """``complete``, ``assumptions only`` (a total no measurement supports) or what is
+    missing."""
+    if target["total_usd"] is None:
+        return target["headline"]
+    return "assumptions only (no input measured)" if target.get("assumptions_only") else "complete"
 
 
 def _target_markdown(t: dict[str, Any]) -> list[str]:
@@ -258,20 +281,21 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
             )
         out += [f"- block step: {step}" for step in s.get("block_steps", [])]
         out += [f"- not varied: {n['input']} ({n['why']})" for n in s["not_varied"]] + [""]
-    out += ["### Spread of the total over the observed runs", ""]
+    out += ["### Where the next training's cost lands", ""]
     out += _table(
-        ["Target", "P10", "P50", "P90", "Draws", "Runs drawn from", "Note"],
+        ["Target", "P10", "P50", "P90", "Runs (n)", "Method", "Drawn per run / why no band"],
         [
             [
-                d["target"],
-                usd(d["p10_usd"]),
-                usd(d["p50_usd"]),
-                usd(d["p90_usd"]),
-                d["draws"],
-                d["runs"],
-                d["reason"] or f"seed {d['seed']}",
+                t["name"],
+                usd(b["p10_usd"]),
+                usd(b["p50_usd"]),
+                usd(b["p90_usd"]),
+                b["runs"],
+                b["method"] or "",
+                ", ".join(b["drawn_per_run"]) if b["method"] else b["reason"],
             ]
-            for d in doc["distribution"]
+            for t in doc["targets"]
+            if (b := t.get("band"))
         ],
     )
     return out
@@ -468,9 +492,13 @@ def render_csv(doc: dict[str, Any]) -> str:
                 "",
                 f"{b['low']} to {b['high']}",
             )
-    for d in doc["distribution"]:
+    for t in doc["targets"]:
+        band = t.get("band")
+        if band is None:
+            continue
         for p in ("p10_usd", "p50_usd", "p90_usd"):
-            row("distribution", d["target"], p, d[p], "USD", "", "", d["reason"])
+            row("band", t["name"], p, band[p], "USD", "", band["method"] or "", band["reason"])
+        row("band", t["name"], "runs", band["runs"], "runs")
     c = doc["comparison"]
     row("comparison", "", "comparable", c["comparable"], "", "", "", "; ".join(c["reasons"]))
     row("comparison", "", "cost_ratio", c["cost_ratio"])

@@ -3,9 +3,9 @@
 It gathers everything a reviewer needs to redo the estimate (SPEC §5, "keep everything
 traceable"): the inputs with their provenance, the price quotes with their source and date,
 the formula, each billed stage, the cost terms, the sensitivity table over the observed range,
-the resampled P10/P50/P90, the Trainium3-vs-GPU comparison with its protocol check and decision
-note, the porting risks in days, and the caveats. Unknown values stay ``null``, never 0.
-``core.report`` renders this document as Markdown, JSON or CSV.
+the predictive P10-P90 band with its n and method, the Trainium3-vs-GPU comparison with its
+protocol check and decision note, the porting risks in days, and the caveats. Unknown values
+stay ``null``, never 0. ``core.report`` renders this document as Markdown, JSON or CSV.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from trntui.core.estimate import (
     quote_source,
     shown_unit,
 )
+from trntui.core.prediction import METHOD_TEXT, Band, prediction_bands
 
 if TYPE_CHECKING:  # the estimate's own document needs neither the analysis nor back-tests
     from trntui.core.analysis import Analysis
     from trntui.core.comparison import Comparison
-    from trntui.core.sensitivity import Distribution, Sensitivity
+    from trntui.core.sensitivity import Sensitivity
 
 FORMULA = (
     "cost = instance price x billed time (per stage, summed)\n"
@@ -70,8 +71,9 @@ def _number(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def target_document(item: TargetEstimate) -> dict[str, Any]:
-    """One target as JSON: every term (null when unknown) and each input's provenance."""
+def target_document(item: TargetEstimate, band: Band | None = None) -> dict[str, Any]:
+    """One target as JSON: every term (null when unknown), each input's provenance and the
+    predictive band (``band``)."""
     target = item.target
     quote = item.quote
     return {
@@ -84,6 +86,7 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
         "run_set": target.run_set,
         "total_usd": _number(item.total_usd),
         "headline": item.headline(),
+        "assumptions_only": item.assumptions_only,
         "incomplete_inputs": list(item.incomplete_inputs),
         "instance_hours": _number(item.instance_hours),
         **{term: _number(item.term(term)) for term in TERMS},
@@ -124,6 +127,7 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
             }
             for i in item.inputs
         },
+        "band": None if band is None else band_document(band),
         "quote_reason": item.quote_reason,
         "quote": None
         if quote is None
@@ -137,11 +141,16 @@ def target_document(item: TargetEstimate) -> dict[str, Any]:
     }
 
 
-def estimate_document(result: Estimate) -> dict[str, Any]:
-    """The JSON of ``trntui estimate --json``."""
+def estimate_document(result: Estimate, bands: tuple[Band, ...] | None = None) -> dict[str, Any]:
+    """The JSON of ``trntui estimate --json``, each target with its band (``bands``, computed
+    when not given)."""
+    if bands is None:
+        bands = prediction_bands(result)
     return {
         "work_unit": result.work_unit,
-        "targets": [target_document(item) for item in result.targets],
+        "targets": [
+            target_document(item, band) for item, band in zip(result.targets, bands, strict=True)
+        ],
         "overrides": [
             {
                 "input": o.input,
@@ -194,20 +203,21 @@ def _sensitivity_document(items: tuple[Sensitivity, ...]) -> list[dict[str, Any]
     ]
 
 
-def _distribution_document(items: tuple[Distribution, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "target": d.target,
-            "draws": d.draws,
-            "runs": d.runs,
-            "seed": d.seed,
-            "p10_usd": _number(d.p10_usd),
-            "p50_usd": _number(d.p50_usd),
-            "p90_usd": _number(d.p90_usd),
-            "reason": d.reason,
-        }
-        for d in items
-    ]
+def band_document(band: Band) -> dict[str, Any]:
+    """The predictive band of one target: P10/P50/P90 with n and the method, or why none."""
+    return {
+        "target": band.target,
+        "runs": band.runs,
+        "method": METHOD_TEXT if band.p50_usd is not None else None,
+        "p10_usd": _number(band.p10_usd),
+        "p50_usd": _number(band.p50_usd),
+        "p90_usd": _number(band.p90_usd),
+        "width": _number(band.width),
+        "drawn_per_run": list(band.drawn),
+        "unexplained_s_per_run": _number(band.unexplained_s),
+        "text": band.text(),
+        "reason": band.reason,
+    }
 
 
 def _comparison_document(comparison: Comparison) -> dict[str, Any]:
@@ -355,7 +365,7 @@ def report_document(
             "quality_direction": goal.quality_direction,
         },
         "formula": FORMULA,
-        **estimate_document(result),
+        **estimate_document(result, analysis.bands),
         "quotes": [
             {
                 "id": qid,
@@ -381,7 +391,6 @@ def report_document(
             if r.region in {t.target.region for t in result.targets}
         ],
         "sensitivity": _sensitivity_document(analysis.sensitivities),
-        "distribution": _distribution_document(analysis.distributions),
         "comparison": _comparison_document(analysis.comparison),
         "backtests": _backtest_document(context, result),
         "caveats": caveats(context, result, stale),

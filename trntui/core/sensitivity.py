@@ -1,4 +1,4 @@
-"""How much the total moves with each observed input, and its spread over the observed runs.
+"""How much the total moves with each observed input over its range in the repeated runs.
 
 Vary **only observed inputs**, over **the range seen in the repeated runs** (the
 minimum and maximum of the run set's counted runs; for the billed time of a failed attempt, of
@@ -6,12 +6,8 @@ its runs that did not count), never an arbitrary "+20 %". An input set
 by a scenario override is an assumption, not an observation, so it is not varied; neither are
 inventory quantities (storage, transfer, logs), which no run log measures.
 
-Resampling draws whole runs, with replacement, from the counted runs of each target's run set:
-each draw takes the throughput, startup, overhead and retry figures of one observed run
-together (they are not independent: a slow run is often a stalling one), keeps every other
-input as in the estimate, and applies the same formula. P10/P50/P90 of the drawn totals show
-what one training will cost given the run-to-run variation seen. The draws are a Polars
-sample with replacement (no per-draw Python loop); the same seed gives the same draws.
+Where the next training's total lands, all inputs of a run taken together, is the
+prediction band's job (``core.prediction``).
 """
 
 from __future__ import annotations
@@ -26,10 +22,9 @@ from trntui.core.estimate import (
     TargetEstimate,
     cost_frame,
     input_frame,
+    input_variant,
     shown_unit,
 )
-
-DEFAULT_DRAWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -61,20 +56,6 @@ class Sensitivity:
     block_steps: tuple[str, ...] = ()
     """For a target paid in Capacity Blocks: each observed range that crosses a block length,
     in words (the total jumps there by whole days, not smoothly)."""
-
-
-@dataclass(frozen=True)
-class Distribution:
-    target: str
-    draws: int
-    runs: int
-    """Counted runs the draws come from."""
-    seed: int
-    p10_usd: float | None
-    p50_usd: float | None
-    p90_usd: float | None
-    reason: str = ""
-    """Why there is no distribution (an incomplete estimate, no counted runs)."""
 
 
 VARIED_INPUTS = (*OBSERVED_INPUTS, "failed_run_s")
@@ -120,26 +101,6 @@ def _varied(item: TargetEstimate) -> tuple[list[Input], list[tuple[str, str]]]:
     return varied, skipped
 
 
-def _variant(
-    estimate: Estimate,
-    item: TargetEstimate,
-    base: dict[str, float | None],
-    key: str,
-    value: float | None,
-) -> dict[str, float | None]:
-    """``base`` with ``key`` at ``value``; more work also takes more planned checkpoint saves,
-    as an override of the work does (``per_target._checkpoints_for_work``), unless the
-    checkpoint time is itself overridden."""
-    row = {**base, key: value}
-    old, checkpoint = base.get("work_amount"), base.get("checkpoint_s")
-    overridden = any(
-        o.input == "checkpoint_s" and o.target in (None, item.name) for o in estimate.overrides
-    )
-    if key == "work_amount" and old and value is not None and checkpoint and not overridden:
-        row["checkpoint_s"] = checkpoint * value / old
-    return row
-
-
 def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
     """Tornado bars per target, all variants of all targets evaluated in one frame."""
     rows: list[dict[str, float | None]] = []
@@ -152,8 +113,8 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
         if item.total_usd is None:
             continue
         for value in varied:
-            rows.append(_variant(estimate, item, base, value.key, value.low))
-            rows.append(_variant(estimate, item, base, value.key, value.high))
+            rows.append(input_variant(estimate, item, base, value.key, value.low))
+            rows.append(input_variant(estimate, item, base, value.key, value.high))
             plan.append((index, value))
     frame = cost_frame(input_frame(rows)) if rows else None
     totals = frame["total_usd"].to_list() if frame is not None else []
@@ -199,50 +160,3 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
             )
         )
     return tuple(result)
-
-
-def resample(
-    estimate: Estimate, draws: int = DEFAULT_DRAWS, seed: int = 0
-) -> tuple[Distribution, ...]:
-    """P10/P50/P90 of each target's total over ``draws`` runs drawn from its counted runs.
-
-    A draw is one whole observed run, so the formula is applied once per observed run (all
-    targets in one frame) and the draws pick among those totals with replacement, vectorized
-    in Polars. Each target draws with its own seed (``seed`` + its position), so adding a
-    target does not change the draws of the others.
-    """
-    if draws < 1:
-        raise ValueError("draws must be at least 1")
-    rows: list[dict[str, float | None]] = []
-    plan: list[tuple[int, int, int]] = []
-    results: dict[int, Distribution] = {}
-    for index, item in enumerate(estimate.targets):
-        if item.total_usd is None:
-            results[index] = _none(item, draws, seed, "estimate incomplete")
-            continue
-        if item.samples.is_empty():
-            results[index] = _none(item, draws, seed, "no counted runs to draw from")
-            continue
-        measured = [
-            key
-            for key in OBSERVED_INPUTS
-            if item.input(key).provenance.kind == MEASURED and item.samples[key].null_count() == 0
-        ]
-        values = item.values()
-        plan.append((index, len(rows), item.samples.height))
-        rows += [{**values, **run} for run in item.samples.select(measured).iter_rows(named=True)]
-    if rows:
-        totals = cost_frame(input_frame(rows))["total_usd"]
-        for index, start, runs in plan:
-            drawn = totals.slice(start, runs).sample(
-                n=draws, with_replacement=True, seed=seed + index
-            )
-            p10, p50, p90 = (drawn.quantile(q, interpolation="linear") for q in (0.1, 0.5, 0.9))
-            results[index] = Distribution(
-                estimate.targets[index].name, draws, runs, seed, p10, p50, p90
-            )
-    return tuple(results[index] for index in range(len(estimate.targets)))
-
-
-def _none(item: TargetEstimate, draws: int, seed: int, reason: str) -> Distribution:
-    return Distribution(item.name, draws, 0, seed, None, None, None, reason)

@@ -89,6 +89,7 @@ from trntui.core.estimate.inputs import (
 from trntui.core.estimate.measured import MEAN_INPUTS
 from trntui.core.estimate.observations import (
     OBSERVATION_SCHEMA,
+    SAMPLE_COLUMNS,
     EstimateContext,
     RunSetStats,
     observation_row,
@@ -109,6 +110,7 @@ from trntui.core.estimate.result import (
     TargetEstimate,
     estimate,
     estimate_from_inputs,
+    input_variant,
     prepare,
 )
 from trntui.core.run_facts import Spread
@@ -125,6 +127,7 @@ __all__ = [
     "PROTOCOL_FACT_KEYS",
     "PROVENANCE_KINDS",
     "QUOTED",
+    "SAMPLE_COLUMNS",
     "STAGES",
     "TERMS",
     "TERM_INPUTS",
@@ -152,6 +155,7 @@ __all__ = [
     "estimate_from_inputs",
     "global_inputs",
     "input_frame",
+    "input_variant",
     "observation_row",
     "observations_frame",
     "prepare",

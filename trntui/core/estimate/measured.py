@@ -19,7 +19,7 @@ from trntui.core.estimate.inputs import (
     Provenance,
     _unknown,
 )
-from trntui.core.estimate.observations import EstimateContext
+from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
 from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
@@ -36,7 +36,7 @@ def _run_set_inputs(
     min-max range (report the range, not one lucky run)."""
     name = target.name
     keys = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s")
-    empty = pl.DataFrame(schema={key: pl.Float64 for key in OBSERVED_INPUTS})
+    empty = EMPTY_SAMPLES
     if not target.run_set:
         why = "no run set measures this target (set 'Measured by run set' on the target)"
         return {key: _unknown(key, why, name) for key in keys}, empty

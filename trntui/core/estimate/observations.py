@@ -61,6 +61,13 @@ OBSERVATION_SCHEMA = pl.Schema(
 """One row per imported run: what the estimate needs from its facts, derived once per import
 (or project load), never from the logs on each edit."""
 
+SAMPLE_COLUMNS = (*OBSERVED_INPUTS, "work_done", "quality_reached", "result_s", "total_s")
+"""What the prediction band draws from each counted run (``core.prediction``): its observed
+inputs, the work it had done when it stopped (and whether that reached the quality target),
+and its clocks, which say how much of its time no input explains."""
+
+EMPTY_SAMPLES = pl.DataFrame(schema={key: OBSERVATION_SCHEMA[key] for key in SAMPLE_COLUMNS})
+
 
 def observation_row(
     run_id: str,
@@ -200,7 +207,7 @@ class RunSetStats:
     runs that did not count for ``failed_run_s``, and the counted runs whose log shows the
     target reached for ``work_to_target`` (the work each had done when it stopped: for runs
     that stop at the target, as MLPerf's do, the work the target took); ``samples`` are the
-    counted runs' observed inputs, which resampling draws from.
+    counted runs' ``SAMPLE_COLUMNS``, which the prediction band draws from.
     """
 
     runs: int
@@ -280,7 +287,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         units=frozenset(with_throughput["throughput_unit"].drop_nulls().to_list()),
         benchmarks=frozenset(kept["benchmark"].drop_nulls().to_list()),
         quality_metrics=frozenset(kept["quality_metric"].drop_nulls().to_list()),
-        samples=kept.select(OBSERVED_INPUTS),
+        samples=kept.select(SAMPLE_COLUMNS),
         limits=tuple(
             (str(limit), int(count))
             for limit, count in kept["limit"].drop_nulls().value_counts(sort=True).iter_rows()

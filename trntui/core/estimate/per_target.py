@@ -112,7 +112,8 @@ class TargetInputs:
     quote: PriceQuote | None
     flags: tuple[QuoteFlag, ...]
     samples: pl.DataFrame
-    """Observed inputs of each counted run (for resampling); empty when none."""
+    """Each counted run's ``SAMPLE_COLUMNS`` (the prediction band draws them); empty when
+    none."""
     measured_throughput: Input | None = None
     """The run set's throughput before it was tied to the target's size (an instance-count
     override ties it again)."""

@@ -15,6 +15,7 @@ from trntui.core.capacity_block import blocks_text, extension_hint
 from trntui.core.estimate.formula import cost_frame, input_frame
 from trntui.core.estimate.inputs import (
     INPUT_SPECS,
+    MEASURED,
     STAGES,
     TERM_INPUTS,
     TERMS,
@@ -129,6 +130,13 @@ class TargetEstimate:
     @property
     def complete(self) -> bool:
         return self.total_usd is not None
+
+    @property
+    def assumptions_only(self) -> bool:
+        """Its total is known but no input of it is measured: every figure is a person's
+        assumption, a quote or derived from those (an estimate before any trial run). Such a
+        total is labelled so wherever it is shown, never "complete"."""
+        return self.complete and not any(i.provenance.kind == MEASURED for i in self.inputs)
 
     def input(self, key: str) -> Input:
         return next(i for i in self.inputs if i.key == key)
@@ -282,3 +290,23 @@ def estimate(
     inputs = apply_overrides(base, overrides)
     inventory = context.inventory
     return estimate_from_inputs(inputs, inventory.risks, overrides, inventory.goal.work_unit)
+
+
+def input_variant(
+    estimate: Estimate,
+    item: TargetEstimate,
+    base: dict[str, float | None],
+    key: str,
+    value: float | None,
+) -> dict[str, float | None]:
+    """``base`` with ``key`` at ``value``; more work also takes more planned checkpoint saves,
+    as an override of the work does (``per_target._checkpoints_for_work``), unless the
+    checkpoint time is itself overridden."""
+    row = {**base, key: value}
+    old, checkpoint = base.get("work_amount"), base.get("checkpoint_s")
+    overridden = any(
+        o.input == "checkpoint_s" and o.target in (None, item.name) for o in estimate.overrides
+    )
+    if key == "work_amount" and old and value is not None and checkpoint and not overridden:
+        row["checkpoint_s"] = checkpoint * value / old
+    return row

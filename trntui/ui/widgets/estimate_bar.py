@@ -1,9 +1,11 @@
-"""One line on every screen: each target's total (or what it lacks) and the Trainium3/GPU ratio.
+"""One line on every screen: each target's total (or what it lacks), where the next training's
+cost lands (its P10-P90 band with n, or why there is none) and the Trainium3/GPU ratio.
 
 The bar renders the app's last valid ``Analysis``; it never computes. An incomplete target
 names its first unknown input and how many more there are, so every target keeps its place on
 the bar (the Scenarios screen lists them all). The bar takes a second (and, with long names or
-several incomplete targets, a third) line when one is not enough, and marks example data.
+several incomplete targets, a third) line when one is not enough, and marks example data and
+a total made only of assumptions.
 While a recompute is running the previous figures stay, so an edit never blanks the estimate;
 a failed recompute leaves them too (the status line says why).
 """
@@ -16,19 +18,25 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
+from trntui.core.format import usd
 from trntui.ui.format import fit, fit_middle
 
 if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
+    from trntui.core.prediction import Band
 
 
 MAX_LINES = 3
 _SEPARATOR = " · "
-# (target name, missing-input label, say why the ratio is n/a): shorter and shorter; names are
-# shortened first, what a target lacks last.
-_LEVELS = ((None, None, True), (None, None, False), (24, None, False), (16, None, False),
-           (12, None, False), (10, None, False), (10, 12, False), (8, 9, False),
-           (8, 6, False))  # fmt: skip
+FULL, SHORT, NONE = 2, 1, 0
+"""How much of a band the bar shows: ``P10-P90 $a-$b (t, n=N)``, ``$a-$b n=N`` or nothing."""
+# (target name, missing-input label, say why the ratio is n/a, band): shorter and shorter; the
+# band is shortened first, then names, what a target lacks last.
+_LEVELS = ((None, None, True, FULL), (None, None, False, FULL), (None, None, False, SHORT),
+           (24, None, False, SHORT), (16, None, False, SHORT), (12, None, False, SHORT),
+           (24, None, False, NONE), (16, None, False, NONE), (12, None, False, NONE),
+           (10, None, False, NONE), (10, 12, False, NONE), (8, 9, False, NONE),
+           (8, 6, False, NONE))  # fmt: skip
 
 
 def estimate_line(
@@ -39,16 +47,17 @@ def estimate_line(
     example: bool = False,
     lines: int = 1,
 ) -> Text:
-    """``[EXAMPLE ·] [N overrides ·] Trn3 trial $11.35 · GPU $11.82 · Trn3/GPU 0.96``, led by
-    ``not updated`` when the last recompute failed (``problem`` says why).
+    """``[EXAMPLE ·] [N overrides ·] Trn3 trial $11.35 (P10-P90 $10.90-$12.10 t n=5) · GPU
+    $11.82 (no band: n=2) · Trn3/GPU 0.96``, led by ``not updated`` when the last recompute
+    failed (``problem`` says why); a total made only of assumptions says so.
 
     The parts are laid out on up to ``lines`` lines of ``width`` cells, wrapping between parts,
     never inside one. When they do not fit, target names and missing-input labels are shortened
     (then shortened more), so that every total, the ratio and the example marker stay visible.
     """
     text = Text()
-    for names, labels, why in _LEVELS:
-        parts = _parts(analysis, problem, names, labels, why, example)
+    for names, labels, why, band in _LEVELS:
+        parts = _parts(analysis, problem, names, labels, why, band, example)
         text = _layout(parts, width, lines)
         if width is None or all(line.cell_len <= width for line in text.split()):
             break
@@ -80,6 +89,7 @@ def _parts(
     names: int | None,
     labels: int | None,
     why: bool,
+    band: int,
     example: bool,
 ) -> list[Text]:
     parts: list[Text] = []
@@ -102,10 +112,13 @@ def _parts(
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
         return parts
-    for item in targets:
+    for item, item_band in zip(targets, analysis.bands, strict=True):
         part = Text(f"{fit_middle(item.name, names)} ")
         if item.complete:
             part.append(item.headline(), style="bold")
+            if item.assumptions_only:
+                part.append(" assumptions only", style="bold magenta")
+            part.append(_band_text(item_band, band), style="dim")
         else:
             missing = item.incomplete_inputs
             first = f": {fit(missing[0], labels)}" if missing else ""
@@ -120,6 +133,17 @@ def _parts(
         reason_text = reason.split(": ", 1)[-1]
         parts.append(Text(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow"))
     return parts
+
+
+def _band_text(band: Band, detail: int) -> str:
+    """The band at ``detail``: ``(P10-P90 $a-$b t n=N)``, ``($a-$b n=N)`` or nothing."""
+    if detail == NONE:
+        return ""
+    if band.p10_usd is None:
+        return f" (no band: n={band.runs})"
+    if detail == FULL:
+        return f" (P10-P90 {usd(band.p10_usd)}-{usd(band.p90_usd)} t n={band.runs})"
+    return f" ({usd(band.p10_usd, 0)}-{usd(band.p90_usd, 0)} n={band.runs})"
 
 
 class EstimateBar(Widget):

@@ -39,7 +39,7 @@ class EstimatePane(TabPane):
             )
         else:
             self.query_one("#estimate-table", Static).update(EstimateTable(result))
-        self.query_one("#estimate-notes", Static).update(estimate_notes(result))
+        self.query_one("#estimate-notes", Static).update(estimate_notes(result, analysis.bands))
 
     def show_problem(self, problem: str) -> None:
         notice = self.query_one("#estimate-problem", Static)

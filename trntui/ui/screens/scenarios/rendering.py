@@ -1,5 +1,5 @@
 """Rich renderables and text of the Scenarios screen: the estimate table, its notes, the inputs,
-the resampled distribution, Trainium3 vs GPU and an opened snapshot.
+the predictive band, Trainium3 vs GPU and an opened snapshot.
 
 Pure functions of what they are given (an ``Estimate``, an ``Analysis``, a ``Scenario``): nothing
 here reads the app or computes an estimate, so the tab widgets and the dialogs only place what
@@ -15,6 +15,7 @@ from rich.text import Text
 from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate, shown_unit
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
+from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import Scenario
 
@@ -148,9 +149,15 @@ def _stage_labels(targets: tuple[TargetEstimate, ...]) -> list[tuple[str, str]]:
     return [(s.key, s.label) for s in targets[0].stages] if targets else []
 
 
-def estimate_notes(result: Estimate) -> Text:
-    """What the table cannot hold: missing inputs, quote flags, porting risks in days."""
+def estimate_notes(result: Estimate, bands: tuple[Band, ...] = ()) -> Text:
+    """What the table cannot hold: where the next training's cost lands (``bands``), missing
+    inputs, quote flags, porting risks in days."""
     text = Text()
+    for item, band in zip(result.targets, bands, strict=False):
+        text.append_text(band_line(item, band))
+        text.append("\n")
+    if bands:
+        text.append(f"  ({METHOD_TEXT})\n", style="dim")
     for item in result.targets:
         if not item.complete:
             text.append(f"{item.name}: {item.headline()}\n", style="yellow")
@@ -203,23 +210,36 @@ def input_detail(item: EstimateInput, work_unit: str | None) -> Text:
     return text
 
 
-def distribution_text(analysis: Analysis, target: str) -> Text:
+def band_line(item: TargetEstimate, band: Band) -> Text:
+    """``GPU: next training P10-P90 $38.19-$42.79 (t, n=10)``, or why there is no band; a
+    total made only of assumptions says so first."""
     text = Text()
-    for dist in analysis.distributions:
-        if dist.target != target:
-            continue
-        text.append("Resampled total: ", style="bold")
-        if dist.p50_usd is None:
-            text.append(f"none ({dist.reason})", style="yellow")
-        else:
-            text.append(
-                f"P10 {usd(dist.p10_usd)}  P50 {usd(dist.p50_usd)}  P90 {usd(dist.p90_usd)}"
-            )
-            text.append(
-                f"  ({dist.draws:,} draws of whole runs from {dist.runs} counted runs, "
-                f"seed {dist.seed})",
-                style="dim",
-            )
+    text.append(f"{item.name}: ", style="bold")
+    if item.assumptions_only:
+        text.append("assumptions only (no input is measured); ", style="bold magenta")
+    text.append("next training ")
+    if band.p10_usd is None:
+        text.append(f"no band: {band.reason}", style="yellow")
+    else:
+        text.append(f"P10-P90 {usd(band.p10_usd)}-{usd(band.p90_usd)}", style="bold")
+        text.append(f" (t, n={band.runs}; P50 {usd(band.p50_usd)})")
+    return text
+
+
+def band_text(analysis: Analysis, index: int) -> Text:
+    """The band of the target at ``index``, with its method and what each run gave to it."""
+    item, band = analysis.estimate.targets[index], analysis.bands[index]
+    text = band_line(item, band)
+    if band.p10_usd is None:
+        return text
+    text.append(f"\n  {METHOD_TEXT}", style="dim")
+    if band.drawn:
+        text.append(f"; per run: {', '.join(band.drawn)}", style="dim")
+    if band.unexplained_s is not None and abs(band.unexplained_s) >= 1:
+        text.append(
+            f"; and {number(band.unexplained_s, 3)} s a run (median) no stage explains",
+            style="dim",
+        )
     return text
 
 

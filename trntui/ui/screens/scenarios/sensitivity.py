@@ -1,5 +1,5 @@
 """The Sensitivity tab: one target's total over each input's observed range (a tornado chart),
-its resampled distribution and what was not varied.
+where the next training's cost lands (the predictive band) and what was not varied.
 
 The screen chooses the target (``t`` steps through them) and passes the analysis down with its
 index (``show``).
@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TabPane
 
 from trntui.core.report import Analysis
-from trntui.ui.screens.scenarios.rendering import distribution_text
+from trntui.ui.screens.scenarios.rendering import band_text
 from trntui.ui.widgets.tornado import TornadoChart
 
 
@@ -48,7 +48,7 @@ class SensitivityPane(TabPane):
             title.append("  t: target", style="dim")
         self.query_one("#sens-title", Static).update(title)
         self.query_one(TornadoChart).show(sens)
-        self.query_one("#distribution", Static).update(distribution_text(analysis, item.name))
+        self.query_one("#distribution", Static).update(band_text(analysis, index))
         not_varied = "\n".join(
             [f"Block step: {step}" for step in sens.block_steps]
             + [f"Not varied: {label} ({why})" for label, why in sens.not_varied]
