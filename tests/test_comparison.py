@@ -19,7 +19,7 @@ from tests.test_estimate import (
     run,
     trn_runs,
 )
-from trntui.core.comparison import CONTINUE, PAUSE, TRY_ANOTHER, compare
+from trntui.core.comparison import CONTINUE, PAUSE, RUN_TRIAL, TRY_ANOTHER, compare
 from trntui.core.estimate import Override, estimate
 from trntui.core.inventory import MigrationRisk, ModelInfo
 
@@ -161,13 +161,18 @@ def test_no_gpu_target_means_no_comparison():
     assert "no GPU target" in result.reasons
 
 
-def test_decision_pause_when_trainium_has_no_trial_run():
+def test_no_trial_run_yet_means_run_a_trial_or_pause_without_a_price():
     inv = inventory()
     unmeasured = dataclasses.replace(inv.targets[0], run_set=None)
     ctx = context(inv=dataclasses.replace(inv, targets=(unmeasured, inv.targets[1])))
-    decision = compared(ctx).decision
+    result = compared(ctx)
+    assert result.decision.action == RUN_TRIAL
+    assert f"{TRN}: no measured trial run yet (run set not set)" in result.decision.facts
+    assert result.requirement is not None and result.requirement.throughput is not None
+    unpriced = dataclasses.replace(ctx, book=book(trn_price=None))
+    decision = compared(unpriced).decision
     assert decision.action == PAUSE
-    assert f"{TRN}: no measured trial run yet (run set not set)" in decision.facts
+    assert f"{TRN}: the requirement needs Instance price" in decision.facts
 
 
 def test_gate_and_decision_when_quality_was_not_verified():

@@ -44,7 +44,12 @@ from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import FlagKind
-from trntui.core.report_document import TERM_LABELS, estimate_document, shown_terms
+from trntui.core.report_document import (
+    TERM_LABELS,
+    before_trial_document,
+    estimate_document,
+    shown_terms,
+)
 from trntui.store import scenarios  # lazy: a name loads its module when first used
 from trntui.store.atomic import atomic_write_text
 
@@ -176,9 +181,13 @@ def _basis(
 def estimate_command(args: argparse.Namespace) -> int:
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
     result = estimate(context, overrides)
-    comparison = compare(context, result)
+    bands = prediction_bands(result)
+    comparison = compare(context, result, bands)
     if args.json:
-        document = {"example": context.inventory.project.example, **estimate_document(result)}
+        document = {
+            "example": context.inventory.project.example,
+            **estimate_document(result, bands),
+        }
         document["scenario"] = scenario.name if scenario else None
         document["stale"] = list(stale)
         back = comparison.payback
@@ -193,6 +202,7 @@ def estimate_command(args: argparse.Namespace) -> int:
             "payback_trainings": back.payback_trainings if back else None,
             "payback_reason": back.reason if back else None,
             "plans": [plan_json(plan) for plan in comparison.plans],
+            **before_trial_document(comparison),
         }
         print(json.dumps(document, indent=2))
         return 0
@@ -202,7 +212,7 @@ def estimate_command(args: argparse.Namespace) -> int:
         print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
     for note in stale:
         print(f"STALE: {note}")
-    print(_estimate_text(result, prediction_bands(result)))
+    print(_estimate_text(result, bands))
     if comparison.comparable:
         print(
             f"Trainium3 / GPU cost to the same result: {comparison.cost_ratio:.3f} "
@@ -210,6 +220,8 @@ def estimate_command(args: argparse.Namespace) -> int:
         )
     else:
         print("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
+    if comparison.trial_runs is not None:
+        print(f"Trial runs: {comparison.trial_runs.text()}")
     back = comparison.payback
     if back is not None:
         cost = usd(back.porting_cost_usd)

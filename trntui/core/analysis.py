@@ -43,9 +43,5 @@ def analyze(
     when only overrides changed since the last call.
     """
     result = estimate(context, overrides, prepared)
-    return Analysis(
-        result,
-        compare(context, result),
-        sensitivity(result),
-        prediction_bands(result),
-    )
+    bands = prediction_bands(result)
+    return Analysis(result, compare(context, result, bands), sensitivity(result), bands)

@@ -77,7 +77,8 @@ class Band:
     reason: str = ""
     """Why there is no band (fewer than 3 runs, an incomplete estimate)."""
     log_sd: float | None = None
-    """Standard deviation of the log of the per-run totals: the run-to-run spread."""
+    """Standard deviation of the log of the per-run totals: the run-to-run spread (known from
+    2 runs, a band only from 3)."""
     per_run_usd: tuple[float, ...] = ()
     """Each counted run priced as a training (see the module docstring)."""
     drawn: tuple[str, ...] = ()
@@ -116,7 +117,7 @@ def prediction_bands(estimate: Estimate) -> tuple[Band, ...]:
         if item.total_usd is None:
             bands[index] = _none(item, runs, "the estimate is incomplete")
             continue
-        if runs < MIN_RUNS:
+        if runs < 2:
             bands[index] = _none(item, runs, _too_few(item, runs))
             continue
         per_run, drawn, unexplained = _run_rows(estimate, item)
@@ -128,8 +129,14 @@ def prediction_bands(estimate: Estimate) -> tuple[Band, ...]:
         values = totals[start : start + runs]
         if any(v is None or v <= 0 for v in values):
             bands[index] = _none(item, runs, "a run's total is unknown")
-            continue
-        bands[index] = _band(item.name, values, drawn, unexplained)
+        elif runs < MIN_RUNS:
+            # No band, but the spread of the runs there are says how many more it needs.
+            spread = statistics.stdev(math.log(v) for v in values)
+            bands[index] = Band(
+                item.name, runs, None, None, None, _too_few(item, runs), log_sd=spread
+            )
+        else:
+            bands[index] = _band(item.name, values, drawn, unexplained)
     return tuple(bands[index] for index in range(len(estimate.targets)))
 
 

@@ -337,6 +337,12 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             for f in checks
         ]
         out.append("")
+    needs = c.get("requirement")
+    if needs is not None:
+        out += ["**Before the trial, Trainium3 must reach** (requirements, not measurements):", ""]
+        out += [f"- {line}" for line in needs["text"]] + [""]
+    if c.get("trial_runs"):
+        out += [f"Trial runs: {c['trial_runs']['text']}.", ""]
     if c["comparable"]:
         confirmed = (
             "Same protocol confirmed."
@@ -503,6 +509,26 @@ def render_csv(doc: dict[str, Any]) -> str:
     row("comparison", "", "comparable", c["comparable"], "", "", "", "; ".join(c["reasons"]))
     row("comparison", "", "cost_ratio", c["cost_ratio"])
     row("comparison", "", "saving_usd", c["saving_usd"], "USD")
+    if c.get("requirement") and c["requirement"]["break_even_throughput"] is not None:
+        needs = c["requirement"]
+        row(
+            "comparison",
+            c["trainium_target"],
+            "required_throughput",
+            needs["break_even_throughput"],
+            needs["unit"],
+            "requirement",
+            "",
+            "; ".join(needs["text"]),
+        )
+        row(
+            "comparison",
+            c["trainium_target"],
+            "required_time_to_result_h",
+            needs["break_even_time_to_result_h"],
+            "hours",
+            "requirement",
+        )
     if c["break_even"]:
         even = c["break_even"]
         row(

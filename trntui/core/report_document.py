@@ -286,6 +286,38 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
             "action": comparison.decision.action,
             "facts": list(comparison.decision.facts),
         },
+        **before_trial_document(comparison),
+    }
+
+
+def before_trial_document(comparison: Comparison) -> dict[str, Any]:
+    """What Trainium3 must reach before any run of it is measured (requirements, not
+    measurements) and how many runs a band within +/-10% needs."""
+    needs, trial = comparison.requirement, comparison.trial_runs
+    return {
+        "requirement": None
+        if needs is None
+        else {
+            "kind": "requirement, not a measurement",
+            "gpu_total_usd": _number(needs.gpu_total_usd),
+            "break_even_throughput": _number(needs.throughput),
+            "unit": needs.unit,
+            "break_even_time_to_result_h": _number(needs.time_to_result_h),
+            "counted_as_zero": list(needs.counted_as_zero),
+            "stated_assumptions": list(needs.stated),
+            "text": needs.lines(),
+        },
+        "trial_runs": None
+        if trial is None
+        else {
+            "runs_needed": trial.needed,
+            "more_runs": trial.more,
+            "runs_measured": trial.have,
+            "half_width": trial.half_width,
+            "log_sd": _number(trial.log_sd),
+            "basis": trial.basis,
+            "text": trial.text(),
+        },
     }
 
 

@@ -19,7 +19,10 @@ unverified or side costs are incomplete; *try another option* when the target co
 costs more to the result than the GPU (its best observed run does not reach break-even), which
 makes the porting effort unjustified; *continue the trial* when quality is reached, the
 operations are supported (no open porting question) and measurements cover every cost stage.
-A pause lists every missing condition, not only the first.
+A pause lists every missing condition, not only the first. Before any Trainium3 run, with
+the GPU measured and Trainium3 priced, it says *run a trial* with what Trainium3 must reach
+(the break-even time to the result and useful throughput, requirements, not measurements) and
+how many runs a band of a stated width needs.
 
 The package, in the order data flows (each module imports only the ones above it):
 
@@ -27,17 +30,33 @@ The package, in the order data flows (each module imports only the ones above it
    (``fact_checks``), and every reason two results cannot be merged (``protocol_differences``).
 2. ``breakeven``: the throughput at which the Trainium3 total equals the GPU total
    (``break_even``), exactly, or searched when block billing makes the total stepped.
-3. ``decision``: continue, try another option or pause, with every missing condition
-   (``decide``).
-4. ``result``: both together for a project's estimate (``compare`` -> ``Comparison``).
+3. ``before_trial``: what Trainium3 must reach when no run of it is measured
+   (``requirement``) and how many trial runs a narrow band needs (``trial_runs``).
+4. ``decision``: continue, try another option, pause or run a trial, with every missing
+   condition (``decide``).
+5. ``result``: all together for a project's estimate (``compare`` -> ``Comparison``).
 
 Every public name is re-exported here: import from ``trntui.core.comparison``.
 """
 
 from __future__ import annotations
 
+from trntui.core.comparison.before_trial import (
+    Requirement,
+    TrialRuns,
+    hours_minutes,
+    requirement,
+    trial_runs,
+)
 from trntui.core.comparison.breakeven import BreakEven, break_even
-from trntui.core.comparison.decision import CONTINUE, PAUSE, TRY_ANOTHER, Decision, decide
+from trntui.core.comparison.decision import (
+    CONTINUE,
+    PAUSE,
+    RUN_TRIAL,
+    TRY_ANOTHER,
+    Decision,
+    decide,
+)
 from trntui.core.comparison.protocol_gate import (
     CONFIRMED,
     DIFFERS,
@@ -59,17 +78,23 @@ __all__ = [
     "FACT_LABELS",
     "NOT_CONFIRMED",
     "PAUSE",
+    "RUN_TRIAL",
     "TRY_ANOTHER",
     "BreakEven",
     "Comparison",
     "Decision",
     "FactCheck",
     "Protocol",
+    "Requirement",
+    "TrialRuns",
     "break_even",
     "compare",
     "decide",
     "fact_checks",
+    "hours_minutes",
     "inventory_differences",
     "protocol",
     "protocol_differences",
+    "requirement",
+    "trial_runs",
 ]

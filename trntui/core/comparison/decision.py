@@ -1,11 +1,13 @@
 """The decision note (``decide``): *pause*, *try another option* or *continue the trial*, with
-every missing condition a pause waits for.
+every missing condition a pause waits for; before any Trainium3 run, *run a trial* with what
+it must reach.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trntui.core.comparison.before_trial import Requirement, TrialRuns
 from trntui.core.comparison.breakeven import BreakEven
 from trntui.core.comparison.protocol_gate import NOT_CONFIRMED, FactCheck
 from trntui.core.estimate import (
@@ -22,6 +24,7 @@ from trntui.core.quotes import FlagKind
 CONTINUE = "continue the trial"
 TRY_ANOTHER = "try another option"
 PAUSE = "pause"
+RUN_TRIAL = "run a trial"
 
 _UNVERIFIED = {
     FlagKind.STALE,
@@ -51,11 +54,14 @@ def decide(
     even: BreakEven | None,
     checks: tuple[FactCheck, ...] = (),
     plans: tuple[PlanCheck, ...] = (),
+    needs: Requirement | None = None,
+    trial: TrialRuns | None = None,
 ) -> Decision:
     """The SPEC §5 decision note with the facts that triggered it.
 
     A protocol fact that only one side's logs state is not a difference, but it is not
-    confirmed either: it keeps the decision from "continue"."""
+    confirmed either: it keeps the decision from "continue". With no Trainium3 run measured
+    yet, the decision is whether to run a trial (``_before_trial``)."""
     if trainium is None:
         return Decision(PAUSE, ("no Trainium3 target to decide on",))
     inventory = context.inventory
@@ -63,8 +69,8 @@ def decide(
     run_set = trainium.target.run_set
     stats = context.run_set(run_set) if run_set else None
     if stats is None or stats.runs == 0:
-        pause.append(f"{trainium.name}: no measured trial run yet (run set {run_set or 'not set'})")
-    elif stats.counted == 0:
+        return _before_trial(context, trainium, gpu, needs, trial)
+    if stats.counted == 0:
         pause.append(
             f"quality missed: none of the {stats.runs} runs in {run_set!r} finished with the "
             "quality target reached"
@@ -164,6 +170,57 @@ def decide(
     else:
         facts.append("not compared with the GPU: " + "; ".join(reasons))
     return Decision(CONTINUE, tuple(facts + limits))
+
+
+def _before_trial(
+    context: EstimateContext,
+    trainium: TargetEstimate,
+    gpu: TargetEstimate | None,
+    needs: Requirement | None,
+    trial: TrialRuns | None,
+) -> Decision:
+    """No Trainium3 run is measured: *run a trial* when the GPU is measured and Trainium3
+    priced, with what Trainium3 must reach (requirements) and how many runs a narrow band
+    needs; *try another option* when no throughput is enough; else *pause* until the
+    comparison has something to stand on."""
+    run_set = trainium.target.run_set
+    first = f"{trainium.name}: no measured trial run yet (run set {run_set or 'not set'})"
+    if gpu is None:
+        return Decision(PAUSE, (first, "no GPU target to say what a trial must reach"))
+    if gpu.total_usd is None:
+        return Decision(PAUSE, (first, f"{gpu.name}: {gpu.headline()}: a trial's requirement "
+                                "needs the GPU's total"))  # fmt: skip
+    if needs is None:
+        missing = [
+            i.label
+            for i in trainium.unknown_inputs()
+            if i.key in ("usd_per_hour", "work_amount") or i.key.endswith("_per_gb_month")
+            or i.key.endswith("_per_gb") or i.key.startswith("data_prep")
+        ]  # fmt: skip
+        why = ", ".join(missing) or "an input no trial measures"
+        return Decision(PAUSE, (first, f"{trainium.name}: the requirement needs {why}"))
+    if needs.throughput is None:
+        return Decision(TRY_ANOTHER, (first, needs.note))
+    facts = [first, *needs.lines()]
+    if trial is not None:
+        facts.append(trial.text())
+    if trainium.assumptions_only:
+        facts.append(
+            f"{trainium.name}'s total {trainium.headline()} is made of assumptions only: no "
+            "input of it is measured"
+        )
+    for item in (trainium, gpu):
+        facts += [
+            f"{item.name}: the requirement rests on an unverified price ({flag.message})"
+            for flag in item.quote_flags
+            if flag.kind in _UNVERIFIED
+        ]
+    facts += [
+        f"to answer in the trial: {r.title}"
+        for r in context.inventory.risks
+        if r.status == "to-confirm"
+    ]
+    return Decision(RUN_TRIAL, tuple(facts))
 
 
 _NOT_FIXED_BY_TARGET = ("input/data-bound", "synchronisation/communication-bound")

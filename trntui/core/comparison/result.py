@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trntui.core.comparison.before_trial import Requirement, TrialRuns, requirement, trial_runs
 from trntui.core.comparison.breakeven import BreakEven, break_even
 from trntui.core.comparison.decision import Decision, decide
 from trntui.core.comparison.protocol_gate import (
@@ -20,6 +21,7 @@ from trntui.core.comparison.protocol_gate import (
 )
 from trntui.core.estimate import Estimate, EstimateContext, TargetEstimate
 from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback
+from trntui.core.prediction import Band, prediction_bands
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,10 @@ class Comparison:
     """Deadline, wall clock and budget of each side (``core.plan_check``)."""
     payback: Payback | None = None
     """The porting cost and after how many trainings it pays off."""
+    requirement: Requirement | None = None
+    """Before any Trainium3 run: what it must reach to cost no more than the GPU."""
+    trial_runs: TrialRuns | None = None
+    """How many Trainium3 runs a band within +/-10% needs, from the spread observed."""
 
     @property
     def protocol_confirmed(self) -> bool:
@@ -57,8 +63,11 @@ def _pick(estimate: Estimate, family: str) -> TargetEstimate | None:
     return next((t for t in estimate.targets if t.target.accelerator_family == family), None)
 
 
-def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
-    """The Trainium3-vs-GPU comparison of an estimate (first target of each family)."""
+def compare(
+    context: EstimateContext, estimate: Estimate, bands: tuple[Band, ...] | None = None
+) -> Comparison:
+    """The Trainium3-vs-GPU comparison of an estimate (first target of each family); its
+    ``bands`` (``core.prediction``) are computed when not given."""
     trainium = _pick(estimate, "Trainium3")
     gpu = _pick(estimate, "GPU")
     protocols = tuple(protocol(context, t) for t in (trainium, gpu) if t is not None)
@@ -83,7 +92,17 @@ def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
         saving = gpu.total_usd - trainium.total_usd
         even = break_even(trainium, gpu.total_usd)
     plans = tuple(check_plan(context, item) for item in (trainium, gpu) if item is not None)
-    decision = decide(context, trainium, gpu, comparable, reasons, even, checks, plans)
+    needs = trial = None
+    if trainium is not None:
+        bands = prediction_bands(estimate) if bands is None else bands
+        by_name = {band.target: band for band in bands}
+        trial = trial_runs(by_name.get(trainium.name), by_name.get(gpu.name) if gpu else None)
+        run_set = trainium.target.run_set
+        if gpu is not None and (not run_set or context.run_set(run_set).runs == 0):
+            needs = requirement(trainium, gpu)
+    decision = decide(
+        context, trainium, gpu, comparable, reasons, even, checks, plans, needs, trial
+    )
     return Comparison(
         trainium,
         gpu,
@@ -97,4 +116,6 @@ def compare(context: EstimateContext, estimate: Estimate) -> Comparison:
         checks,
         plans,
         payback(context, saving),
+        needs,
+        trial,
     )

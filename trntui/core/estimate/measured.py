@@ -39,7 +39,7 @@ def _run_set_inputs(
     empty = EMPTY_SAMPLES
     if not target.run_set:
         why = "no run set measures this target (set 'Measured by run set' on the target)"
-        return {key: _unknown(key, why, name) for key in keys}, empty
+        return _with_stated_launch(context, {key: _unknown(key, why, name) for key in keys}), empty
     source = target.run_set
     stats = context.run_set(source)
     ids = ", ".join(stats.suspect)
@@ -48,7 +48,7 @@ def _run_set_inputs(
         why = f"run set {source!r} has no imported runs"
         if stats.suspect:
             why = f"every run of {source!r} is suspect: {ids} (`trntui runs` says why)"
-        return {key: _unknown(key, why, name) for key in keys}, empty
+        return _with_stated_launch(context, {key: _unknown(key, why, name) for key in keys}), empty
     failed = stats.runs - stats.counted
     inputs = {
         "failed_fraction": Input(
@@ -97,6 +97,16 @@ def _run_set_inputs(
             "restart_cost_s", restart, source, name, "runs that restarted (recovery + redone work)"
         )
     return inputs, stats.samples
+
+
+def _with_stated_launch(context: EstimateContext, inputs: dict[str, Input]) -> dict[str, Input]:
+    """Before any run is imported, the time outside the logs is what the inventory states
+    (``software.launch_minutes``), when it states one: the other inputs stay unknown."""
+    if context.inventory.software.launch_minutes is None:
+        return inputs
+    unknown = inputs["launch_s"]
+    stated = _launch_stated(context.inventory, "", unknown.target or "")
+    return {**inputs, "launch_s": dataclasses.replace(stated, target=unknown.target)}
 
 
 def _launch_stated(inventory: Inventory, source: str, target: str) -> Input:

@@ -253,7 +253,10 @@ def comparison_text(analysis: Analysis) -> Text:
             continue
         per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/unit"
         text.append(f"  {item.name}: ", style="bold")
-        text.append(f"{item.headline()}{per}\n")
+        text.append(f"{item.headline()}{per}")
+        if item.assumptions_only:
+            text.append(" ASSUMPTIONS ONLY (no input is measured)", style="bold magenta")
+        text.append("\n")
     for proto in comparison.protocols:
         verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
         text.append(
@@ -279,8 +282,18 @@ def comparison_text(analysis: Analysis) -> Text:
         for reason in comparison.reasons:
             text.append(f"  - {reason}\n", style="yellow")
     even = comparison.break_even
+    needs = comparison.requirement
+    if needs is not None:
+        text.append("\nBefore the trial, Trainium3 must reach", style="bold")
+        text.append(" (requirements, not measurements):\n")
+        for index, line in enumerate(needs.lines()):
+            text.append(f"  - {line}\n", style="" if index else "bold cyan")
     text.append("\nBreak-even throughput: ", style="bold")
-    if even is None:
+    if even is None and needs is not None and needs.throughput is not None:
+        text.append(
+            f"{needs.throughput:,.4g} {needs.unit} required (no Trainium3 run measured yet)\n"
+        )
+    elif even is None:
         text.append("not computed (the two results are not comparable)\n", style="dim")
     else:
         required = "unreachable" if even.required_throughput is None else (
@@ -305,6 +318,9 @@ def comparison_text(analysis: Analysis) -> Text:
         )
         days = "unknown" if plan.wall_clock_days is None else f"{plan.wall_clock_days:.2f} days"
         text.append(f"\n{plan.target}: {days}, {verdict}", style="red" if state else "dim")
+    if comparison.trial_runs is not None:
+        text.append("\nTrial runs: ", style="bold")
+        text.append(f"{comparison.trial_runs.text()}\n")
     if comparison.payback is not None:
         back = comparison.payback
         text.append("\nPorting: ", style="bold")
