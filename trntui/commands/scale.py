@@ -2,9 +2,10 @@
 
 ``scale DIR --target NAME [--json]`` prices the target at each instance count from its run
 set's scaling family (``core.scale_plan``). JSON: ``points`` (one per count:
-``instance_count``, ``source``, ``time_to_result_s``, ``wall_clock_days``, ``total_usd``,
-``meets_deadline``, ``within_budget``), ``recommended`` (a count, or null) with ``reason``,
-and ``family`` (its measured sizes with ``efficiency``).
+``instance_count``, ``source``, ``time_to_result_s``, ``wall_clock_days``, ``wall_clock``
+(hours and minutes below a day), ``efficiency`` (of the time to the verified result, against
+``efficiency_reference_count``), ``total_usd``, ``meets_deadline``, ``within_budget``),
+``recommended`` (a count, or null) with ``reason``, and ``family`` (its measured ``sizes``).
 
 ``family DIR NAME SET... | --auto SET...`` puts run sets in a named scaling family, or back
 to the automatic grouping.
@@ -19,7 +20,7 @@ from typing import Any
 
 from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
-from trntui.core.format import UNKNOWN, usd
+from trntui.core.format import UNKNOWN, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
 from trntui.store.project import Project
 from trntui.store.scenarios import load_context
@@ -93,14 +94,16 @@ def family_command(args: argparse.Namespace) -> int:
 
 def plan_document(plan: ScalePlan) -> dict[str, Any]:
     family = plan.family
+    at = {p.instance_count: p for p in plan.points}
     return {
         "target": plan.target,
+        "efficiency_reference_count": plan.reference,
         "family": None
         if family is None
         else {
             "name": family.name,
             "named_by_user": family.named_by_user,
-            "efficiency": [
+            "sizes": [
                 {
                     "run_set": p.run_set,
                     "nodes": p.nodes,
@@ -108,8 +111,8 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                     "median_time_to_train_s": p.time_s,
                     "time_low_s": p.time_low_s,
                     "time_high_s": p.time_high_s,
-                    "speedup": p.speedup,
-                    "efficiency": p.efficiency,
+                    "time_to_result_s": at[p.nodes].time_to_result_s if p.nodes in at else None,
+                    "efficiency": at[p.nodes].efficiency if p.nodes in at else None,
                     "steady_throughput": p.throughput,
                     "steady_throughput_range": [p.throughput_low, p.throughput_high],
                     "throughput_unit": p.throughput_unit,
@@ -127,6 +130,10 @@ def plan_document(plan: ScalePlan) -> dict[str, Any]:
                 "detail": p.detail,
                 "time_to_result_s": p.time_to_result_s,
                 "wall_clock_days": p.wall_clock_days,
+                "wall_clock": wall_clock(
+                    None if p.wall_clock_days is None else 24 * p.wall_clock_days
+                ),
+                "efficiency": p.efficiency,
                 "total_usd": p.total_usd,
                 "total_range_usd": list(p.total_range_usd) if p.total_range_usd else None,
                 "meets_deadline": p.meets_deadline,
@@ -154,16 +161,21 @@ def plan_text(plan: ScalePlan) -> str:
         lines.append(f"  family {family.name}")
         for p in family.points:
             lines.append(
-                f"    {p.nodes:>3} nodes  {p.run_set:30.30}  median {p.time_s / 60:7.2f} min "
-                f"({p.time_low_s / 60:.2f}-{p.time_high_s / 60:.2f})  speed-up "
-                f"{p.speedup:.2f}  efficiency {p.efficiency:.2f}"
+                f"    {p.nodes:>3} nodes  {p.run_set:30.30}  {p.runs} runs, median "
+                f"{p.time_s / 60:.2f} min to train ({p.time_low_s / 60:.2f}-"
+                f"{p.time_high_s / 60:.2f})"
             )
-    lines.append("  count  source        wall clock    total       on time  budget")
+    lines.append(
+        f"  efficiency: time to the verified result x instances at {plan.reference} over the "
+        "same at the count"
+    )
+    lines.append("  count  source        wall clock     eff.          total  on time  budget")
     for p in plan.points:
-        days = f"{UNKNOWN:>12}" if p.wall_clock_days is None else f"{p.wall_clock_days:7.2f} days"
+        eff = UNKNOWN if p.efficiency is None else f"{p.efficiency:.2f}"
+        clock = wall_clock(p.wall_clock_hours)
         lines.append(
-            f"  {p.instance_count:>5}  {p.source:12}  {days}  {usd(p.total_usd):>10}  "
-            f"{_yes_no(p.meets_deadline):7}  {_yes_no(p.within_budget)}"
+            f"  {p.instance_count:>5}  {p.source:12}  {clock:>12}  {eff:>7}  "
+            f"{usd(p.total_usd):>11}  {_yes_no(p.meets_deadline):7}  {_yes_no(p.within_budget)}"
         )
     lines += [f"  unknown at {reason}" for reason in unknown_reasons(plan.points)]
     chosen = plan.recommended

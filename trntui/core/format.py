@@ -44,3 +44,16 @@ def duration(seconds: float | None) -> str:
     if seconds >= 120:
         return f"{seconds / 60:.1f} min"
     return f"{seconds:.0f} s"
+
+
+def wall_clock(hours: float | None) -> str:
+    """A wall clock as a person checks it against a day: ``50 min``, ``7 h 05 min`` below a
+    day, ``1.52 days`` from a day on; unknown when not known."""
+    if hours is None:
+        return UNKNOWN
+    if hours >= 24:
+        return f"{hours / 24:,.2f} days"
+    minutes = round(hours * 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from trntui.core.estimate import EstimateContext, TargetEstimate
+from trntui.core.format import wall_clock
 
 
 @dataclass(frozen=True)
@@ -89,15 +90,16 @@ def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | No
     start = goal.start_date or context.today
     if check.late:
         lead = f" + {check.lead_days:g} days to get capacity" if check.lead_days else ""
+        clock = wall_clock(check.wall_clock_days * 24)
         facts.append(
-            f"{check.target} is late: from {start}{lead} + {check.wall_clock_days:.2f} days of "
+            f"{check.target} is late: from {start}{lead} + {clock} of "
             f"wall clock it finishes {finish_text(check.finish)}, after the deadline "
             f"{goal.deadline}"
         )
     if check.over_wall_clock:
         facts.append(
-            f"{check.target} needs {check.wall_clock_days:.2f} days of wall clock, more than "
-            f"the {goal.max_wall_clock_days:g} allowed"
+            f"{check.target} needs {wall_clock(check.wall_clock_days * 24)} of wall clock, more "
+            f"than the {goal.max_wall_clock_days:g} days allowed"
         )
     if check.over_budget and total_usd is not None:
         facts.append(

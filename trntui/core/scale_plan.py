@@ -1,10 +1,14 @@
 """How many instances? A target's cost and wall clock at each instance count.
 
-For each count the target is estimated as it would be at that count: the throughput its
-scaling family measured there, interpolated between measured counts, assumed from a stated
-efficiency per doubling, or unknown (``core.scaling``); every other input as for the target.
+For each count the target is estimated as it would be at that count (``core.estimate.at_size``):
+every input of the run set its scaling family measured there (the same total as a target
+measured by that set), each input interpolated between the two measured counts around it, or
+the nearest measured count's with a throughput assumed from a stated efficiency per doubling,
+or unknown; the goal's work grows as the sizes' runs needed more to reach the quality target.
 The wall clock to the result is the billed time per instance of one job (launch, startup,
-training, overheads, and the expected retries). Against the goal, as the decision checks it
+training, overheads, and the expected retries), and the efficiency of a count is that time
+x instances at the family's smallest measured count over the same at this one: one
+definition, the totals'. Against the goal, as the decision checks it
 (``core.plan_check``): it meets the deadline when the start date (else today) plus the stated
 capacity lead time plus that wall clock falls on or before ``goal.deadline`` and the wall clock
 is within ``goal.max_wall_clock_days``; it is within budget when its total is at most
@@ -45,6 +49,7 @@ from trntui.core.estimate import (
     input_frame,
     target_inputs,
 )
+from trntui.core.format import wall_clock
 from trntui.core.plan_check import check_plan
 from trntui.core.scaling import ASSUMED, INTERPOLATED, Family, family_of
 
@@ -70,10 +75,18 @@ class ScalePoint:
     """What a reserved term or Savings Plan still owes beyond this training at this count."""
     unknown_because: str | None = None
     """Why the total is unknown (``None`` when it is known)."""
+    efficiency: float | None = None
+    """Time to the verified result (the wall clock the total bills) x instances at the
+    reference count over the same at this count: the one efficiency, of the totals
+    (``ScalePlan.reference``)."""
 
     @property
     def wall_clock_days(self) -> float | None:
         return None if self.time_to_result_s is None else self.time_to_result_s / 86_400
+
+    @property
+    def wall_clock_hours(self) -> float | None:
+        return None if self.time_to_result_s is None else self.time_to_result_s / 3600
 
 
 def unknown_reasons(points: tuple[ScalePoint, ...]) -> list[str]:
@@ -100,6 +113,9 @@ class ScalePlan:
     overrides: int = 0
     """Scenario overrides in force for this target (an override of its instance count is not
     used: the count is what varies; a throughput override only at the target's own count)."""
+    reference: int | None = None
+    """The count efficiencies are relative to: the family's smallest measured one, else the
+    target's own."""
 
 
 def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None, bool | None]:
@@ -176,6 +192,8 @@ def scale_plan(
                 unknown_because=None if item.total_usd is not None else _unknown_because(item),
             )
         )
+    reference = family.points[0].nodes if family is not None else target.instance_count
+    points = _with_efficiency(points, reference)
     recommended, reason = _recommend(points, context)
     return ScalePlan(
         target_name,
@@ -187,7 +205,22 @@ def scale_plan(
         goal.max_wall_clock_days,
         goal.budget_usd,
         len(applied),
+        reference,
     )
+
+
+def _with_efficiency(points: list[ScalePoint], reference: int) -> list[ScalePoint]:
+    """Each point's efficiency against the reference count's time to the verified result."""
+    base = next((p for p in points if p.instance_count == reference), None)
+    if base is None or not base.time_to_result_s:
+        return points
+    work = base.time_to_result_s * base.instance_count
+    return [
+        dataclasses.replace(p, efficiency=work / (p.time_to_result_s * p.instance_count))
+        if p.time_to_result_s
+        else p
+        for p in points
+    ]
 
 
 def _block_limit(item: TargetEstimate) -> str | None:
@@ -286,6 +319,6 @@ def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[Scal
         limits.append(f"the deadline {goal.deadline} ({left} days from {start}{after})")
     return None, (
         f"none of the priced counts meets {' and '.join(limits)}; the fastest, "
-        f"{fastest.instance_count} instances, needs {fastest.wall_clock_days:.2f} days: measure "
-        "larger sizes or state a scaling assumption"
+        f"{fastest.instance_count} instances, needs {wall_clock(fastest.wall_clock_hours)}: "
+        "measure larger sizes or state a scaling assumption"
     )

@@ -42,7 +42,8 @@ _FAMILY_FACTS = ("benchmark", "sequence_length", "quality_metric", "quality_targ
 @dataclass(frozen=True)
 class MeasuredSize:
     """One system size of a scaling family, measured by one run set: its counted runs' time and
-    steady throughput with their ranges, and the speed-up and efficiency over the smallest size."""
+    steady throughput with their ranges. Its efficiency is the Scale plan's, from the time to
+    the verified result the totals bill (``core.scale_plan``)."""
 
     run_set: str
     size: SystemSize
@@ -54,8 +55,6 @@ class MeasuredSize:
     time_high_s: float
     throughput: float | None
     throughput_unit: str | None
-    speedup: float = 1.0
-    efficiency: float = 1.0
     throughput_low: float | None = None
     throughput_high: float | None = None
     """The range of the counted runs' steady throughput (the observed spread at this size)."""
@@ -130,17 +129,6 @@ def measured_size(
     )
 
 
-def _with_efficiency(points: Sequence[MeasuredSize]) -> tuple[MeasuredSize, ...]:
-    ordered = sorted(points, key=lambda p: p.nodes)
-    base = ordered[0]
-    out = []
-    for point in ordered:
-        speedup = base.time_s / point.time_s
-        efficiency = speedup * base.nodes / point.nodes
-        out.append(MeasuredSize(**{**point.__dict__, "speedup": speedup, "efficiency": efficiency}))
-    return tuple(out)
-
-
 def families(observations: pl.DataFrame, named: dict[str, str] | None = None) -> tuple[Family, ...]:
     """The scaling families among the run sets of ``observations``.
 
@@ -177,7 +165,7 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
         by_nodes: dict[int, MeasuredSize] = {}
         for point in sorted(points, key=lambda p: (p.nodes, -p.runs)):
             by_nodes.setdefault(point.nodes, point)  # one set per size: the most runs
-        ordered = _with_efficiency(list(by_nodes.values()))
+        ordered = sorted(by_nodes.values(), key=lambda p: p.nodes)
         name = key[1] if key[0] == "named" else _auto_name(ordered)
         found.append(Family(name, ordered, key[0] == "named"))
     return tuple(sorted(found, key=lambda f: f.name))

@@ -44,7 +44,6 @@ from __future__ import annotations
 from trntui.core.comparison.before_trial import (
     Requirement,
     TrialRuns,
-    hours_minutes,
     requirement,
     trial_runs,
 )
@@ -91,7 +90,6 @@ __all__ = [
     "compare",
     "decide",
     "fact_checks",
-    "hours_minutes",
     "inventory_differences",
     "protocol",
     "protocol_differences",

@@ -32,7 +32,7 @@ from trntui.core.estimate import (
     input_frame,
     shown_unit,
 )
-from trntui.core.format import usd
+from trntui.core.format import usd, wall_clock
 from trntui.core.prediction import TARGET_HALF_WIDTH, Band, runs_for_width
 
 _COUNTED_AS_ZERO = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s", "checkpoint_s")
@@ -60,7 +60,7 @@ class Requirement:
         """The requirement in words, one fact a line (the decision's facts)."""
         if self.throughput is None:
             return [self.note]
-        time = hours_minutes(self.time_to_result_h)
+        time = wall_clock(self.time_to_result_h)
         out = [
             f"requirement (not a measurement): useful throughput of at least "
             f"{self.throughput:,.4g} {self.unit}, i.e. at most {time} from launch to the "
@@ -74,16 +74,6 @@ class Requirement:
         if self.stated:
             out.append("stated assumptions: " + "; ".join(self.stated))
         return out
-
-
-def hours_minutes(hours: float | None) -> str:
-    """``3 h 07 min`` below a day, ``2.4 days`` above; unknown when unknown."""
-    if hours is None:
-        return "unknown"
-    if hours >= 24:
-        return f"{hours / 24:,.1f} days"
-    minutes = round(hours * 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
 def requirement(trainium: TargetEstimate, gpu: TargetEstimate) -> Requirement | None:

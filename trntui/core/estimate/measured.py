@@ -20,7 +20,7 @@ from trntui.core.estimate.inputs import (
     _unknown,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
-from trntui.core.hardware import target_size
+from trntui.core.hardware import TargetSize, target_size
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
 from trntui.core.run_facts import Spread
@@ -194,6 +194,61 @@ def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input
     return Input("checkpoint_s", saves * minutes * 60.0, Provenance(ASSUMPTION, owner, how), name)
 
 
+def _work_range(work: Input, context: EstimateContext, target: TrainingTarget) -> Input:
+    """The goal's work with the range its run set's verified runs show, scaled to the goal.
+
+    The goal's work stays the value (an assumption, with its provenance); when two or more
+    runs of the target's set reached the quality target after different amounts of work in
+    the goal's unit, ``low``/``high`` are the goal's work times the lowest and highest of
+    them over their median, so the sensitivity analysis varies it over what was observed.
+    """
+    if work.value is None or not target.run_set:
+        return work
+    stats = context.run_set(target.run_set)
+    spread = stats.spreads.get("work_to_target")
+    unit = context.inventory.goal.work_unit
+    units = {u.removesuffix("/s") for u in stats.units}
+    if (
+        spread is None
+        or spread.n < 2
+        or not spread.median
+        or spread.min is None
+        or spread.max is None
+        or spread.min == spread.max
+        or units != {unit}
+    ):
+        return work
+    return dataclasses.replace(
+        work,
+        low=work.value * spread.min / spread.median,
+        high=work.value * spread.max / spread.median,
+        runs=spread.n,
+    )
+
+
+def _wanted(
+    target: TrainingTarget, instances: int, quote: PriceQuote | None, size: SetSize
+) -> TargetSize:
+    measured = size.size
+    counts_cores = measured is not None and "NeuronCore" in (measured.accelerator or "")
+    return target_size(
+        target.instance_type, instances, target.accelerators_per_instance, quote, counts_cores
+    )
+
+
+def along_family(
+    target: TrainingTarget, instances: int, quote: PriceQuote | None, size: SetSize
+) -> bool:
+    """Whether ``instances`` of the target differ from the run set's size only in the node
+    count (one instance a node, the same accelerators per node): the family scales to it."""
+    measured = size.size
+    if measured is None or measured.nodes is None or measured.nodes == instances:
+        return False
+    wanted = _wanted(target, instances, quote, size)
+    same_nodes = dataclasses.replace(wanted, instances=measured.nodes)
+    return size_problem(size, same_nodes, target.run_set or "") is None
+
+
 def _tied_to_size(
     throughput: Input,
     target: TrainingTarget,
@@ -212,16 +267,10 @@ def _tied_to_size(
     """
     if throughput.provenance.kind != MEASURED:
         return throughput
-    measured = size.size
-    counts_cores = measured is not None and "NeuronCore" in (measured.accelerator or "")
-    wanted = target_size(
-        target.instance_type, instances, target.accelerators_per_instance, quote, counts_cores
-    )
+    wanted = _wanted(target, instances, quote, size)
     problem = size_problem(size, wanted, target.run_set or "")
-    if problem is not None and family is not None and measured is not None:
-        same_nodes = dataclasses.replace(wanted, instances=measured.nodes or 0)
-        if size_problem(size, same_nodes, target.run_set or "") is None:
-            return _scaled_throughput(family, instances, target, scaling)
+    if problem is not None and family is not None and along_family(target, instances, quote, size):
+        return _scaled_throughput(family, instances, target, scaling)
     if problem is not None:
         why = f"{problem}; the measured throughput does not apply (override it, with who and why)"
         return _unknown("steady_throughput", why, target.name)

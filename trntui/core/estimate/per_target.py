@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES_TOTAL
+from trntui.core.estimate.at_size import sized_inputs
 from trntui.core.estimate.inputs import (
     ASSUMPTION,
     DERIVED,
@@ -22,7 +23,7 @@ from trntui.core.estimate.inputs import (
     _unknown,
     check_value,
 )
-from trntui.core.estimate.measured import _checkpoint_input, _run_set_inputs, _tied_to_size
+from trntui.core.estimate.measured import _checkpoint_input, _run_set_inputs, _work_range
 from trntui.core.estimate.observations import EstimateContext
 from trntui.core.estimate.prices import (
     _RATES,
@@ -35,8 +36,7 @@ from trntui.core.estimate.prices import (
 )
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import CAPACITY_BLOCK, ON_DEMAND, SPOT, PriceQuote, QuoteFlag, quote_flags
-from trntui.core.scaling import Family, family_of
-from trntui.core.system_size import SetSize
+from trntui.core.scaling import family_of
 
 
 def _assumed(inventory: Inventory, key: str, value: float | None, field: str) -> Input:
@@ -69,38 +69,6 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
     return inputs
 
 
-def _work_range(work: Input, context: EstimateContext, target: TrainingTarget) -> Input:
-    """The goal's work with the range its run set's verified runs show, scaled to the goal.
-
-    The goal's work stays the value (an assumption, with its provenance); when two or more
-    runs of the target's set reached the quality target after different amounts of work in
-    the goal's unit, ``low``/``high`` are the goal's work times the lowest and highest of
-    them over their median, so the sensitivity analysis varies it over what was observed.
-    """
-    if work.value is None or not target.run_set:
-        return work
-    stats = context.run_set(target.run_set)
-    spread = stats.spreads.get("work_to_target")
-    unit = context.inventory.goal.work_unit
-    units = {u.removesuffix("/s") for u in stats.units}
-    if (
-        spread is None
-        or spread.n < 2
-        or not spread.median
-        or spread.min is None
-        or spread.max is None
-        or spread.min == spread.max
-        or units != {unit}
-    ):
-        return work
-    return dataclasses.replace(
-        work,
-        low=work.value * spread.min / spread.median,
-        high=work.value * spread.max / spread.median,
-        runs=spread.n,
-    )
-
-
 @dataclass(frozen=True)
 class TargetInputs:
     """One target's inputs with their provenance, its quote and the quote's flags: built by
@@ -114,15 +82,11 @@ class TargetInputs:
     samples: pl.DataFrame
     """Each counted run's ``SAMPLE_COLUMNS`` (the prediction band draws them); empty when
     none."""
-    measured_throughput: Input | None = None
-    """The run set's throughput before it was tied to the target's size (an instance-count
-    override ties it again)."""
-    set_size: SetSize = dataclasses.field(default_factory=lambda: SetSize(None))
-    family: Family | None = None
-    scaling: tuple[float | None, str] = (None, "")
-    """The stated efficiency per doubling of nodes (``None``: none) and who states it."""
     quote_reason: str = ""
     """Why the target's quote is the one used (or why there is none)."""
+    context: EstimateContext | None = dataclasses.field(default=None, compare=False, repr=False)
+    """What they were built from: an instance-count override builds them again at that
+    count (``core.estimate.at_size``)."""
 
 
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
@@ -162,19 +126,15 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
     inputs["work_amount"] = _work_range(inputs["work_amount"], context, target)
     inputs["spot_interruptions_per_day"] = _spot_input(target, inventory)
     inputs["checkpoint_s"] = _checkpoint_input(context, target)
-    measured_throughput = inputs["steady_throughput"]
-    size = context.run_set(target.run_set).size if target.run_set else SetSize(None)
     family = family_of(context.families(), target.run_set) if target.run_set else None
     scaling = (
         inventory.distribution.scaling_efficiency_per_doubling,
         inventory.project.owner or "the project owner",
     )
     if context.ties_system_size:
-        inputs["steady_throughput"] = _tied_to_size(
-            measured_throughput, target, target.instance_count, quote, size, family, scaling
-        )
-    else:
-        measured_throughput = None
+        sized = sized_inputs(context, target, quote, inputs, samples, family, scaling)
+        inputs.update(sized.inputs)
+        samples = sized.samples
     for key, service in _RATES.items():
         quantity = _rate_quantity(key, inputs, target.instance_count)
         rate = book.rate(service, target.region)
@@ -209,11 +169,8 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         quote,
         flags,
         samples,
-        measured_throughput,
-        size,
-        family,
-        scaling,
         quote_reason,
+        context,
     )
 
 
@@ -240,6 +197,7 @@ def apply_overrides(
     range, so the caller can keep the last valid estimate.
     """
     names = {p.target.name for p in prepared}
+    prepared = [_at_overridden_count(item, overrides) for item in prepared]
     result = list(prepared)
     for override in overrides:
         spec = INPUT_SPECS.get(override.input)
@@ -269,26 +227,34 @@ def apply_overrides(
             item = result[index] = dataclasses.replace(
                 item, inputs={**item.inputs, "checkpoint_s": scaled}
             )
-        count = item.inputs["instance_count"].value
-        throughput = item.inputs["steady_throughput"]
-        if (
-            count is not None
-            and count != item.target.instance_count
-            and throughput is before.inputs["steady_throughput"]
-            and item.measured_throughput is not None
-        ):
-            inputs = dict(item.inputs)
-            inputs["steady_throughput"] = _tied_to_size(
-                item.measured_throughput,
-                item.target,
-                int(count),
-                item.quote,
-                item.set_size,
-                item.family,
-                item.scaling,
-            )
-            result[index] = dataclasses.replace(item, inputs=inputs)
     return result
+
+
+def _at_overridden_count(item: TargetInputs, overrides: Sequence[Override]) -> TargetInputs:
+    """The target's inputs built again at the instance count an override sets, so they are
+    what that count measured (or interpolated, or unknown: ``at_size``), as Scale prices it;
+    an invalid count is left for ``check_value`` to refuse."""
+    count = next(
+        (
+            o.value
+            for o in overrides
+            if o.input == "instance_count" and o.target == item.target.name
+        ),
+        None,
+    )
+    context = item.context
+    if (
+        context is None
+        or not context.ties_system_size
+        or not isinstance(count, int | float)
+        or isinstance(count, bool)
+        or count < 1
+        or count != int(count)
+        or int(count) == item.target.instance_count
+    ):
+        return item
+    rebuilt = target_inputs(context, dataclasses.replace(item.target, instance_count=int(count)))
+    return dataclasses.replace(rebuilt, target=item.target)
 
 
 def _checkpoints_for_work(before: TargetInputs, after: TargetInputs) -> Input | None:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate, shown_unit
 from trntui.core.estimate import Input as EstimateInput
-from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
+from trntui.core.format import UNKNOWN, number, usd, usd_per_unit, wall_clock
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import Scenario
@@ -316,7 +316,7 @@ def comparison_text(analysis: Analysis) -> Text:
         verdict = (
             ", ".join(state) if state else ("within the limits" if checked else "no limits set")
         )
-        days = "unknown" if plan.wall_clock_days is None else f"{plan.wall_clock_days:.2f} days"
+        days = wall_clock(None if plan.wall_clock_days is None else 24 * plan.wall_clock_days)
         text.append(f"\n{plan.target}: {days}, {verdict}", style="red" if state else "dim")
     if comparison.trial_runs is not None:
         text.append("\nTrial runs: ", style="bold")
