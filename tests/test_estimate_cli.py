@@ -186,6 +186,30 @@ def test_scenario_save_list_show_diff(project, capsys):
     assert any(c["item"] == "total_usd" and c["delta"] < 0 for c in changes)
 
 
+def test_scenario_diff_against_the_project_now_shows_the_overrides(project, capsys):
+    """A snapshot whose override makes every total differ is not 'No difference' from the
+    project now: the override is listed, then the input and the totals it moved."""
+    assert cli("scenario", "save", str(project), "fast", "--set", f"{TRN}:steady_throughput=200",
+               "--why", "SDK 2.x kernels", "--who", "bob") == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli("scenario", "diff", str(project), "fast") == 0
+    out = capsys.readouterr().out
+    assert "No difference" not in out
+    lines = out.splitlines()
+    assert lines[0] == f"{TRN}: override: Useful throughput: 200 -> absent"
+    assert lines[1] == "    was bob: SDK 2.x kernels; now not set"
+    assert any(line.startswith(f"{TRN}: Useful throughput: 200 -> ") for line in lines)
+    assert any(line.startswith(f"{TRN}: Total: ") for line in lines)
+    assert cli("scenario", "diff", str(project), "fast", "--json") == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    override = changes[0]
+    assert (override["item"], override["a"], override["b_absent"]) == (
+        "override: Useful throughput",
+        200.0,
+        True,
+    )
+
+
 def test_scenario_opens_stale_after_a_new_run(built, project, capsys):
     assert cli("scenario", "save", str(project), "base") == 0
     outcomes = import_paths(project, [built.parent / "extra.log"], set_name="trn")

@@ -12,8 +12,9 @@ and ``method``, or ``reason`` when there is none: ``core.prediction``).
 
 ``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]``
 snapshots the project with those overrides; ``scenario list DIR``, ``scenario show DIR NAME``
-and ``scenario diff DIR A [B]`` (B omitted: the project as it is now, same overrides) do from
-the shell what the Scenarios screen does.
+and ``scenario diff DIR A [B]`` (B omitted: the project as it is now, without A's overrides)
+do from the shell what the Scenarios screen does: every override and input that differs, then
+the cost terms and totals.
 
 Exit codes: 0 done (an incomplete estimate is still a result: it says what is missing), 2 a
 problem the user can fix (bad folder, bad override, unknown scenario).
@@ -413,8 +414,10 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     a = scenarios.load_scenario(root, args.a)
     if args.b is None:
+        # The project as it is now, as the bar shows it without the snapshot's overrides: they
+        # are a difference too, listed first.
         b_name = "project now"
-        b_estimate = estimate(_project_context(root), a.overrides)
+        b_estimate = estimate(_project_context(root))
     else:
         b_name = args.b
         b_estimate = scenarios.load_scenario(root, args.b).estimate()
@@ -441,7 +444,7 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
         before, after = row.shown("a", _value), row.shown("b", _value)
         print(f"{row.target}: {label}: {before} -> {after}{change}")
         if row.a_note != row.b_note:
-            print(f"    was {row.a_note}; now {row.b_note}")
+            print(f"    was {row.a_note or 'not set'}; now {row.b_note or 'not set'}")
     return 0
 
 

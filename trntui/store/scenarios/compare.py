@@ -16,6 +16,7 @@ from trntui.core.estimate import (
     Estimate,
     EstimateContext,
     InvalidInputError,
+    Override,
     estimate,
     quote_id,
 )
@@ -124,10 +125,44 @@ class DiffRow:
         return (self.b - self.a) / abs(self.a) * 100.0
 
 
+OVERRIDE = "override: "
+"""The ``item`` of a row that compares a scenario override (``override: <input label>``)."""
+
+
+def _override_rows(a: Estimate, b: Estimate) -> list[DiffRow]:
+    """The overrides each side applies, by input and target: one set on one side only is
+    ``absent`` on the other; one set on both differs in value, or in who set it and why."""
+
+    def by_key(estimate: Estimate) -> dict[tuple[str, str | None], Override]:
+        return {(o.input, o.target): o for o in estimate.overrides}
+
+    left, right = by_key(a), by_key(b)
+    rows = []
+    for key in dict.fromkeys([*left, *right]):
+        x, y = left.get(key), right.get(key)
+        if x is not None and y is not None and (x.value, x.who, x.why) == (y.value, y.who, y.why):
+            continue
+        name, target = key
+        rows.append(
+            DiffRow(
+                target or "project",
+                OVERRIDE + INPUT_SPECS[name].label,
+                None if x is None else x.value,
+                None if y is None else y.value,
+                "" if x is None else f"{x.who}: {x.why}",
+                "" if y is None else f"{y.who}: {y.why}",
+                a_absent=x is None,
+                b_absent=y is None,
+            )
+        )
+    return rows
+
+
 def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
-    """What changed between two estimates, target by target: inputs (value or provenance),
-    then each cost term and the total. Unchanged rows are left out."""
-    rows: list[DiffRow] = []
+    """What differs between two estimates: the scenario overrides each applies, then target
+    by target every input (value or provenance: a run set's runs, a quote, an inventory
+    value), each cost term and the total. Unchanged rows are left out."""
+    rows: list[DiffRow] = _override_rows(a, b)
     b_targets = {t.name: t for t in b.targets}
     for left in a.targets:
         right = b_targets.get(left.name)
