@@ -375,6 +375,17 @@ def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Pro
     assert fitted.plain.startswith("not updated")
 
 
+def test_the_bar_gives_each_band_with_its_n_and_method(sample_project: Project) -> None:
+    analysis = analyze(load_context(sample_project.root, sample_project.inventory))
+    shown = estimate_line(analysis, width=78, example=True, lines=3).plain
+    assert len(shown.splitlines()) == 2, "a shorter band rather than a third line"
+    for band in analysis.bands:
+        low, high = round(band.p10_usd), round(band.p90_usd)
+        assert f"(P10-90 ${low}-${high} t n={band.runs})" in shown
+    wide = estimate_line(analysis, width=200, example=True, lines=3).plain
+    assert all(band.text().split(" (")[0] in wide for band in analysis.bands)
+
+
 async def test_a_screen_key_remapped_in_keymap_toml_is_the_one_that_works(
     sample_project: Project, tmp_path, monkeypatch
 ) -> None:

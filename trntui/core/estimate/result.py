@@ -14,8 +14,10 @@ import polars as pl
 from trntui.core.capacity_block import blocks_text, extension_hint
 from trntui.core.estimate.formula import cost_frame, input_frame
 from trntui.core.estimate.inputs import (
+    DERIVED,
     INPUT_SPECS,
     MEASURED,
+    OBSERVED_INPUTS,
     STAGES,
     TERM_INPUTS,
     TERMS,
@@ -133,10 +135,15 @@ class TargetEstimate:
 
     @property
     def assumptions_only(self) -> bool:
-        """Its total is known but no input of it is measured: every figure is a person's
-        assumption, a quote or derived from those (an estimate before any trial run). Such a
-        total is labelled so wherever it is shown, never "complete"."""
-        return self.complete and not any(i.provenance.kind == MEASURED for i in self.inputs)
+        """Its total is known but no run measured it: every input a run measures is a
+        person's assumption (an estimate before any trial run, or every measurement
+        overridden), not measured nor derived from measurements (interpolated between
+        measured sizes). Such a total is labelled so wherever it is shown, never "complete"."""
+        return self.complete and not any(
+            i.provenance.kind in (MEASURED, DERIVED)
+            for i in self.inputs
+            if i.key in OBSERVED_INPUTS or i.key == "failed_fraction"
+        )
 
     def input(self, key: str) -> Input:
         return next(i for i in self.inputs if i.key == key)

@@ -29,11 +29,13 @@ if TYPE_CHECKING:
 MAX_LINES = 3
 _SEPARATOR = " · "
 FULL, SHORT, NONE = 2, 1, 0
-"""How much of a band the bar shows: ``P10-P90 $a-$b (t, n=N)``, ``$a-$b n=N`` or nothing."""
+"""How much of a band the bar shows: ``(P10-P90 $a-$b t n=N)``, ``(P10-90 $a-$b t n=N)`` or
+nothing (``t``: the t prediction interval, ``core.prediction``)."""
 # (target name, missing-input label, say why the ratio is n/a, band): shorter and shorter; the
 # band is shortened first, then names, what a target lacks last.
 _LEVELS = ((None, None, True, FULL), (None, None, False, FULL), (None, None, False, SHORT),
-           (24, None, False, SHORT), (16, None, False, SHORT), (12, None, False, SHORT),
+           (None, None, False, NONE), (24, None, False, SHORT), (16, None, False, SHORT),
+           (12, None, False, SHORT),
            (24, None, False, NONE), (16, None, False, NONE), (12, None, False, NONE),
            (10, None, False, NONE), (10, 12, False, NONE), (8, 9, False, NONE),
            (8, 6, False, NONE))  # fmt: skip
@@ -56,9 +58,13 @@ def estimate_line(
     (then shortened more), so that every total, the ratio and the example marker stay visible.
     """
     text = Text()
-    for names, labels, why, band in _LEVELS:
+    # A line fewer with full names (the band shortened) is worth more than the full band:
+    # every line the bar takes is one the screen above it loses at 80x24.
+    tries = [(level, lines - 1) for level in _LEVELS if level[0] is None and lines > 1]
+    tries += [(level, lines) for level in _LEVELS]
+    for (names, labels, why, band), room in tries:
         parts = _parts(analysis, problem, names, labels, why, band, example)
-        text = _layout(parts, width, lines)
+        text = _layout(parts, width, room)
         if width is None or all(line.cell_len <= width for line in text.split()):
             break
     return text
@@ -117,8 +123,12 @@ def _parts(
         if item.complete:
             part.append(item.headline(), style="bold")
             if item.assumptions_only:
-                part.append(" assumptions only", style="bold magenta")
-            part.append(_band_text(item_band, band), style="dim")
+                part.append(" ")
+                part.append("assumptions only", style="bold magenta")
+            shown = _band_text(item_band, band)
+            if shown:
+                part.append(" ")
+                part.append(shown, style="dim")
         else:
             missing = item.incomplete_inputs
             first = f": {fit(missing[0], labels)}" if missing else ""
@@ -136,14 +146,14 @@ def _parts(
 
 
 def _band_text(band: Band, detail: int) -> str:
-    """The band at ``detail``: ``(P10-P90 $a-$b t n=N)``, ``($a-$b n=N)`` or nothing."""
+    """The band at ``detail``: ``(P10-P90 $a-$b t n=N)``, ``(P10-90 $a-$b t n=N)`` or nothing."""
     if detail == NONE:
         return ""
     if band.p10_usd is None:
-        return f" (no band: n={band.runs})"
+        return f"(no band: n={band.runs})"
     if detail == FULL:
-        return f" (P10-P90 {usd(band.p10_usd)}-{usd(band.p90_usd)} t n={band.runs})"
-    return f" ({usd(band.p10_usd, 0)}-{usd(band.p90_usd, 0)} n={band.runs})"
+        return f"(P10-P90 {usd(band.p10_usd)}-{usd(band.p90_usd)} t n={band.runs})"
+    return f"(P10-90 {usd(band.p10_usd, 0)}-{usd(band.p90_usd, 0)} t n={band.runs})"
 
 
 class EstimateBar(Widget):

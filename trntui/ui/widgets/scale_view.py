@@ -64,8 +64,8 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
         chosen = plan.recommended is not None and point is plan.recommended
         eff = "-" if point.efficiency is None else f"{point.efficiency:.2f}"
         text.append(("> " if chosen else "  ") + f"{point.instance_count:>5}  ")
-        text.append(f"{point.source:12}", style=_SOURCE_STYLE.get(point.source, "yellow"))
-        text.append(f"  {wall_clock(point.wall_clock_hours):>11}  {eff:>4}  ")
+        text.append(f"{point.source:13}", style=_SOURCE_STYLE.get(point.source, "yellow"))
+        text.append(f" {wall_clock(point.wall_clock_hours):>11}  {eff:>4}  ")
         text.append(f"{usd(point.total_usd):>11}  ")
         text.append(f"{_yes_no(point.meets_deadline):7}  {_yes_no(point.within_budget)}\n")
     if plan.reference is not None:

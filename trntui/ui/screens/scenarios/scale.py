@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.estimate import EstimateContext, Override
 from trntui.core.scale_plan import scale_plan
+from trntui.ui.text import Hanging
 from trntui.ui.widgets.scale_view import scale_text
 
 
@@ -49,7 +50,7 @@ class ScalePane(TabPane):
         overrides: tuple[Override, ...],
     ) -> None:
         try:
-            text = scale_text(scale_plan(context, target, overrides=overrides), targets)
+            text = Hanging(scale_text(scale_plan(context, target, overrides=overrides), targets))
         except UserError as error:
             text = Text(str(error), style="yellow")
         if not get_current_worker().is_cancelled:
