@@ -44,7 +44,9 @@ def test_whole_number_field_refuses_a_fraction() -> None:
 
 
 def test_typed_values_are_parsed_with_their_units_stripped_of_separators() -> None:
-    assert parse_value(ModelInfo, "sequence_length", "8_192") == 8192
+    assert parse_value(ModelInfo, "sequence_length", "8,192") == 8192
+    with pytest.raises(FieldValueError, match="no underscores"):  # one rule: test_numbers.py
+        parse_value(ModelInfo, "sequence_length", "8_192")
     assert parse_value(TrainingGoal, "work_amount", "1,000,000") == 1_000_000.0
     assert parse_value(TrainingGoal, "deadline", "2027-01-31") == dt.date(2027, 1, 31)
     assert parse_value(ModelInfo, "operators", "a, b,, c ") == ("a", "b", "c")

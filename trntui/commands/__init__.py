@@ -16,6 +16,7 @@ import math
 import sys
 from typing import NamedTuple
 
+from trntui.core.fields import FieldValueError, parse_number
 from trntui.core.text import name_problem, printable
 
 
@@ -147,12 +148,9 @@ def _flat_dict(value: object) -> bool:
 def finite_float(text: str) -> float:
     """An argument type: a number that is not nan or infinite (a quality value, an offset)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return value
+        return parse_number(text)
+    except FieldValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def non_negative_float(text: str) -> float:

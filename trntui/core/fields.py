@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,6 +30,31 @@ _KIND_EXPECTED = {
 
 class FieldValueError(ValueError):
     """A value does not fit its field; the message is written for the person who typed it."""
+
+
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+)
+"""A number as people write one: ASCII digits, a point for decimals, commas only between
+groups of three digits (``6,144``), an exponent. Python's ``float`` also takes ``1_000``,
+full-width digits (``１２３``), ``nan`` and ``inf``; a comma anywhere else is likely a decimal
+comma (``1,5``), which stripping would read as 15."""
+
+
+def parse_number(text: str) -> float:
+    """The finite number ``text`` writes (by ``_NUMBER``), or ``FieldValueError`` saying why."""
+    raw = text.strip()
+    if not _NUMBER.fullmatch(raw):
+        hint = ""
+        if "," in raw:
+            hint = ": a point marks decimals (1.5); a comma only groups thousands (6,144)"
+        elif "_" in raw or not raw.isascii():
+            hint = ": write it with the digits 0-9 and no underscores"
+        raise FieldValueError(f"'{text}' is not a number{hint}")
+    value = float(raw.replace(",", ""))
+    if not math.isfinite(value):
+        raise FieldValueError(f"'{text}' is too large to be a number trntui can use")
+    return value
 
 
 @dataclass(frozen=True)
@@ -74,6 +100,12 @@ class FieldSpec:
             return f"of at most {_num(self.maximum)}{unit}"
         return ""
 
+    def _number(self, raw: str) -> float:
+        try:
+            return parse_number(raw)
+        except FieldValueError as error:
+            raise FieldValueError(f"{error}; expected {self.expected}") from None
+
     def parse_text(self, text: str) -> Any:
         """Turn what a person typed into a value (``None`` for an empty optional field)."""
         raw = text.strip()
@@ -84,17 +116,12 @@ class FieldSpec:
         if self.kind == "text":
             return self.check(raw)
         if self.kind == "int":
-            try:
-                value: Any = int(raw.replace("_", "").replace(",", ""))
-            except ValueError:
-                raise FieldValueError(f"'{raw}' is not {self.expected}") from None
-            return self.check(value)
+            number = self._number(raw)
+            if number != int(number):
+                raise FieldValueError(f"'{raw}' is not {self.expected}")
+            return self.check(int(number))
         if self.kind == "float":
-            try:
-                value = float(raw.replace("_", "").replace(",", ""))
-            except ValueError:
-                raise FieldValueError(f"'{raw}' is not {self.expected}") from None
-            return self.check(value)
+            return self.check(self._number(raw))
         if self.kind == "date":
             try:
                 value = dt.date.fromisoformat(raw)

@@ -16,6 +16,7 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
+from trntui.core.fields import FieldValueError, parse_number
 from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
 from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.worker_modal import WorkerModal
@@ -70,8 +71,8 @@ class AttachCaptureScreen(WorkerModal[str | None]):
         offset_s = None
         if offset_text:
             try:
-                offset_s = float(offset_text)
-            except ValueError:
+                offset_s = parse_number(offset_text)
+            except FieldValueError:
                 offset_s = float("nan")
             if not math.isfinite(offset_s):
                 self._message(

@@ -26,6 +26,7 @@ from trntui.core.estimate import (
     check_value,
     shown_unit,
 )
+from trntui.core.fields import FieldValueError, parse_number
 from trntui.core.format import number, usd
 from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
@@ -148,10 +149,10 @@ class OverrideScreen(Dialog[Override | None]):
         why = self.query_one("#why", Input).value.strip()
         error = self.query_one("#error", Static)
         try:
-            value = float(text.replace(",", ""))
-        except ValueError:
+            value = parse_number(text)
+        except FieldValueError as problem:
             error.update(
-                f"Not kept: {text!r} is not a number"
+                f"Not kept: {problem}"
                 if text
                 else "Not kept: give a value (x drops an override on the Inputs tab)"
             )
