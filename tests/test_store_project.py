@@ -374,3 +374,23 @@ def test_a_v1_file_opens_and_its_first_save_keeps_it_as_a_backup(new_project: Pa
     assert "schema_version = 2" in saved and 'name = "old"' in saved
     with Project.open(new_project) as project:
         assert project.inventory.goal.work_amount == 3072.0
+
+
+def test_a_read_only_project_takes_the_lock_once_it_is_free(sample_dir: Path) -> None:
+    """Issue 30, item 15: read-only because another held the lock is not read-only for good;
+    read-only on request is."""
+    holder = Project.open(sample_dir)
+    looking = Project.open(sample_dir, allow_read_only=True)
+    asked = Project.open(sample_dir, read_only=True)
+    try:
+        assert looking.read_only and not looking.take_lock()
+        assert holder.holder.split(" (")[0] in looking.read_only_reason
+        holder.close()
+        assert looking.take_lock() and not looking.read_only
+        with pytest.raises(ProjectLocked):
+            Project.open(sample_dir)  # the lock is this session's now
+        assert not asked.take_lock() and asked.read_only
+    finally:
+        holder.close()
+        looking.close()
+        asked.close()

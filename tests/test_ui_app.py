@@ -575,3 +575,36 @@ async def test_controls_pasted_into_a_field_are_never_stored(sample_dir: Path) -
             assert any("Pasted 2 lines as one" in str(n.message) for n in app._notifications)
     stored = (sample_dir / "trntui.toml").read_text()
     assert "\\u001b" not in stored and "\\u202e" not in stored and "\\u009b" not in stored
+
+
+async def test_reload_takes_the_lock_the_holder_has_given_up(sample_dir: Path) -> None:
+    """Issue 30, item 15: an app started while a CLI write held the lock stayed read-only
+    all session, and ctrl+r did not try again. Now ctrl+r takes the free lock, the header and
+    the fields say so, and an edit is saved."""
+    first = Project.open(sample_dir)
+    second = Project.open(sample_dir, allow_read_only=True)
+    try:
+        app = TrnTuiApp(second)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_section(pilot, "model")  # its fields drawn read-only
+            await pilot.press("escape", "ctrl+r")
+            await settle(pilot)
+            assert app.session.read_only and "still read-only" in app.status[0]
+            first.close()
+            await pilot.press("ctrl+r")
+            await settle(pilot)
+            assert not app.session.read_only
+            assert "editing now" in app.status[0]
+            assert not app.sub_title.startswith("[read-only]")
+            field = await focus_field(pilot, app, "model", "parameters_billion")
+            assert not field.disabled
+            await type_into(pilot, "13")
+            await pilot.press("enter")
+            await wait_until(
+                pilot,
+                lambda: read_inventory(sample_dir).inventory.model.parameters_billion == 13.0,
+                "the edit saved",
+            )
+    finally:
+        first.close()
+        second.close()

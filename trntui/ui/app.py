@@ -285,11 +285,18 @@ class TrnTuiApp(App[None]):
 
     def action_reload(self) -> None:
         try:
-            self.session.reload()
+            became_writable = self.session.reload()
         except UserError as error:
             self.status = (f"Reload failed: {error}", "error")
             return
-        self.status = (f"Reloaded {self.session.short_path}", "")
+        self.sub_title = self._sub_title()
+        if became_writable:
+            self.mutate_reactive(TrnTuiApp.inventory)  # the forms are editable now
+            self.status = (f"Reloaded {self.session.short_path}; editing now (it was free)", "")
+        elif self.project.read_only:
+            self.status = (f"Reloaded; still {self.session.read_only_message.lower()}", "warning")
+        else:
+            self.status = (f"Reloaded {self.session.short_path}", "")
 
     def action_help(self) -> None:
         from trntui.ui.screens.help import HelpScreen  # Markdown: loaded when first asked for

@@ -302,9 +302,12 @@ class Session:
             self._changed("inventory-replaced")
         return step, None
 
-    def reload(self) -> None:
+    def reload(self) -> bool:
         """Read ``trntui.toml`` again (edited by hand); the inventory before is one undo step.
-        A file that does not read raises ``UserError`` and changes nothing."""
+        A file that does not read raises ``UserError`` and changes nothing. A session that is
+        read-only because another held the lock tries to take it again: returns whether it
+        became writable now."""
+        became_writable = self.read_only and self.project.take_lock()
         before = self.inventory
         inventory = self.project.reload()
         if inventory != before and not self.read_only:  # read-only: nothing to put back
@@ -312,6 +315,7 @@ class Session:
         self.inventory = inventory
         self.dirty = False
         self._changed("inventory-replaced")
+        return became_writable
 
     def save(self) -> None:
         """Write pending inventory edits (raises ``UserError``/``OSError`` when it cannot)."""

@@ -81,6 +81,31 @@ class Project:
                 raise
         return cls(root, loaded, lock, holder)
 
+    def take_lock(self) -> bool:
+        """Try again to take the write lock of a session that opened read-only because another
+        held it (a CLI write that was under way, a colleague who has since closed): True when
+        this session can write now. One opened read-only on request stays so."""
+        if self._lock is not None:
+            return True
+        if not self.holder:
+            return False
+        lock, holder = _acquire_lock(self.root, wait_s=_BRIEF_WAIT_S)
+        self.holder = holder
+        if lock is None:
+            return False
+        try:
+            remove_stale_temp_files(self.root)
+        except BaseException:
+            _release_lock(lock)
+            raise
+        if self._session is not None:
+            self._session()  # no longer only looking
+        self._lock = lock
+        key = self.root.resolve()
+        _count_session(key, +1, lock)
+        self._session = weakref.finalize(self, _end_session, key, lock)
+        return True
+
     @property
     def read_only(self) -> bool:
         return self._lock is None

@@ -96,10 +96,13 @@ class ItemTable(SessionView, Vertical):
         yield Static(SECTION_HELP[self.section], classes="form-help")
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
         yield table
-        hint = (
-            "read-only" if self.session.read_only else "a add  e/enter edit  d delete  ctrl+z undo"
-        )
-        yield Static(hint, classes="hint")
+        yield Static(self.hint(), classes="hint")
+
+    def hint(self) -> str:
+        """The keys of the list, or why there are none."""
+        if self.session.read_only:
+            return "read-only"
+        return "a add  e/enter edit  d delete  ctrl+z undo"
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -485,10 +488,13 @@ class InventoryScreen(SessionScreen):
     def refresh_from(self, inventory: Inventory) -> None:
         """Show ``inventory`` everywhere (after an edit, undo or reload) without posting
         edits: a form is loaded again only where it shows something else."""
+        read_only = self.session.read_only
         for slot in self.query(SectionSlot):
             form = slot.form
             if form is not None and form.obj != (current := getattr(inventory, slot.section)):
                 form.load(current)
+            if form is not None and form.read_only != read_only:
+                form.set_read_only(read_only)  # a reload took the lock
         self._note_invalid()
         self.refresh_lists(inventory)
 
@@ -500,3 +506,4 @@ class InventoryScreen(SessionScreen):
         for table in self.query(ItemTable):
             if table.items != getattr(inventory, table.section):
                 table.show_items(getattr(inventory, table.section))
+            table.query_one(".hint", Static).update(table.hint())

@@ -233,6 +233,13 @@ class FieldForm(VerticalScroll, can_focus=False):
     def rows(self) -> list[FieldRow]:
         return list(self.query(FieldRow))
 
+    def set_read_only(self, read_only: bool) -> None:
+        """Enable or disable every field (the session took the lock, or lost it)."""
+        self.read_only = read_only
+        for row in self.rows():
+            row._disabled = read_only
+            row.query_one(f"#field-{row.key}").disabled = read_only
+
     def row(self, key: str) -> FieldRow:
         return self.query_one(f"#row-{key}", FieldRow)
 
