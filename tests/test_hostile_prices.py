@@ -1,4 +1,5 @@
-"""Issue 16, the price cases (1, 5, 6, 8 and the price part of 12), replayed.
+"""Issue 16, the price cases (1, 5, 6, 8 and the price part of 12), and issue 30's price
+items (5 to 8 and the low-speed limit), replayed.
 
 A misbehaving price server (a body cut short, a drip that never ends, a decompression bomb,
 JSON nested beyond reason) is a real HTTP server on 127.0.0.1; hand-edited ``prices/quotes.toml``
@@ -815,3 +816,134 @@ def test_two_quotes_of_the_same_key_are_refused_at_the_second(tmp_path: Path) ->
     with pytest.raises(InputFileError, match="same type, region, option and origin") as raised:
         load_quote_book(project)
     assert raised.value.line == line
+
+
+# --- issue 30, items 5 and 6: one validation before a download replaces the cached copy ----
+
+
+def _damaged(data: bytes, kind: str) -> bytes:
+    """``data`` with one fault in the row of P5DEDIC (a middle row; the last stays whole)."""
+    start = data.index(b'"P5DEDIC"')
+    end = data.index(b"\n", start)
+    row = data[start:end]
+    if kind == "bad-byte":  # one byte that is not UTF-8, inside a quoted value
+        row = row.replace(b"Instance Hour", b"Instance \xffHour", 1)
+    else:  # one quote left open
+        row = row.replace(b'"Dedicated"', b'"Dedicated', 1)
+    assert row != data[start:end]
+    return data[:start] + row + data[end:]
+
+
+def _line_of(data: bytes, sku: bytes) -> int:
+    return data[: data.index(b'"' + sku + b'"')].count(b"\n") + 1
+
+
+@pytest.mark.parametrize("kind", ["bad-byte", "open-quote"])
+def test_i30_item5_a_download_that_does_not_parse_never_replaces_the_good_copy(
+    kind: str, server: tuple[FakePriceList, dict], cache: Path, capsys
+) -> None:
+    state, _ = server
+    good = warm(state, cache)
+    damaged = _damaged(state.site[ec2_csv(state)] + b"\n", kind)
+    publish(state, damaged)
+    for _attempt in range(2):  # the next fetch meets the same file: still the good copy
+        result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
+        assert isinstance(result.error, PricingFormatError), result.error
+        assert f":{_line_of(damaged, b'P5DEDIC')}:" in str(result.error)
+        assert "nothing was replaced" in str(result.error)
+        assert on_demand(result.quotes) == GOOD
+        assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good
+    offline = fetch_instance_quotes(
+        "us-east-1", TYPES, settings=settings_for(state, cache), offline=True
+    )
+    assert on_demand(offline.quotes) == GOOD and offline.error is None
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--instance-type", "p5.48xlarge"]
+    code, out, err = cli(capsys, *fetch)
+    assert code == 0 and "$55.0400" in out and "using the cached copy" in err
+
+
+def _damage_cache(cache: Path, kind: str) -> Path:
+    path = offer_csv_path(cache, "AmazonEC2", "us-east-1")
+    path.write_bytes(_damaged(path.read_bytes(), kind))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["bad-byte", "open-quote"])
+def test_i30_item5_a_damaged_cached_copy_is_fetched_whole_after_a_304(
+    kind: str, server: tuple[FakePriceList, dict], cache: Path
+) -> None:
+    state, _ = server
+    good = warm(state, cache)
+    _damage_cache(cache, kind)
+    result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
+    assert result.error is None and on_demand(result.quotes) == GOOD
+    asked = [headers.get("if-none-match") for headers in state.hits(ec2_csv(state))]
+    assert asked[1] is not None and asked[2] is None  # a 304, then the whole file
+    assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good
+
+
+def test_i30_item5_offline_or_unreachable_with_a_damaged_copy_says_what_to_do(
+    server: tuple[FakePriceList, dict], cache: Path, capsys
+) -> None:
+    from tests.test_pricing_support import Fault
+
+    state, _ = server
+    warm(state, cache)
+    path = _damage_cache(cache, "bad-byte")
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--instance-type", "p5.48xlarge"]
+    code, _out, err = cli(capsys, *fetch, "--offline")
+    assert code == 2 and err.count("\n") == 1
+    assert str(path) in err and "damaged" in err and "without --offline" in err
+    state.faults[ec2_csv(state)] = Fault(status=503)
+    code, _out, err = cli(capsys, *fetch)
+    assert code == 2 and err.count("\n") == 1
+    assert "503" in err and str(path) in err and "damaged" in err
+    del state.faults[ec2_csv(state)]
+    code, out, _err = cli(capsys, *fetch)  # online again: a 304, then the whole file
+    assert code == 0 and "$55.0400" in out
+    assert cli(capsys, *fetch, "--offline")[0] == 0
+
+
+def _cut_at_record(data: bytes, sku: bytes) -> bytes:
+    """``data`` up to the record of ``sku`` (cut exactly at a record boundary)."""
+    return data[: data.index(b'"' + sku + b'"')]
+
+
+@pytest.mark.parametrize("kind", ["header-only", "cut-at-a-record"])
+def test_i30_item6_a_file_without_its_rows_is_refused_and_saves_no_miss(
+    kind: str, server: tuple[FakePriceList, dict], cache: Path, tmp_path: Path, capsys
+) -> None:
+    state, _ = server
+    full = state.site[ec2_csv(state)]
+    project = init_project(tmp_path / "proj")
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--save", str(project)]
+    for name in TYPES:
+        fetch += ["--instance-type", name]
+    assert cli(capsys, *fetch)[0] == 0
+    good = offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes()
+    # The same version, its Content-Length right for what is sent: nothing in the framing
+    # tells the cut, only the file itself and the copy it would replace.
+    cut = _cut_at_record(full, b"P5SHARED" if kind == "header-only" else b"TRN1SHARED")
+    assert cut.endswith(b"\n")
+    publish(state, cut)
+    code, out, err = cli(capsys, *fetch)
+    assert code == 0 and "using the cached copy" in err
+    assert ("no rows" if kind == "header-only" else "smaller than the cached copy") in err
+    assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good
+    book = load_quote_book(project)
+    assert book.misses == () and on_demand(book.quotes) == GOOD
+    assert "not offered" not in out
+
+
+def test_i30_item6_a_header_only_file_is_no_evidence_even_without_a_cached_copy(
+    server: tuple[FakePriceList, dict], cache: Path, tmp_path: Path, capsys
+) -> None:
+    state, _ = server
+    publish(state, _cut_at_record(state.site[ec2_csv(state)], b"P5SHARED"))
+    project = init_project(tmp_path / "proj")
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--save", str(project),
+             "--instance-type", "p5.48xlarge"]  # fmt: skip
+    code, _out, err = cli(capsys, *fetch)
+    assert code == 2 and "no rows" in err and err.count("\n") == 1
+    assert not offer_csv_path(cache, "AmazonEC2", "us-east-1").exists()
+    assert load_quote_book(project).misses == ()

@@ -376,10 +376,10 @@ def test_the_gathered_rows_are_closed_when_the_file_fails_after_its_download(
 ) -> None:
     import trntui.pricing.client as client
 
-    def unreadable(path: Path, **_options: object) -> object:
+    def unreadable(path: Path, *_options: object) -> object:
         raise OSError(f"{path}: gone")  # e.g. another process removed the file meanwhile
 
-    monkeypatch.setattr(client, "read_preamble", unreadable)
+    monkeypatch.setattr(client, "checked_offer", unreadable)
     with pytest.raises(OSError, match="gone"):
         fetch_instance_quotes(
             "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
@@ -396,7 +396,7 @@ def test_side_rates_read_for_another_region_are_refused(
         fetch_side_rates("us-east-1", settings=settings, already=oregon.side_rates)
 
 
-def test_a_download_that_is_not_csv_names_the_cached_file_and_line(
+def test_a_download_that_is_not_csv_names_its_line_and_never_reaches_the_cache(
     price_server: FakePriceList, tmp_path: Path
 ) -> None:
     good = offer_csv("AmazonEC2", EC2_HEADER, ec2_rows())
@@ -404,10 +404,15 @@ def test_a_download_that_is_not_csv_names_the_cached_file_and_line(
     bad_row = first_row.replace(b'"', b"", 1)  # a quote left open: the row runs on
     price_server.site[EC2_US_EAST_1] = b"\n".join([*head, bad_row, rest])
     cached = tmp_path / "AmazonEC2" / "us-east-1" / "index.csv"
-    with pytest.raises(PricingFormatError, match=f"^{cached}:7: .*cannot be read as CSV"):
+    with pytest.raises(
+        PricingFormatError,
+        match=r"index\.csv is not a usable price list file: the downloaded file:7: .*cannot be "
+        r"read as CSV .*; nothing was replaced$",
+    ):
         fetch_instance_quotes(
             "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
         )
+    assert not cached.exists()
     assert not _scanning_threads()
 
 

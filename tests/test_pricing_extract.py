@@ -156,7 +156,7 @@ cell = st.text(alphabet=st.sampled_from('ab,"\n x'), max_size=12)
 
 @settings(max_examples=60)
 @given(
-    rows=st.lists(st.lists(cell, min_size=3, max_size=3), max_size=40),
+    rows=st.lists(st.lists(cell, min_size=3, max_size=3), min_size=1, max_size=40),
     block_bytes=st.integers(min_value=1, max_value=200),
 )
 def test_blocks_never_split_a_quoted_field(
@@ -181,7 +181,8 @@ def test_reading_thread_is_gone_after_an_error(tmp_path: Path) -> None:
     assert not [t for t in threading.enumerate() if t.name == "trntui-offer-blocks"]
 
 
-csv_rows = st.lists(st.lists(cell, min_size=3, max_size=3), max_size=40)
+csv_rows = st.lists(st.lists(cell, min_size=3, max_size=3), min_size=1, max_size=40)
+"""A file's rows: at least one (a file of a header alone is refused, see below)."""
 cut_points = st.lists(st.integers(min_value=0, max_value=10_000), max_size=30)
 
 
@@ -316,10 +317,15 @@ def test_an_unclosed_quote_is_refused_at_its_line_without_holding_the_file() -> 
         _gather(data, 4096, block_bytes=64 * 1024)
 
 
-def test_a_header_that_ends_the_file_gives_no_rows() -> None:
-    data = _csv_bytes(["SKU", "Note", "Unit"], []).rstrip(b"\n")
-    frame = _gather(data, 7, block_bytes=64)
-    assert isinstance(frame, pl.DataFrame) and frame.height == 0
+@pytest.mark.parametrize("end", [b"", b"\n", b"\n\n  \n"])
+def test_a_header_that_ends_the_file_is_no_price_list(end: bytes) -> None:
+    """A header and nothing after it (cut there, or served so): no row of it is evidence of
+    anything, so it is refused rather than read as a list where nothing is offered."""
+    data = _csv_bytes(["SKU", "Note", "Unit"], []).rstrip(b"\n") + end
+    with pytest.raises(PricingFormatError, match=r"^cache/index\.csv: a header and no rows"):
+        _gather(data, 7, block_bytes=64)
+    one_row = _csv_bytes(["SKU", "Note", "Unit"], [["a", "b", "c"]]).rstrip(b"\n")
+    assert _gather(one_row, 7, block_bytes=64).height == 1  # type: ignore[attr-defined]
 
 
 def test_a_caller_waiting_on_a_slow_scan_is_checked_and_stopped() -> None:

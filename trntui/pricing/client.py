@@ -4,11 +4,14 @@ Every download is conditional when a cached copy exists (``If-None-Match`` /
 ``If-Modified-Since``; a 304 reuses the file and only refreshes its confirmation time). A body is
 streamed to a temporary file in the cache folder, checked (complete, within the size limit, the
 expected format), and only then renamed over the cached file, so a failed, partial or cancelled
-download never replaces a good one. Given an extraction's plan (``offer_file(plan=...)``), each
-piece is also handed, as it is written, to the thread that filters it
-(``extract.records.OfferRows``): the rows come with the download, and are used only once the file
-has passed its checks. Redirects are not followed: the price list does not use them, and
-following one could leave the checked host.
+download never replaces a good one. Each piece of an offer file is also handed, as it is
+written, to the thread that filters it by the extraction's plan (``extract.records.OfferRows``):
+that the whole file parsed and has rows is part of the check before the rename
+(``accept_offer``, which also measures it against the cached copy of the same version), so the
+file is parsed once and its rows are ready when it is kept. A cached copy is used only if it
+passes the same checks (``read_cached_offer``); one that does not, on a 304, is downloaded
+whole. Redirects are not followed: the price list does not use them, and following one could
+leave the checked host.
 
 The checks of a server's answer (status, content type, framing, gzip decoding in bounded
 pieces, the region index) are in ``pricing.responses``.
@@ -20,7 +23,11 @@ What a hostile or broken server cannot do:
   dripping a byte a second is cut off) and bounding each read's timeout;
 - pass off a cut body as whole: a body must be framed (``Content-Length`` or chunked, which the
   HTTP layer checks); a close-delimited one, whose end cannot be told from a cut, is refused;
-  an offer file's last record must also be whole (``check_offer_complete``);
+  an offer file's last record must also be whole (``check_offer_complete``), and a file cut at
+  a record boundary, its length to match, must not be much smaller than the cached copy of its
+  version (``check_not_shrunk``) nor be a header alone;
+- replace a good copy with one that does not parse (a byte that is not UTF-8, a quote left
+  open), which would leave every later fetch failing on the cached copy;
 - fill the disk: the decoded size is capped (``max_offer_bytes``) and so is how far a
   compressed body may expand (``max_expansion`` times its size beyond 16 MB);
 - crash the parser: JSON is refused beyond ``core.safe_json.MAX_JSON_DEPTH`` levels of nesting;
@@ -41,11 +48,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from trntui.core.errors import UserError
 from trntui.core.quotes import SAVINGS_PLAN_OFFER
+from trntui.pricing import extract  # its names load their module when first used
 from trntui.pricing.cache import (
     CachedFile,
     meta_path,
@@ -63,7 +72,8 @@ from trntui.pricing.errors import (
     PricingTooLargeError,
     RegionNotInPriceListError,
 )
-from trntui.pricing.extract import OfferPreamble, OfferRows, Plan, checked_offer, read_preamble
+from trntui.pricing.extract.offer import OfferPreamble, check_not_shrunk, checked_offer
+from trntui.pricing.extract.records import OfferRows, Plan
 from trntui.pricing.responses import (
     _check_framed,
     _check_not_html,
@@ -99,9 +109,39 @@ class OfferFile:
     cached: CachedFile
     preamble: OfferPreamble
     not_modified: bool
-    streamed: OfferRows | None = None
-    """The rows of the plan given to ``offer_file``, gathered while the file downloaded (None
-    when it was not downloaded this time): ``finish`` them, then ``close``."""
+    rows: Any = None
+    """The rows of the plan given to ``offer_file`` (or ``read_cached_offer``): gathered while
+    the file downloaded, or read from the cached copy."""
+
+
+_DOWNLOADED = "the downloaded file"
+"""How a download's faults name it: it never reached the cache, so no path would help."""
+
+
+def accept_offer(
+    path: Path, offer_code: str, rows: OfferRows, cached: Path | None
+) -> OfferPreamble:
+    """The one check a downloaded offer file passes before it may replace the cached copy
+    (``cached``; None: none to compare with), else a ``PricingFormatError`` saying why (the
+    cached copy is then kept):
+
+    - its preamble reads and its last record is whole (``checked_offer``);
+    - it parses whole and has rows: ``rows``, which scanned it while it downloaded, finishes
+      (so the file is parsed once, and its rows are ready when it is kept);
+    - it is not much smaller than the cached copy of the same version (``check_not_shrunk``).
+    """
+    preamble = checked_offer(path, offer_code)
+    rows.finish()
+    if cached is not None:
+        check_not_shrunk(path, preamble, cached, offer_code)
+    return preamble
+
+
+def read_cached_offer(path: Path, offer_code: str, plan: Plan) -> tuple[OfferPreamble, Any]:
+    """The preamble and ``plan``'s rows of a cached copy, which must pass what a download
+    passed to be kept (it reads, it is whole, it parses, it has rows), else a
+    ``PricingFormatError`` (without a ``url``: the copy's fault) naming the file and line."""
+    return checked_offer(path, offer_code), extract.scan_offer_file(path, plan)
 
 
 def offer_csv_url(base_url: str, version_url: str) -> str:
@@ -179,56 +219,52 @@ class PriceListClient:
         cancel: CancelCheck | None = None,
         plan: Plan | None = None,
     ) -> OfferFile:
-        """Bring the region's offer CSV up to date in the cache and return it; with a ``plan``,
-        a file downloaded now is filtered by it as it arrives (``OfferFile.streamed``)."""
+        """Bring the region's offer CSV up to date in the cache and return it with ``plan``'s
+        rows (``OfferFile.rows``): filtered from a new file as it arrives, else read from the
+        cached copy the server confirmed. Without a plan the file is still parsed whole (and
+        no row kept): no file replaces the cached copy unparsed."""
         target = offer_csv_path(self.settings.cache_path, offer_code, region)  # names checked
         url = self.offer_csv_url(offer_code, region)
         remove_partial_downloads(self.settings.cache_path, target.parent)
+        wanted = plan or (lambda columns: extract.parse_only(columns))
 
         def waiting() -> None:  # while the scanning thread is behind (OfferRows.add)
             self._time_left(url)
             if cancel is not None and cancel():
                 raise PricingCancelledError(f"download of {url} cancelled", url=url)
 
-        def fetch() -> tuple[CachedFile, OfferRows | None]:
-            rows = None if plan is None else OfferRows(str(target), plan, check=waiting)
+        def fetch(*, measured: bool) -> OfferFile:
+            rows = OfferRows(_DOWNLOADED, wanted, check=waiting)
+            kept: list[OfferPreamble] = []
             try:
                 cached = self.download(
                     url,
                     target,
                     max_bytes=self.settings.max_offer_bytes,
-                    validate=lambda path: checked_offer(path, offer_code),
+                    validate=lambda path: kept.append(
+                        accept_offer(path, offer_code, rows, target if measured else None)
+                    ),
                     progress=progress,
                     cancel=cancel,
-                    tee=None if rows is None else rows.add,
+                    tee=rows.add,
                 )
-            except BaseException:
-                if rows is not None:
-                    rows.close()
-                raise
-            if cached.not_modified and rows is not None:
-                rows.close()  # no body came: the caller reads the cached file
-                rows = None
-            return cached, rows
-
-        cached, rows = fetch()
-        try:
-            try:
-                preamble = read_preamble(cached.path, expected_offer=offer_code)
-            except PricingFormatError:
-                if not cached.not_modified:
-                    raise
-                # The server says "unchanged" but the local copy was damaged: fetch it whole.
-                meta_path(target).unlink(missing_ok=True)
-                cached, rows = fetch()
-                preamble = read_preamble(cached.path, expected_offer=offer_code)
-        except BaseException:
-            if rows is not None:
+                if cached.not_modified:
+                    preamble, found = read_cached_offer(cached.path, offer_code, wanted)
+                else:
+                    preamble, found = kept[0], rows.finish()
+            finally:
                 rows.close()
-            raise
-        return OfferFile(
-            offer_code, region, cached, preamble, not_modified=cached.not_modified, streamed=rows
-        )
+            return OfferFile(offer_code, region, cached, preamble, cached.not_modified, found)
+
+        try:
+            return fetch(measured=True)
+        except PricingFormatError as damage:
+            if damage.url is not None:  # the download's fault, not the cached copy's
+                raise
+            # The server says "unchanged" but the cached copy does not read: fetch it whole,
+            # measured against nothing (a damaged copy is no measure of a good one).
+            meta_path(target).unlink(missing_ok=True)
+            return fetch(measured=False)
 
     def download(
         self,
@@ -399,7 +435,7 @@ class PriceListClient:
             except PricingFormatError as error:
                 raise PricingFormatError(
                     f"{url} is not a usable price list file: "
-                    f"{str(error).replace(str(tmp), 'the downloaded file')}",
+                    f"{str(error).replace(str(tmp), _DOWNLOADED)}; nothing was replaced",
                     url=url,
                 ) from None
             os.replace(tmp_name, target.name, src_dir_fd=folder, dst_dir_fd=folder)

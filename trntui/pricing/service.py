@@ -28,7 +28,13 @@ from trntui.core.quotes import (
 )
 from trntui.pricing import extract  # its names load their module when first used
 from trntui.pricing.cache import offer_csv_path, read_cached
-from trntui.pricing.client import CancelCheck, OfferFile, PriceListClient, ProgressCallback
+from trntui.pricing.client import (
+    CancelCheck,
+    OfferFile,
+    PriceListClient,
+    ProgressCallback,
+    read_cached_offer,
+)
 from trntui.pricing.errors import (
     NoCachedPriceListError,
     PricingCancelledError,
@@ -38,7 +44,7 @@ from trntui.pricing.errors import (
     PricingNetworkError,
     PricingTooLargeError,
 )
-from trntui.pricing.extract.offer import OfferSource, checked_offer
+from trntui.pricing.extract.offer import OfferSource
 from trntui.pricing.extract.records import Plan
 from trntui.pricing.settings import PricingSettings
 
@@ -128,8 +134,12 @@ def load_offer(
     offline: bool = False,
     plan: Plan | None = None,
 ) -> tuple[OfferFile, OfferStatus]:
-    """Refresh the offer file, falling back to the cached copy when the server fails; with a
-    ``plan``, its rows are gathered while a new file downloads (read them with ``offer_rows``)."""
+    """Refresh the offer file, falling back to the cached copy when the server fails; the
+    offer comes with ``plan``'s rows (``OfferFile.rows``), gathered while a new file
+    downloads or read from the copy in use.
+
+    A cached copy that does not read (damaged on disk, or kept by an older trntui) is never
+    used: the error names it and what to do (a fetch that reaches the server replaces it)."""
     error: PricingError | None = None
     if not offline:
         try:
@@ -151,7 +161,20 @@ def load_offer(
                 publication_date=offer.preamble.publication_date,
             )
             return offer, status
-    offer = cached_offer(client.settings, offer_code, region)
+    try:
+        offer = cached_offer(client.settings, offer_code, region, plan)
+    except PricingFormatError as damage:
+        if error is None:
+            raise PricingFormatError(
+                f"the cached {offer_code} price list for {region} is damaged, so it was not "
+                f"used ({damage}): fetch again online (without --offline); the copy is then "
+                "downloaded whole"
+            ) from None
+        raise type(error)(
+            f"{error}; the cached copy is damaged too, so it was not used ({damage}): fetch "
+            "again once the server answers; the copy is then downloaded whole",
+            **_error_details(error),
+        ) from None
     if offer is None:
         if error is not None:
             raise error
@@ -172,28 +195,29 @@ def load_offer(
     return offer, status
 
 
-def cached_offer(settings: PricingSettings, offer_code: str, region: str) -> OfferFile | None:
-    """The last good cached offer file, or None when there is none (or it is unreadable)."""
+def _error_details(error: PricingError) -> dict[str, Any]:
+    """What it takes to make ``error``'s type again with another message."""
+    details: dict[str, Any] = {"url": error.url}
+    if isinstance(error, PricingHTTPError):
+        details["status_code"] = error.status_code
+    return details
+
+
+def cached_offer(
+    settings: PricingSettings, offer_code: str, region: str, plan: Plan | None = None
+) -> OfferFile | None:
+    """The cached offer file with ``plan``'s rows, None when none was downloaded (or its
+    sidecar is gone); a copy that does not read is a ``PricingFormatError`` naming its file
+    and line (``read_cached_offer``: the checks a download passed to be kept)."""
     cached = read_cached(offer_csv_path(settings.cache_path, offer_code, region))
     if cached is None:
         return None
+    wanted = plan or (lambda columns: extract.parse_only(columns))
     try:
-        preamble = checked_offer(cached.path, offer_code)
-    except (PricingError, OSError):
-        return None
-    return OfferFile(offer_code, region, cached, preamble, not_modified=False)
-
-
-def offer_rows(offer: OfferFile, plan: Plan) -> Any:
-    """The rows of ``plan`` (the one ``load_offer`` was given; a frame, or one per query):
-    gathered while the file downloaded, or read from the cached file when it was not
-    downloaded this time."""
-    if offer.streamed is None:
-        return extract.scan_offer_file(offer.cached.path, plan)
-    try:
-        return offer.streamed.finish()
-    finally:
-        offer.streamed.close()
+        preamble, rows = read_cached_offer(cached.path, offer_code, wanted)
+    except OSError as error:
+        raise PricingFormatError(f"{cached.path}: cannot be read ({error})") from None
+    return OfferFile(offer_code, region, cached, preamble, not_modified=False, rows=rows)
 
 
 def offer_source(offer: OfferFile) -> OfferSource:
@@ -292,7 +316,7 @@ def _fetch_quotes(
             client, offer_code, region, progress=progress, cancel=cancel, offline=offline,
             plan=plan,
         )  # fmt: skip
-    rows, *side_rows = offer_rows(offer, plan) if side_rates else [offer_rows(offer, plan)]
+    rows, *side_rows = offer.rows if side_rates else [offer.rows]
     source = offer_source(offer)
     notes: list[str] = []
     quotes = tuple(quotes_from_rows(rows, offer.cached.path, source, region, notes))
@@ -364,7 +388,7 @@ def fetch_side_rates(
                 missing = {service: f"{_SIDE_NAMES[service]}: {error}" for service in services}
                 parts.append(SideRatesResult(region, (), missing))
                 continue
-            parts.append(_offer_side_rates(offer, status, offer_rows(offer, plan), region))
+            parts.append(_offer_side_rates(offer, status, offer.rows, region))
     return SideRatesResult(
         region,
         tuple(rate for part in parts for rate in part.rates),

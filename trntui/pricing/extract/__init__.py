@@ -25,13 +25,14 @@ DedicatedUsage), ``Unit=Hrs``, ``Currency=USD``, and the region and type in
 The package, in the order data flows (each module imports only the ones above it):
 
 1. ``offer``: the file's metadata rows and header, checked (``read_preamble``,
-   ``OfferPreamble``, ``check_offer_complete``, both: ``checked_offer``), the provenance
+   ``OfferPreamble``, ``check_offer_complete``, both: ``checked_offer``), a file measured
+   against the cached copy of its version (``check_not_shrunk``), the provenance
    quotes carry (``OfferSource``) and why a price text is unusable (``price_problem``).
 2. ``records``: a file's bytes, in any pieces (read from the cache or as a download arrives),
    cut into its header and blocks of whole records, each block filtered in a thread of its own
    by a plan's query (``RecordBlocks``, ``OfferRows``, ``Plan``; no Polars). ``scan``: the
-   queries (``RowQuery``; several from one parse: ``RowQueries``) and a cached file read
-   through them (``scan_offer_file``).
+   queries (``RowQuery``; several from one parse: ``RowQueries``; none: ``parse_only``) and a
+   cached file read through them (``scan_offer_file``).
 3. ``instances``: on-demand and reserved quotes: which rows (``instance_plan``), the quotes
    they make (``quotes_from_instance_rows``), both from a cached file (``instance_quotes``).
 4. ``savings_plans``: Savings Plans quotes, split the same way (``savings_plan_plan``,
@@ -61,8 +62,10 @@ if TYPE_CHECKING:
         PREAMBLE_KEYS,
         PREAMBLE_ROWS,
         REQUIRED_COLUMNS,
+        SAME_VERSION_SHRINK,
         OfferPreamble,
         OfferSource,
+        check_not_shrunk,
         check_offer_complete,
         checked_offer,
         price_problem,
@@ -82,6 +85,7 @@ if TYPE_CHECKING:
     from trntui.pricing.extract.scan import (
         RowQueries,
         RowQuery,
+        parse_only,
         scan_offer_file,
     )
     from trntui.pricing.extract.side_services import (
@@ -99,8 +103,10 @@ _EXPORTS = {
     "PREAMBLE_KEYS": "offer",
     "PREAMBLE_ROWS": "offer",
     "REQUIRED_COLUMNS": "offer",
+    "SAME_VERSION_SHRINK": "offer",
     "OfferPreamble": "offer",
     "OfferSource": "offer",
+    "check_not_shrunk": "offer",
     "check_offer_complete": "offer",
     "checked_offer": "offer",
     "price_problem": "offer",
@@ -114,6 +120,7 @@ _EXPORTS = {
     "savings_plan_quotes": "savings_plans",
     "RowQueries": "scan",
     "RowQuery": "scan",
+    "parse_only": "scan",
     "scan_offer_file": "scan",
     "rates_from_side_rows": "side_services",
     "side_plan": "side_services",
@@ -125,6 +132,7 @@ __all__ = [
     "PREAMBLE_KEYS",
     "PREAMBLE_ROWS",
     "REQUIRED_COLUMNS",
+    "SAME_VERSION_SHRINK",
     "OfferPreamble",
     "OfferRows",
     "OfferSource",
@@ -132,11 +140,13 @@ __all__ = [
     "RecordBlocks",
     "RowQueries",
     "RowQuery",
+    "check_not_shrunk",
     "check_offer_complete",
     "checked_offer",
     "instance_plan",
     "instance_price_rows",
     "instance_quotes",
+    "parse_only",
     "price_problem",
     "quotes_from_instance_rows",
     "quotes_from_savings_plan_rows",

@@ -1,10 +1,12 @@
 """An offer file's preamble and header, checked before anything is read from it.
 
 ``read_preamble`` checks the metadata rows and the columns this package filters on;
-``check_offer_complete`` refuses a file cut mid-row; ``OfferSource`` is the provenance every
-quote made from the file carries (``_provenance``, as a quote's fields); ``price_problem`` says
-why a price column's text is unusable. The file's names for lease terms and payments
-(``_LEASE_YEARS``, ``_PURCHASE_PAYMENT``) are here too, read by the quote modules.
+``check_offer_complete`` refuses a file cut mid-row; ``check_not_shrunk`` a file much smaller
+than the cached copy of the same version (cut at a record boundary); ``OfferSource`` is the
+provenance every quote made from the file carries (``_provenance``, as a quote's fields);
+``price_problem`` says why a price column's text is unusable. The file's names for lease
+terms and payments (``_LEASE_YEARS``, ``_PURCHASE_PAYMENT``) are here too, read by the quote
+modules.
 """
 
 from __future__ import annotations
@@ -170,6 +172,36 @@ def check_offer_complete(path: Path, preamble: OfferPreamble) -> OfferPreamble:
             f"or an unclosed quote: the file is cut off"
         )
     return preamble
+
+
+SAME_VERSION_SHRINK = 0.01
+"""How much smaller than the cached copy a file of the same ``Version`` may be (1%). A version
+is published once, so its file is the same bytes whoever serves it; what a re-encoding may
+change (line ends: 1 byte in a record of 300 to 2,000) stays far below this, while a cut
+that drops even a few records of a file shows."""
+
+
+def check_not_shrunk(path: Path, preamble: OfferPreamble, cached: Path, offer_code: str) -> None:
+    """Refuse (``PricingFormatError``) the ``offer_code`` file at ``path`` (its ``preamble``
+    read) when the copy at ``cached`` has the
+    same ``Version`` and ``path`` is more than ``SAME_VERSION_SHRINK`` smaller: a file cut
+    exactly at a record boundary, with a length header to match, parses and looks whole, and
+    would turn every type it lost into "not offered". A cached copy that is missing or does
+    not read is no measure (nothing is compared)."""
+    try:
+        before = read_preamble(cached, expected_offer=offer_code)
+        old_bytes = cached.stat().st_size
+    except (PricingFormatError, OSError):
+        return
+    new_bytes = path.stat().st_size
+    if before.version != preamble.version or new_bytes >= old_bytes * (1 - SAME_VERSION_SHRINK):
+        return
+    raise PricingFormatError(
+        f"{path}: version {preamble.version} is {new_bytes:,} bytes, "
+        f"{1 - new_bytes / old_bytes:.0%} smaller than the cached copy of the same version "
+        f"({old_bytes:,} bytes): a file cut short (if the price list really shrank, delete "
+        f"{cached} and fetch again)"
+    )
 
 
 def price_problem(text: object) -> str | None:

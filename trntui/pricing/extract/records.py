@@ -168,9 +168,11 @@ class OfferRows:
     header and blocks of whole records and scans each block with the query (Polars releases
     the interpreter while it parses), so a download is filtered while it arrives. A fault in
     the file (no header, a block that is not CSV, a record running on for more than
-    ``_LONGEST_RECORD_BLOCKS`` blocks: an unclosed quote) is raised by ``finish``, never by
-    ``add``: the download that feeds it goes on and is judged by its own checks, and the
-    thread stops taking pieces. ``add`` waits while pieces are waiting for the thread; every
+    ``_LONGEST_RECORD_BLOCKS`` blocks: an unclosed quote, no record after the header) is
+    raised by ``finish``, never by ``add``: the download that feeds it goes on, and the
+    thread stops taking pieces. So ``finish`` returning is the proof that the whole file
+    parses and has rows, which a download must give before it replaces a cached copy
+    (``pricing.client``). ``add`` waits while pieces are waiting for the thread; every
     0.1 s of waiting it calls ``check`` (the download's cancel and deadline checks: what it
     raises, ``add`` raises).
     """
@@ -280,12 +282,13 @@ class OfferRows:
             elif blocks.waiting > max(longest, _LONGEST_RECORD_BYTES):
                 raise PricingFormatError(
                     f"{self.name}:{line}: a record runs on for more than "
-                    f"{blocks.waiting:,} bytes (an unclosed quote?); "
-                    "delete it from the cache and fetch again"
+                    f"{blocks.waiting:,} bytes (an unclosed quote?)"
                 )
         if self._stop.is_set():
             return None
         last = blocks.rest()
         if last.strip():
             scan(last)
+        if not parts:
+            raise PricingFormatError(f"{self.name}: a header and no rows: not a whole price list")
         return query.combine(parts)

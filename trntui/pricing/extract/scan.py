@@ -149,9 +149,21 @@ def _read_block(
     except pl.exceptions.PolarsError as error:
         at = _bad_record_line(block, len(header), first_line)
         raise PricingFormatError(
-            f"{name}:{at}: the price list file cannot be read as CSV ({error}); "
-            "delete it from the cache and fetch again"
+            f"{name}:{at}: the price list file cannot be read as CSV ({_gist(error)})"
         ) from None
+
+
+def _gist(error: Exception, limit: int = 120) -> str:
+    """The first line of a parser's error, cut short: Polars quotes whole records of the file
+    in its messages, which belong in no one-line message (nor on a terminal)."""
+    text = str(error).strip().split("\n", 1)[0]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_only(_columns: Sequence[str]) -> RowQuery:
+    """The plan that keeps no row: the file is still parsed whole (every block is read as CSV
+    of the header's columns), which is what a download must pass before it is kept."""
+    return RowQuery(pl.lit(False), ("SKU",))
 
 
 def scan_offer_file(path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -> Any:
@@ -178,9 +190,14 @@ def scan_offer_file(path: Path, plan: Plan, *, block_bytes: int = BLOCK_BYTES) -
 
 
 def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
-    """The line where the first record of ``block`` that is not CSV of ``width`` columns
-    starts (an unclosed quote, extra values); the block's first line when none is found."""
-    reader = csv.reader(io.StringIO(block.decode("utf-8", "replace"), newline=""), strict=True)
+    """The line of the first fault in ``block``: a byte that is not UTF-8, or the start of the
+    first record that is not CSV of ``width`` columns (an unclosed quote, extra values); the
+    block's first line when none is found."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return first_line + block.count(b"\n", 0, error.start)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
     try:
         for row in reader:
