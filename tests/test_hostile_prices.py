@@ -643,7 +643,10 @@ def test_case12_a_row_whose_price_is_not_a_number_is_skipped_with_a_note(
     state, _ = server
     publish(state, ec2_file(TRN1SHARED="NaN", TRN2SHARED="inf"))
     result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
-    assert on_demand(result.quotes) == {"p5.48xlarge": P5_ON_DEMAND}
+    # Their rows exist, with no usable price: unknown (said so, issue 30 item 7), not missing.
+    unknown = {"trn1.32xlarge": None, "trn2.48xlarge": None}
+    assert on_demand(result.quotes) == {"p5.48xlarge": P5_ON_DEMAND, **unknown}
+    assert result.misses == ()
     lines = [row for row in csv.reader(io.StringIO(state.site[ec2_csv(state)].decode()))]
     trn1_line = next(n for n, row in enumerate(lines, 1) if row[0] == "TRN1SHARED")
     assert any(f"index.csv:{trn1_line}:" in note and "'NaN'" in note for note in result.notes)
@@ -713,8 +716,8 @@ def test_case12_fuzzed_price_cells_are_skipped_or_priced_never_a_crash(
     trn1: str, reserved: str, tmp_path: Path
 ) -> None:
     """Whatever text a price cell holds, extraction prices the row with a finite positive
-    number, or skips it (with a note when it is text that is not a price), and the other
-    rows are priced as before."""
+    number, or skips it with a note (and a type left with no usable price is an unknown
+    price saying which line), and the other rows are priced as before."""
     from trntui.pricing.extract import OfferSource, instance_quotes
 
     rows = [
@@ -732,17 +735,19 @@ def test_case12_fuzzed_price_cells_are_skipped_or_priced_never_a_crash(
     notes: list[str] = []
     quotes = instance_quotes(path, source, "us-east-1", TYPES, notes=notes)
     for quote in quotes:
-        assert quote.usd_per_hour is not None and 0 < quote.usd_per_hour < float("inf")
+        if quote.usd_per_hour is None:
+            assert "no usable price" in quote.source_note and "index.csv:" in quote.source_note
+        else:
+            assert 0 < quote.usd_per_hour < float("inf")
     assert on_demand(tuple(quotes))["p5.48xlarge"] == P5_ON_DEMAND
     assert on_demand(tuple(quotes))["trn2.48xlarge"] == TRN2_ON_DEMAND
-    if trn1.strip():
-        import math
+    import math
 
-        try:
-            usable = math.isfinite(float(trn1)) and float(trn1) >= 0
-        except ValueError:
-            usable = False
-        assert usable or any("TRN1SHARED" in note for note in notes), notes
+    try:
+        usable = math.isfinite(float(trn1)) and float(trn1) > 0 and trn1.strip()[0] != "-"
+    except ValueError:
+        usable = False
+    assert usable or any("TRN1SHARED" in note for note in notes), notes
 
 
 def test_case12_a_server_that_never_answers_meets_the_deadline_too(
@@ -947,3 +952,36 @@ def test_i30_item6_a_header_only_file_is_no_evidence_even_without_a_cached_copy(
     assert code == 2 and "no rows" in err and err.count("\n") == 1
     assert not offer_csv_path(cache, "AmazonEC2", "us-east-1").exists()
     assert load_quote_book(project).misses == ()
+
+
+# --- issue 30, item 7: a row with an unusable price is said so, never "not offered" --------
+
+
+@pytest.mark.parametrize("price", ["", "-0.0", "0.00", "NaN"])
+def test_i30_item7_a_type_whose_price_is_unusable_is_said_so_never_not_offered(
+    price: str, server: tuple[FakePriceList, dict], cache: Path, tmp_path: Path, capsys
+) -> None:
+    from trntui.core.quotes import LookupStatus, find_quote
+
+    state, _ = server
+    data = ec2_file(TRN1SHARED=price)
+    publish(state, data)
+    line = _line_of(data, b"TRN1SHARED")
+    result = fetch_instance_quotes("us-east-1", TYPES, settings=settings_for(state, cache))
+    assert "trn1.32xlarge" not in {miss.instance_type for miss in result.misses}
+    said = [note for note in result.notes if "TRN1SHARED" in note]
+    assert said and f"index.csv:{line}:" in said[0] and repr(price) in said[0], result.notes
+    project = init_project(tmp_path / "proj")
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--save", str(project)]
+    for name in TYPES:
+        fetch += ["--instance-type", name]
+    code, out, err = cli(capsys, *fetch)
+    assert code == 0
+    trn1 = [text for text in (out + err).splitlines() if "trn1.32xlarge" in text]
+    assert trn1 and not any("not offered" in text for text in trn1), trn1
+    assert any(f"index.csv:{line}:" in text and "no usable price" in text for text in trn1), trn1
+    book = load_quote_book(project)
+    assert book.misses == ()
+    lookup = find_quote(book.quotes, "trn1.32xlarge", "us-east-1", misses=book.misses)
+    assert lookup.status is not LookupStatus.NOT_OFFERED
+    assert on_demand(book.quotes) == {k: v for k, v in GOOD.items() if k != "trn1.32xlarge"}

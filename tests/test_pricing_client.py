@@ -96,6 +96,7 @@ def test_excluded_rows_never_leak_into_quotes(price_server: FakePriceList, tmp_p
         "p5.48xlarge": P5_ON_DEMAND,
         "trn1.32xlarge": TRN1_ON_DEMAND,
         "trn2.48xlarge": TRN2_ON_DEMAND,
+        "p4de.24xlarge": None,  # its only row is priced $0: no usable price, said so
     }
     prices = {q.usd_per_hour for q in result.quotes}
     # Dedicated 60, Windows 70, SQL 80, unused reservation 1.23, capacity block 31.46.
@@ -128,7 +129,7 @@ def test_reserved_quotes_expose_effective_rate_and_upfront_fee(
     assert all_upfront.recurring_usd_per_hour == 0.0
 
 
-def test_zero_priced_and_trn3_types_are_reported_missing_not_zero(
+def test_zero_priced_types_are_unknown_and_trn3_types_missing_never_zero(
     price_server: FakePriceList, tmp_path: Path
 ) -> None:
     result = fetch_instance_quotes(
@@ -136,9 +137,13 @@ def test_zero_priced_and_trn3_types_are_reported_missing_not_zero(
         ["p4de.24xlarge", "trn3.48xlarge"],
         settings=settings_for(price_server, tmp_path),
     )
-    assert result.quotes == ()
+    # p4de's row is there, priced $0: not a price, and not "not offered" either.
+    (p4de,) = result.quotes
+    assert (p4de.instance_type, p4de.usd_per_hour) == ("p4de.24xlarge", None)
+    assert "'0.0000000000'" in p4de.source_note and "is zero" in p4de.source_note
+    assert [miss.instance_type for miss in result.misses] == ["trn3.48xlarge"]
     statuses = {lookup.instance_type: lookup for lookup in result.missing}
-    assert statuses["p4de.24xlarge"].status is LookupStatus.NOT_OFFERED
+    assert set(statuses) == {"trn3.48xlarge"}
     assert statuses["trn3.48xlarge"].status is LookupStatus.NOT_LISTED_YET
     assert "add a manual quote" in statuses["trn3.48xlarge"].message
 

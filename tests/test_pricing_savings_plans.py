@@ -233,7 +233,12 @@ def test_a_rate_that_is_not_a_number_is_skipped_with_its_file_and_line(
     assert f"{tmp_path / SP_OFFER / 'us-east-1' / 'index.csv'}:{line}:" in note
     assert "'n/a'" in note and "CSP3PUGLOBALXXXX.P5SHARED" in note
     found = rates(result.quotes, "p5.48xlarge")
-    assert "savings-plan-compute-3yr-partial-upfront" not in found
+    # The plan's only row for p5 has no usable rate: said so (unknown, never stored), so
+    # p5 is not taken for a type the plan does not cover.
+    assert found["savings-plan-compute-3yr-partial-upfront"] is None
+    (unknown,) = [q for q in result.quotes if q.usd_per_hour is None]
+    assert f"index.csv:{line}:" in unknown.source_note and "no usable rate" in unknown.source_note
+    assert result.misses == ()
     assert found["savings-plan-compute-1yr-no-upfront"] == 41.28
 
 

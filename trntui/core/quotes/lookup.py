@@ -25,7 +25,10 @@ class LookupStatus(enum.StrEnum):
 @dataclass(frozen=True)
 class PriceLookup:
     """A price-list lookup that found no row for an instance type in a region: the evidence
-    behind "not offered", with when it was looked up and which list said so."""
+    behind "not offered", with when it was looked up and which list said so. Only a file that
+    passed every check before it was kept (``pricing.client.accept_offer``: it parses, has
+    rows, is not a cut copy of its version) is such evidence, and only of a type with no row
+    at all: a type whose rows have no usable price is an unknown price, said so instead."""
 
     instance_type: str
     region: str

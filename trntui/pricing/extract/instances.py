@@ -14,7 +14,15 @@ import polars as pl
 
 from trntui.core.quotes import HOURS_PER_YEAR, ON_DEMAND, PriceQuote, reserved_option
 from trntui.pricing.extract.offer import _LEASE_YEARS, _PURCHASE_PAYMENT, OfferSource, _provenance
-from trntui.pricing.extract.scan import _LINE, Plan, RowQuery, _skip_bad_prices, scan_offer_file
+from trntui.pricing.extract.scan import (
+    _LINE,
+    USABLE,
+    Plan,
+    RowQuery,
+    mark_prices,
+    scan_offer_file,
+    unusable_price,
+)
 
 
 def _is_blank_or_na(column: str) -> pl.Expr:
@@ -118,16 +126,18 @@ def quotes_from_instance_rows(
     A type with no qualifying row gets no quote here; ``find_quote`` then reports it as not
     offered. If one type has several on-demand rows with different prices the quote's price is
     left unknown, with a note, rather than picking one (such a quote is shown, never stored).
-    A row whose price is not a number, not finite or negative is skipped, with a line in
-    ``notes``; the rest of the file still counts.
+    A row whose price is not usable (``price_problem``: blank, not a number, not finite,
+    negative, or zero for an on-demand hour) is skipped, with a line in ``notes``; a type whose
+    on-demand rows all are gets an on-demand quote of unknown price saying so (file, line,
+    text): its rows exist, so it is not "not offered". The rest of the file still counts.
     """
-    rows = _skip_bad_prices(path, rows, "PricePerUnit", notes).with_columns(
-        pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd")
-    )
+    rows = mark_prices(
+        path, rows, "PricePerUnit", notes, zero_is_a_price=pl.col("TermType") == "Reserved"
+    ).with_columns(pl.col("PricePerUnit").cast(pl.Float64, strict=False).alias("price_usd"))
     gpu = "GPU" if "GPU" in rows.columns else None
     on_demand = rows.filter((pl.col("TermType") == "OnDemand") & (pl.col("Unit") == "Hrs"))
-    quotes = _on_demand_quotes(on_demand, source, region, gpu)
-    reserved = rows.filter(pl.col("TermType") == "Reserved")
+    quotes = _on_demand_quotes(on_demand, path, source, region, gpu)
+    reserved = rows.filter((pl.col("TermType") == "Reserved") & pl.col(USABLE))
     quotes.extend(_reserved_quotes(reserved, source, region, gpu))
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
 
@@ -143,11 +153,12 @@ def _gpu_count_of(gpu: str | None, rows: pl.Expr) -> pl.Expr:
 
 
 def _on_demand_quotes(
-    on_demand: pl.DataFrame, source: OfferSource, region: str, gpu: str | None
+    on_demand: pl.DataFrame, path: Path, source: OfferSource, region: str, gpu: str | None
 ) -> list[PriceQuote]:
-    """One quote per instance type from its on-demand rows priced above 0 (all groups in one
-    aggregation; a type with several different prices gets an unknown price and a note)."""
-    priced = pl.col("price_usd") > 0
+    """One quote per instance type from its on-demand rows with a usable price (all groups in
+    one aggregation): a type with several different prices, or with rows and none usable, gets
+    an unknown price and a note saying which."""
+    priced = pl.col(USABLE)
     groups = (
         on_demand.sort("Instance Type", maintain_order=True)
         .group_by("Instance Type", maintain_order=True)
@@ -156,14 +167,25 @@ def _on_demand_quotes(
             pl.col("price_usd").filter(priced).min().alias("price"),
             *(pl.col(name).filter(priced).first() for name in ("SKU", "RateCode", "EffectiveDate")),
             _gpu_count_of(gpu, priced),
+            pl.struct(pl.all()).filter(~priced).first().alias("unusable"),
         )
-        .filter(pl.col("prices") > 0)
     )
     provenance = _provenance(source)
     quotes = []
     for row in groups.iter_rows(named=True):
         ambiguous = row["prices"] > 1
-        price = None if ambiguous else row["price"]
+        price = None if ambiguous or not row["prices"] else row["price"]
+        note = ""
+        if ambiguous:
+            note = (
+                f"price list has {row['prices']} different on-demand rates for this type; "
+                "left unknown"
+            )
+        elif price is None:
+            note = (
+                "the price list has on-demand rows for it but no usable price: "
+                + unusable_price(path, row["unusable"], "PricePerUnit")
+            )
         quotes.append(
             PriceQuote(
                 instance_type=str(row["Instance Type"]),
@@ -173,15 +195,10 @@ def _on_demand_quotes(
                 recurring_usd_per_hour=price,
                 manual=False,
                 accelerator_count=row["gpus"],
-                sku=None if ambiguous else row["SKU"],
-                rate_code=None if ambiguous else row["RateCode"],
+                sku=None if price is None else row["SKU"],
+                rate_code=None if price is None else row["RateCode"],
                 effective_date=row["EffectiveDate"],
-                source_note=(
-                    f"price list has {row['prices']} different on-demand rates for this type; "
-                    "left unknown"
-                    if ambiguous
-                    else ""
-                ),
+                source_note=note,
                 **provenance,  # type: ignore[arg-type]
             )
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -204,17 +205,25 @@ def check_not_shrunk(path: Path, preamble: OfferPreamble, cached: Path, offer_co
     )
 
 
-def price_problem(text: object) -> str | None:
-    """Why the text in a price column is not a usable price (None when it is one): not a
-    number, not finite, or negative. Such a row is skipped with a note, never priced."""
+def price_problem(text: object, *, zero_is_a_price: bool = True) -> str | None:
+    """Why the text in a price column is not a usable price (None when it is one): blank, not
+    a number, not finite, negative (a minus sign, ``-0.0`` too), or zero where zero is no
+    price (an on-demand hour, a Savings Plan rate; a reserved term's hourly part may be zero,
+    its upfront fee paying for it). Such a row is skipped with a note, never priced, and a
+    type it leaves without a price is said so, never taken for one the list does not offer."""
+    stripped = "" if text is None else str(text).strip()
+    if not stripped:
+        return "blank"
     try:
-        value = float(str(text))
+        value = float(stripped)
     except ValueError:
         return "not a number"
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         return "not a finite number"
-    if value < 0:
+    if value < 0 or stripped.startswith("-"):
         return "negative"
+    if value == 0 and not zero_is_a_price:
+        return "zero"
     return None
 
 

@@ -15,11 +15,13 @@ from trntui.core.quotes import PriceQuote, savings_plan_option
 from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _provenance
 from trntui.pricing.extract.scan import (
     _LINE,
+    USABLE,
     Plan,
     RowQuery,
     _groups,
-    _skip_bad_prices,
+    mark_prices,
     scan_offer_file,
+    unusable_price,
 )
 
 _PLAN_KINDS = {"ComputeSavingsPlans": "compute", "EC2InstanceSavingsPlans": "ec2-instance"}
@@ -86,10 +88,11 @@ def quotes_from_savings_plan_rows(
     One quote per type and plan (kind, 1 or 3 years, no/partial/all upfront), its hourly price
     the listed rate, which already spreads any upfront payment over the term. A type with no
     row gets no quote (it is not priced at $0); a plan with different rates for one type is
-    left unknown, with a note. A rate that is not a number, not finite or negative is skipped,
-    with a line in ``notes`` naming the file's line.
+    left unknown, with a note. A rate that is not usable (``price_problem``: blank, not a
+    number, not finite, negative or zero) is skipped, with a line in ``notes`` naming the
+    file's line; a plan whose rows for a type all are gets a quote of unknown rate saying so.
     """
-    rows = _skip_bad_prices(path, rows, "DiscountedRate", notes).with_columns(
+    rows = mark_prices(path, rows, "DiscountedRate", notes, zero_is_a_price=False).with_columns(
         pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type")
     )
     quotes = []
@@ -99,36 +102,32 @@ def quotes_from_savings_plan_rows(
         if years is None or payment not in _PURCHASE_PAYMENT:
             continue  # a term or payment this app has no purchase option for
         option = savings_plan_option(_PLAN_KINDS[family], years, _PURCHASE_PAYMENT[payment])
-        rated = ((_rate(row), row) for row in group.iter_rows(named=True))
-        priced = [(rate, row) for rate, row in rated if rate > 0]
-        if not priced:
-            continue
+        found = list(group.iter_rows(named=True))
+        priced = [(float(row["DiscountedRate"]), row) for row in found if row[USABLE]]
         rates = sorted({rate for rate, _row in priced})
-        first = priced[0][1]
-        ambiguous = len(rates) > 1
+        first = priced[0][1] if priced else found[0]
+        known = len(rates) == 1
+        if known:
+            note = ""
+        elif rates:
+            note = f"price list has {len(rates)} different rates for this plan and type"
+            note += "; left unknown"
+        else:
+            note = "the price list has rows for it but no usable rate: " + unusable_price(
+                path, first, "DiscountedRate"
+            )
         quotes.append(
             PriceQuote(
                 instance_type=instance_type,
                 region=region,
                 purchase_option=option,
-                usd_per_hour=None if ambiguous else rates[0],
+                usd_per_hour=rates[0] if known else None,
                 manual=False,
-                sku=None if ambiguous else first["SKU"],
-                rate_code=None if ambiguous else first["RateCode"],
-                effective_date=first["EffectiveDate"],
-                source_note=(
-                    f"price list has {len(rates)} different rates for this plan and type; "
-                    "left unknown"
-                    if ambiguous
-                    else ""
-                ),
+                sku=first["SKU"] if known else None,
+                rate_code=first["RateCode"] if known else None,
+                effective_date=first["EffectiveDate"] if priced else None,
+                source_note=note,
                 **_provenance(source),  # type: ignore[arg-type]
             )
         )
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))
-
-
-def _rate(row: dict[str, object]) -> float:
-    """The row's rate; a blank one (no rate) is 0, which no plan is priced at."""
-    text = str(row["DiscountedRate"] or "").strip()
-    return float(text) if text else 0.0

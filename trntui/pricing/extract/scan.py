@@ -3,7 +3,7 @@ Polars with the filter and projection pushed down.
 
 ``RowQuery`` is one query, ``RowQueries`` several answered from one parse of each block; both
 are what ``records.OfferRows`` runs on a download as it arrives, and ``scan_offer_file`` on a
-cached file. ``_skip_bad_prices`` drops (and notes) rows whose price is not usable.
+cached file. ``mark_prices`` marks (and notes) rows whose price is not usable.
 """
 
 from __future__ import annotations
@@ -27,31 +27,50 @@ _LINE = "line"
 _ROW = "\x00line"
 
 
-def _skip_bad_prices(
-    path: Path, rows: pl.DataFrame, column: str, notes: list[str] | None
+USABLE = "\x00usable price"
+"""The column ``mark_prices`` adds: whether the row's price is usable."""
+
+
+def mark_prices(
+    path: Path,
+    rows: pl.DataFrame,
+    column: str,
+    notes: list[str] | None,
+    *,
+    zero_is_a_price: pl.Expr | bool = True,
 ) -> pl.DataFrame:
-    """``rows`` without those whose ``column`` is not a usable price, each noted in ``notes``
-    (the file's line, the row's SKU and type, the text); a blank price is no price, silently."""
-    value = pl.col(column).cast(pl.Float64, strict=False)
+    """``rows`` with a ``USABLE`` column: whether ``column`` holds a usable price
+    (``price_problem`` states the rule; zero is one where ``zero_is_a_price`` holds). Every
+    row that does not is noted in ``notes``: the file's line, the row's rate code and type,
+    the text and why (the first five, then how many more). The rows are kept, so a type
+    whose rows exist but have no usable price can be said so."""
+    text = pl.col(column).str.strip_chars()
+    value = text.cast(pl.Float64, strict=False)
     usable = (
-        pl.col(column).is_null()
-        | (pl.col(column).str.strip_chars() == "")
-        | (value.is_not_null() & value.is_finite() & (value >= 0))
-    )
-    bad = rows.filter(~usable)
+        value.is_not_null()
+        & value.is_finite()
+        & (value >= 0)
+        & ~text.str.starts_with("-")
+        & ((value > 0) | zero_is_a_price)
+    ).fill_null(False)
+    marked = rows.with_columns(usable.alias(USABLE))
+    bad = marked.filter(~pl.col(USABLE))
     if bad.height and notes is not None:
-        shown = bad.head(5).iter_rows(named=True)
-        for row in shown:
-            what = row.get("Instance Type") or row.get("DiscountedUsageType") or ""
-            notes.append(
-                f"{path}:{row.get(_LINE, '?')}: {column} {row[column]!r} of "
-                f"{row.get('RateCode') or row['SKU']} ({what}) is "
-                f"{price_problem(row[column]) or 'not a number'}; "
-                "row skipped"
-            )
+        for row in bad.head(5).iter_rows(named=True):
+            notes.append(f"{unusable_price(path, row, column)}; row skipped")
         if bad.height > 5:
             notes.append(f"{path}: {bad.height - 5} more rows with no usable price skipped")
-    return rows.filter(usable)
+    return marked
+
+
+def unusable_price(path: Path, row: dict[str, Any], column: str) -> str:
+    """Where a row's unusable price is, what it says and why it is no price, in words."""
+    what = row.get("Instance Type") or row.get("DiscountedUsageType")
+    problem = price_problem(row[column], zero_is_a_price=False) or "not a number"
+    return (
+        f"{path}:{row.get(_LINE, '?')}: {column} {row[column]!r} of "
+        f"{row.get('RateCode') or row['SKU']}{f' ({what})' if what else ''} is {problem}"
+    )
 
 
 @dataclass(frozen=True)
