@@ -985,3 +985,56 @@ def test_i30_item7_a_type_whose_price_is_unusable_is_said_so_never_not_offered(
     lookup = find_quote(book.quotes, "trn1.32xlarge", "us-east-1", misses=book.misses)
     assert lookup.status is not LookupStatus.NOT_OFFERED
     assert on_demand(book.quotes) == {k: v for k, v in GOOD.items() if k != "trn1.32xlarge"}
+
+
+# --- issue 30: a low-speed limit, like curl's --speed-limit/--speed-time -------------------
+
+
+def test_i30_a_server_that_drips_is_given_up_at_the_low_speed_limit(
+    server: tuple[FakePriceList, dict], cache: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trntui.pricing.errors import PricingTooSlowError
+    from trntui.pricing.settings import SPEED_TIME_ENV
+
+    state, hostile = server
+    good = warm(state, cache)
+    publish(state, state.site[ec2_csv(state)] + b"\n")
+    hostile[ec2_csv(state)] = ("drip",)  # about 100 bytes a second, never the end
+    # The deadline is far off: only the low-speed limit (1,000 bytes/s over 0.3 s) ends it.
+    slow = settings_for(
+        state, cache, deadline_s=HANG_GUARD_S, speed_limit_bps=1000, speed_time_s=0.3
+    )
+    result = fetch_instance_quotes("us-east-1", TYPES, settings=slow)
+    assert isinstance(result.error, PricingTooSlowError), result.error
+    assert "slower than 1,000 bytes/s for 0.3 s" in str(result.error)
+    assert on_demand(result.quotes) == GOOD
+    assert offer_csv_path(cache, "AmazonEC2", "us-east-1").read_bytes() == good
+    monkeypatch.setenv(SPEED_TIME_ENV, "0.3")
+    code, out, err = cli(
+        capsys, "price", "fetch", "--pricing-url", state.base_url, "--instance-type",
+        "p5.48xlarge", "--deadline", str(HANG_GUARD_S),
+    )  # fmt: skip
+    assert code == 0 and "$55.0400" in out
+    assert "bytes/s for 0.3 s" in err and SPEED_TIME_ENV in err and "using the cached copy" in err
+
+
+def test_i30_the_low_speed_limit_is_set_like_the_deadline() -> None:
+    from trntui.pricing.errors import PricingSettingsError
+    from trntui.pricing.settings import (
+        DEFAULT_SPEED_LIMIT_BPS,
+        DEFAULT_SPEED_TIME_S,
+        SPEED_LIMIT_ENV,
+        SPEED_TIME_ENV,
+    )
+
+    # A byte a second is given up within a minute by default.
+    assert DEFAULT_SPEED_LIMIT_BPS > 1 and DEFAULT_SPEED_TIME_S <= 60
+    settings = PricingSettings.from_env(environ={SPEED_LIMIT_ENV: "5000", SPEED_TIME_ENV: "10"})
+    assert (settings.speed_limit_bps, settings.speed_time_s) == (5000, 10.0)
+    off = PricingSettings.from_env(environ={SPEED_LIMIT_ENV: "0"})
+    assert off.speed_limit_bps == 0  # 0 turns the limit off, as in curl
+    refused = [{SPEED_LIMIT_ENV: "fast"}, {SPEED_LIMIT_ENV: "-1"}, {SPEED_TIME_ENV: "0"},
+               {SPEED_TIME_ENV: "inf"}, {SPEED_TIME_ENV: "nan"}]  # fmt: skip
+    for environ in refused:
+        with pytest.raises(PricingSettingsError, match="TRNTUI_PRICING_SPEED"):
+            PricingSettings.from_env(environ=environ)

@@ -19,8 +19,10 @@ pieces, the region index) are in ``pricing.responses``.
 What a hostile or broken server cannot do:
 
 - hold a fetch forever: one deadline (``PricingSettings.deadline_s``, 15 minutes by default)
-  covers every file of a fetch, checked between the pieces of a body as they arrive (a server
-  dripping a byte a second is cut off) and bounding each read's timeout;
+  covers every file of a fetch, checked between the pieces of a body as they arrive and
+  bounding each read's timeout; and a body that brings less than 1 KB a second over 30 s is
+  given up sooner (``_LowSpeed``, curl's ``--speed-limit``/``--speed-time``): a server
+  dripping a byte a second is cut off within the minute;
 - pass off a cut body as whole: a body must be framed (``Content-Length`` or chunked, which the
   HTTP layer checks); a close-delimited one, whose end cannot be told from a cut, is refused;
   an offer file's last record must also be whole (``check_offer_complete``), and a file cut at
@@ -70,6 +72,7 @@ from trntui.pricing.errors import (
     PricingFormatError,
     PricingNetworkError,
     PricingTooLargeError,
+    PricingTooSlowError,
     RegionNotInPriceListError,
 )
 from trntui.pricing.extract.offer import OfferPreamble, check_not_shrunk, checked_offer
@@ -82,7 +85,12 @@ from trntui.pricing.responses import (
     _decoded,
     _load_region_index,
 )
-from trntui.pricing.settings import PricingSettings, check_pricing_url
+from trntui.pricing.settings import (
+    SPEED_LIMIT_ENV,
+    SPEED_TIME_ENV,
+    PricingSettings,
+    check_pricing_url,
+)
 from trntui.store.atomic import open_folder
 
 ProgressCallback = Callable[[int, int | None], None]
@@ -388,11 +396,13 @@ class PriceListClient:
             # "A download is running": see remove_partial_downloads.
             fcntl.flock(lock, fcntl.LOCK_EX)
             written = 0
+            speed = _LowSpeed(self.settings, url)
             with os.fdopen(fd, "wb") as handle:
                 # Raw reads, decoded here: the deadline and the caps are checked after every
                 # read from the network and every bounded piece of decompressed output.
                 for raw in response.iter_raw():
                     received = response.num_bytes_downloaded
+                    speed.check(received)
                     for chunk in _decoded(decoder, raw):
                         self._time_left(url)
                         if cancel is not None and cancel():
@@ -448,6 +458,36 @@ class PriceListClient:
         finally:
             os.close(lock)
             os.close(folder)
+
+
+class _LowSpeed:
+    """The low-speed limit, as curl's ``--speed-limit``/``--speed-time``: a body that brings
+    fewer than ``speed_limit_bps`` bytes a second on average over a period of
+    ``speed_time_s`` is given up (``PricingTooSlowError``), checked as each read returns. A
+    server that sends a byte now and then passes the read timeout and would otherwise hold
+    the fetch to its deadline; one that sends nothing meets the read timeout."""
+
+    def __init__(self, settings: PricingSettings, url: str) -> None:
+        self.limit_bps = settings.speed_limit_bps
+        self.period_s = settings.speed_time_s
+        self.url = url
+        self.since = time.monotonic()
+        self.received_then = 0
+
+    def check(self, received: int) -> None:
+        now = time.monotonic()
+        elapsed = now - self.since
+        if not self.limit_bps or elapsed < self.period_s:
+            return
+        if received - self.received_then < self.limit_bps * elapsed:
+            raise PricingTooSlowError(
+                f"{self.url} came slower than {self.limit_bps:,.0f} bytes/s for "
+                f"{self.period_s:g} s ({(received - self.received_then) / elapsed:,.0f} "
+                f"bytes/s): given up, nothing was replaced (set the limit with "
+                f"{SPEED_LIMIT_ENV} and {SPEED_TIME_ENV}; 0 bytes/s turns it off)",
+                url=self.url,
+            )
+        self.since, self.received_then = now, received
 
 
 def _create_download(folder: int, suffix: str) -> tuple[str, int]:

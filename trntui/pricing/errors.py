@@ -29,6 +29,10 @@ class PricingDeadlineError(PricingNetworkError):
     """The whole fetch did not finish within its deadline (a server that drips bytes)."""
 
 
+class PricingTooSlowError(PricingNetworkError):
+    """A download brought less than the low-speed limit over its time (a server that drips)."""
+
+
 class PricingSettingsError(PricingError):
     """A pricing setting (deadline, ...) given on the command line or in the environment is
     not usable."""

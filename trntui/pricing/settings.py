@@ -24,6 +24,8 @@ DEFAULT_PRICING_URL = "https://pricing.us-east-1.amazonaws.com"
 PRICING_URL_ENV = "TRNTUI_PRICING_URL"
 CACHE_DIR_ENV = "TRNTUI_CACHE_DIR"
 DEADLINE_ENV = "TRNTUI_PRICING_DEADLINE_S"
+SPEED_LIMIT_ENV = "TRNTUI_PRICING_SPEED_LIMIT_BPS"
+SPEED_TIME_ENV = "TRNTUI_PRICING_SPEED_TIME_S"
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_OFFER_BYTES = 4 * 1024**3  # a regional EC2 offer file is a few hundred MB
@@ -31,6 +33,12 @@ DEFAULT_MAX_INDEX_BYTES = 32 * 1024**2
 DEFAULT_DEADLINE_S = 900.0
 """The whole fetch (every file of it) ends by then: 15 minutes is a regional EC2 file at about
 0.5 MB/s. A server that keeps sending a byte now and then cannot hold the fetch longer."""
+DEFAULT_SPEED_LIMIT_BPS = 1024.0
+DEFAULT_SPEED_TIME_S = 30.0
+"""The low-speed limit, as curl's ``--speed-limit``/``--speed-time``: a download that brings
+fewer than 1 KB a second over 30 seconds is given up (a server that sends a byte a second
+within 30 s, not at the deadline). A regional EC2 file needs about 0.5 MB/s to finish within
+the deadline at all, so no download that could succeed is cut."""
 DEFAULT_MAX_EXPANSION = 100
 """A compressed body may decode to at most this many times its size (a price list CSV
 compresses about 10 to 30 times; a decompression bomb 1,000 times), beyond a first 16 MB."""
@@ -82,6 +90,11 @@ class PricingSettings:
     max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES
     deadline_s: float = DEFAULT_DEADLINE_S
     """Seconds the whole fetch may take (``--deadline``, ``TRNTUI_PRICING_DEADLINE_S``)."""
+    speed_limit_bps: float = DEFAULT_SPEED_LIMIT_BPS
+    """Bytes a second a download must bring over ``speed_time_s`` (0: no limit;
+    ``TRNTUI_PRICING_SPEED_LIMIT_BPS``)."""
+    speed_time_s: float = DEFAULT_SPEED_TIME_S
+    """Seconds over which the speed is measured (``TRNTUI_PRICING_SPEED_TIME_S``)."""
     max_expansion: int = DEFAULT_MAX_EXPANSION
     deadline_at: float | None = None
     """The fetch's end on ``time.monotonic()``, shared by every file of one fetch
@@ -96,6 +109,16 @@ class PricingSettings:
         if not self.deadline_s > 0 or self.deadline_s == float("inf"):
             raise PricingSettingsError(
                 f"the fetch deadline must be a number of seconds above 0, got {self.deadline_s!r}"
+            )
+        if not 0 <= self.speed_limit_bps < float("inf"):
+            raise PricingSettingsError(
+                f"the low-speed limit ({SPEED_LIMIT_ENV}) must be 0 (no limit) or more bytes a "
+                f"second, got {self.speed_limit_bps!r}"
+            )
+        if not 0 < self.speed_time_s < float("inf"):
+            raise PricingSettingsError(
+                f"the low-speed time ({SPEED_TIME_ENV}) must be a number of seconds above 0, "
+                f"got {self.speed_time_s!r}"
             )
 
     def started(self) -> PricingSettings:
@@ -119,12 +142,16 @@ class PricingSettings:
         environ = os.environ if environ is None else environ
         url = pricing_url or environ.get(PRICING_URL_ENV) or DEFAULT_PRICING_URL
         overrides.setdefault("cache_dir", default_cache_dir(environ))
-        if "deadline_s" not in overrides and environ.get(DEADLINE_ENV):
-            text = environ[DEADLINE_ENV]
+        for name, key in (
+            (DEADLINE_ENV, "deadline_s"),
+            (SPEED_LIMIT_ENV, "speed_limit_bps"),
+            (SPEED_TIME_ENV, "speed_time_s"),
+        ):
+            text = environ.get(name)
+            if key in overrides or not text:
+                continue
             try:
-                overrides["deadline_s"] = float(text)
+                overrides[key] = float(text)
             except ValueError:
-                raise PricingSettingsError(
-                    f"{DEADLINE_ENV}={text!r} is not a number of seconds"
-                ) from None
+                raise PricingSettingsError(f"{name}={text!r} is not a number") from None
         return cls(base_url=url, **overrides)  # type: ignore[arg-type]
