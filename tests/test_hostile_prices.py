@@ -1038,3 +1038,132 @@ def test_i30_the_low_speed_limit_is_set_like_the_deadline() -> None:
     for environ in refused:
         with pytest.raises(PricingSettingsError, match="TRNTUI_PRICING_SPEED"):
             PricingSettings.from_env(environ=environ)
+
+
+# --- issue 30, item 8: one plausibility band for every price; no overflow traceback --------
+
+
+def test_i30_item8_the_plausibility_band_of_side_rates() -> None:
+    from trntui.core.quotes import SideService, implausible_rate_usd
+
+    # Each service's us-east-1 list price and the dearest region's (sa-east-1) pass ...
+    listed = {
+        SideService.S3_STANDARD_STORAGE: (0.023, 0.0405),
+        SideService.EBS_GP3_STORAGE: (0.08, 0.152),
+        SideService.CLOUDWATCH_LOGS_INGESTION: (0.50, 0.90),
+        SideService.CLOUDWATCH_LOGS_STORAGE: (0.03, 0.0408),
+        SideService.INTER_AZ_TRANSFER: (0.01, 0.01),
+    }
+    for service, prices in listed.items():
+        for price in (*prices, 0.0):  # 0 says the service costs nothing
+            assert implausible_rate_usd(service, price) is None, (service, price)
+        # ... a price per TB for one per GB, cents for dollars, 1e15, 1e308 do not.
+        for slip in (prices[0] * 1000, prices[0] * 100, prices[0] / 730, 1e15, 1e308):
+            assert implausible_rate_usd(service, slip) is not None, (service, slip)
+
+
+def test_i30_item8_a_huge_side_rate_needs_force_and_then_is_a_clear_problem(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rate = ["price", "rate", str(sample_dir), "--service", "s3-standard-storage", "--region",
+            "us-east-1", "--source", "typed"]  # fmt: skip
+    before = load_quote_book(sample_dir).rates
+    for huge in ("1e308", "1e15", "23"):  # 23: per TB, typed as per GB
+        code, _out, err = cli(capsys, *rate, "--usd-per-unit", huge)
+        assert code == 2 and "--force" in err and err.count("\n") == 1
+        assert load_quote_book(sample_dir).rates == before
+    assert cli(capsys, *rate, "--usd-per-unit", "0.025")[0] == 0
+    assert cli(capsys, *rate, "--usd-per-unit", "1e308", "--force")[0] == 0
+    # The estimate overflows: one line naming the input, never a traceback (cli checks).
+    for command in (["estimate", str(sample_dir)], ["estimate", str(sample_dir), "--json"],
+                    ["report", str(sample_dir), "--format", "md", "-o", "-"]):  # fmt: skip
+        code, _out, err = cli(capsys, *command)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "S3 Standard rate = 1e+308" in err and "storage_usd is inf" in err
+
+
+def test_i30_item8_the_estimate_never_computes_on_an_overflow() -> None:
+    from trntui.core.estimate import INPUT_SPECS, EstimateOverflowError, cost_frame, input_frame
+
+    row = dict.fromkeys(INPUT_SPECS, 1.0) | {"failed_fraction": 0.0, "capacity_block": 0.0}
+    assert cost_frame(input_frame([row])).row(0, named=True)["total_usd"] > 0
+    tiny = row | {"steady_throughput": 1e-310, "work_amount": 1e10}  # finite, both
+    with pytest.raises(EstimateOverflowError, match=r"training_h is inf .*Useful throughput"):
+        cost_frame(input_frame([row, tiny]))
+    huge = row | {"usd_per_hour": 1e308, "work_amount": 1e6}
+    with pytest.raises(EstimateOverflowError, match=r"instance_usd is inf .*Instance price"):
+        cost_frame(input_frame([huge]))
+
+
+def test_i30_item8_a_fetched_huge_s3_tier_is_saved_only_with_force(
+    server: tuple[FakePriceList, dict], cache: Path, tmp_path: Path, capsys
+) -> None:
+    from tests.test_pricing_support import S3_HEADER, s3_rows
+
+    state, _ = server
+    rows = [{**row, "PricePerUnit": "1e308"} if row["EndingRange"] == "51200" else row
+            for row in s3_rows()]  # fmt: skip
+    state.site[state.csv_path("AmazonS3", "us-east-1")] = offer_csv("AmazonS3", S3_HEADER, rows)
+    project = init_project(tmp_path / "proj")
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--instance-type",
+             "p5.48xlarge", "--side-rates", "--save", str(project)]  # fmt: skip
+    code, _out, err = cli(capsys, *fetch)
+    assert code == 2 and "--force" in err and "s3-standard-storage" in err
+    assert load_quote_book(project).rates == () and load_quote_book(project).quotes == ()
+    assert cli(capsys, *fetch, "--force")[0] == 0
+    assert {r.service.value for r in load_quote_book(project).rates} >= {"s3-standard-storage"}
+
+
+def test_i30_item8_an_override_of_a_price_passes_the_same_band(
+    sample_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trntui.store.scenarios import list_scenarios
+
+    save = ["scenario", "save", str(sample_dir), "what-if", "--why", "a typo"]
+    for override in ("Trainium3 trial:usd_per_hour=1e15",
+                     "Trainium3 trial:s3_usd_per_gb_month=23",
+                     "GPU baseline (1 x p5.48xlarge):usd_per_hour=0.3"):  # fmt: skip
+        code, _out, err = cli(capsys, *save, "--set", override)
+        assert code == 2 and "--force" in err and "implausible" not in err.split(":")[0]
+        assert "what-if" not in {info.name for info in list_scenarios(sample_dir)}
+    plausible = "GPU baseline (1 x p5.48xlarge):usd_per_hour=60"
+    assert cli(capsys, *save, "--set", plausible)[0] == 0
+    assert cli(capsys, *save, "--replace", "--force", "--set",
+               "Trainium3 trial:usd_per_hour=1e15")[0] == 0  # fmt: skip
+
+
+async def test_i30_item8_the_app_shows_an_overflow_and_asks_before_an_implausible_override(
+    sample_dir: Path,
+) -> None:
+    from tests import SIZE
+    from tests.ui_support import settle
+    from trntui.core.estimate import Override
+    from trntui.store.project import Project
+    from trntui.ui.app import TrnTuiApp
+    from trntui.ui.screens.confirm import ConfirmScreen
+    from trntui.ui.screens.scenarios import ScenariosScreen
+
+    with Project.open(sample_dir) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.estimate_problem == "" and app.analysis is not None
+            await pilot.press("4")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, ScenariosScreen)
+            huge = Override("usd_per_hour", 1e308, "Trainium3 trial", who="me", why="typo")
+            for answer in ("n", "y"):
+                screen._override_kept(huge)
+                await settle(pilot)
+                assert isinstance(app.screen, ConfirmScreen)
+                assert "implausible" in app.screen.question
+                await pilot.press(answer)
+                await settle(pilot)
+                assert app.session.overrides == (() if answer == "n" else (huge,))
+            # Confirmed, then 30 times the work: $1e308 an hour for more than 2 hours passes
+            # the largest float (1.8e308): the problem is said, the app goes on.
+            more = Override("work_amount", 1e6, None, who="me", why="a longer run")
+            assert app.session.set_overrides((huge, more), label="more work") is None
+            await settle(pilot)
+            assert "inf" in app.estimate_problem and "Instance price" in app.estimate_problem

@@ -75,6 +75,20 @@ def fail(message: object, status: int = USAGE_ERROR) -> int:
     return status
 
 
+def refuse_unless_forced(doubts: list[str], force: bool) -> None:
+    """Stop before storing a price-like number that looks like a mistake (``doubts``: why each
+    one does, by ``core.quotes``' plausibility band), unless ``--force`` says it is meant: the
+    same for every command that stores one."""
+    if not doubts or force:
+        return
+    more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
+    from trntui.core.errors import UserError
+
+    raise UserError(
+        f"not stored: {doubts[0]}{more}; check the figure, or pass --force to store it anyway"
+    )
+
+
 _SCALARS = (str, int, float, bool, type(None))
 
 

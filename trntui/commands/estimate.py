@@ -10,11 +10,12 @@ and ``method``, or ``reason`` when there is none: ``core.prediction``).
 ``report DIR [--scenario NAME] --format md|json|csv -o FILE`` writes the budget report
 (``-o -`` prints it).
 
-``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]``
-snapshots the project with those overrides; ``scenario list DIR``, ``scenario show DIR NAME``
-and ``scenario diff DIR A [B]`` (B omitted: the project as it is now, without A's overrides)
-do from the shell what the Scenarios screen does: every override and input that differs, then
-the cost terms and totals.
+``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]
+[--force]`` snapshots the project with those overrides (an override of a price outside the
+plausibility band of ``price add``/``price rate`` only with ``--force``); ``scenario list
+DIR``, ``scenario show DIR NAME`` and ``scenario diff DIR A [B]`` (B omitted: the project as it
+is now, without A's overrides) do from the shell what the Scenarios screen does: every
+override and input that differs, then the cost terms and totals.
 
 Exit codes: 0 done (an incomplete estimate is still a result: it says what is missing), 2 a
 problem the user can fix (bad folder, bad override, unknown scenario).
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, help_of, refuse_unless_forced
 from trntui.core.comparison import compare
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -40,6 +41,8 @@ from trntui.core.estimate import (
     InvalidInputError,
     Override,
     estimate,
+    implausible_overrides,
+    prepare,
 )
 from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
@@ -110,6 +113,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     save.add_argument("--who", help="who sets the overrides (default: your user name)")
     save.add_argument("--why", default="", help="why (required with --set)")
     save.add_argument("--note", default="", help="a note stored with the snapshot")
+    save.add_argument(
+        "--force",
+        action="store_true",
+        help="keep an override of a price or side rate that looks implausible (the band of "
+        "`price add` and `price rate`)",
+    )
     save.set_defaults(func=scenario_save_command)
 
     lister = actions.add_parser("list", help="list saved scenarios")
@@ -368,6 +377,8 @@ def scenario_save_command(args: argparse.Namespace) -> int:
                 "(choose another name, or --replace it)"
             )
         context = scenarios.load_context(root, project.inventory)
+        doubts = implausible_overrides(prepare(context), overrides, context.inventory)
+        refuse_unless_forced(doubts, args.force)
         scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)
     print(f"Saved scenario {scenario.name!r}:")
     for name, total in scenario.saved_totals.items():

@@ -5,14 +5,14 @@ length and size, a date) and the check before a price is stored (``refuse_implau
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from datetime import date
 
-from trntui.commands import finite_float
+from trntui.commands import finite_float, refuse_unless_forced
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
-from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
 from trntui.core.inventory import check_region
-from trntui.core.quotes import PriceQuote, implausible_price
+from trntui.core.quotes import PriceQuote, ServiceRate, implausible_price, implausible_rate
 
 DEFAULT_REGION = "us-east-1"
 
@@ -66,15 +66,20 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date as YYYY-MM-DD") from None
 
 
-def refuse_implausible(quotes: list[PriceQuote] | tuple[PriceQuote, ...], force: bool) -> None:
-    """Stop before storing a price that looks like a mistake, unless ``--force`` says it is
-    meant (``implausible_price`` states the rule)."""
-    doubts = [(quote, why) for quote in quotes if (why := implausible_price(quote)) is not None]
-    if not doubts or force:
-        return
-    quote, why = doubts[0]
-    more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
-    raise UserError(
-        f"not stored: {quote.instance_type} {quote.purchase_option} in {quote.region}: {why}"
-        f"{more}; check the figure, or pass --force to store it anyway"
-    )
+def refuse_implausible(
+    quotes: Sequence[PriceQuote], force: bool, rates: Sequence[ServiceRate] = ()
+) -> None:
+    """Stop before storing a price or a side rate that looks like a mistake, unless
+    ``--force`` says it is meant (``implausible_price`` and ``implausible_rate`` state the
+    rule)."""
+    doubts = [
+        f"{quote.instance_type} {quote.purchase_option} in {quote.region}: {why}"
+        for quote in quotes
+        if (why := implausible_price(quote)) is not None
+    ]
+    doubts += [
+        f"{rate.service.value} rate in {why}"
+        for rate in rates
+        if (why := implausible_rate(rate)) is not None
+    ]
+    refuse_unless_forced(doubts, force)

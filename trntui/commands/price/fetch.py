@@ -61,7 +61,8 @@ def _save_into_project(
 
     found = [result, *([plans] if plans is not None else [])]
     quotes = [quote for each in found for quote in each.quotes]
-    refuse_implausible([q for q in quotes if q.usd_per_hour is not None], force)
+    rates = side.rates if side is not None else ()
+    refuse_implausible([q for q in quotes if q.usd_per_hour is not None], force, rates)
     for quote in unpriced_quotes(quotes):
         print(
             f"not saved: {quote.instance_type} {quote.purchase_option} in {quote.region}: "
@@ -75,5 +76,5 @@ def _save_into_project(
             tuple(quote for each in found for quote in each.quotes),
             tuple(miss for each in found for miss in each.misses),
         )
-        if side is not None:
-            add_rates(project.root, side.rates)
+        if rates:
+            add_rates(project.root, rates)

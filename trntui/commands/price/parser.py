@@ -62,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     fetch.add_argument(
         "--force", action="store_true",
-        help="with --save: store prices that look implausible (see `price add --force`)",
+        help="with --save: store prices and side rates that look implausible (see "
+        "`price add --force`, `price rate --force`)",
     )  # fmt: skip
     fetch.add_argument("--json", action="store_true", help="print JSON")
     fetch.set_defaults(func=cmd_fetch)
@@ -134,6 +135,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     rate.add_argument("--source", required=True, help="where the rate comes from (who, what)")
     rate.add_argument("--date", type=_date, help="date of the rate, YYYY-MM-DD (default today)")
+    rate.add_argument(
+        "--force",
+        action="store_true",
+        help="store a rate more than 10 times off its us-east-1 list price (implausible: "
+        "usually a typing or unit mistake, such as a price per TB for one per GB)",
+    )
     rate.set_defaults(func=cmd_rate)
 
     listing = sub.add_parser("list", help="list the project's quotes, with warnings")

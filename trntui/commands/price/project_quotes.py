@@ -101,6 +101,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         manual=True,
         source_note=args.source.strip(),
     )
+    refuse_implausible([], args.force, [rate])
     with Project.open(Path(args.dir)) as project:
         project.require_writable()
         add_rates(project.root, [rate])

@@ -53,16 +53,23 @@ The package, in the order data flows (each module imports only the ones above it
    tied to the system size they were measured on).
 4. ``per_target``: every input of a target with its provenance (``target_inputs``), then the
    scenario's overrides (``apply_overrides``).
-5. ``formula``: the Polars expressions over a frame of input rows (``cost_frame``).
+5. ``formula``: the Polars expressions over a frame of input rows (``cost_frame``; a figure
+   that overflows from finite inputs is an ``EstimateOverflowError``, never infinite).
 6. ``result``: the formula evaluated for every target -> ``TargetEstimate`` -> ``Estimate``
-   (``estimate``, ``prepare``, ``estimate_from_inputs``).
+   (``estimate``, ``prepare``, ``estimate_from_inputs``); the overrides of a price outside
+   the plausibility band (``implausible_overrides``).
 
 Every public name is re-exported here: import from ``trntui.core.estimate``.
 """
 
 from __future__ import annotations
 
-from trntui.core.estimate.formula import HOURS_PER_MONTH, cost_frame, input_frame
+from trntui.core.estimate.formula import (
+    HOURS_PER_MONTH,
+    EstimateOverflowError,
+    cost_frame,
+    input_frame,
+)
 from trntui.core.estimate.inputs import (
     ASSUMPTION,
     DERIVED,
@@ -110,6 +117,7 @@ from trntui.core.estimate.result import (
     TargetEstimate,
     estimate,
     estimate_from_inputs,
+    implausible_overrides,
     input_variant,
     prepare,
 )
@@ -136,6 +144,7 @@ __all__ = [
     "ZERO_GATES",
     "Estimate",
     "EstimateContext",
+    "EstimateOverflowError",
     "Input",
     "InputSpec",
     "InvalidInputError",
@@ -154,6 +163,7 @@ __all__ = [
     "estimate",
     "estimate_from_inputs",
     "global_inputs",
+    "implausible_overrides",
     "input_frame",
     "input_variant",
     "observation_row",

@@ -4,12 +4,13 @@ inputs (``cost_frame``), so the estimate, the sensitivity bars and the resampled
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from trntui.core.capacity_block import END_MARGIN_H, billed_days_expr
-from trntui.core.estimate.inputs import INPUT_SPECS, TERMS
+from trntui.core.estimate.inputs import INPUT_SPECS, TERMS, InvalidInputError
 
 HOURS_PER_MONTH = 730.0
 """AWS prices GB-months over 730 hours."""
@@ -104,15 +105,54 @@ def _formula() -> tuple[list[pl.Expr], ...]:
 _FORMULA = _formula()
 
 
+class EstimateOverflowError(InvalidInputError):
+    """Finite inputs whose cost is no number: a product past the largest float (about 1.8e308)
+    is infinite, and infinite minus infinite is not a number (a price of 1e308 forced past the
+    plausibility band, a throughput of 1e-300). A problem the user fixes, never a traceback."""
+
+
+_OUTPUTS = tuple(expr.meta.output_name() for layer in _FORMULA for expr in layer)
+
+
 def cost_frame(inputs: pl.DataFrame) -> pl.DataFrame:
     """Apply the formula to every row of ``inputs`` (columns named as ``INPUT_SPECS``).
 
     Eagerly, layer by layer: as one lazy query Polars sums ``total_usd`` in another order,
-    which changed the last bit of about 2% of totals (and so a saved scenario's figures)."""
+    which changed the last bit of about 2% of totals (and so a saved scenario's figures).
+    Every figure it derives is checked to be finite (unknown, null, stays unknown): one that
+    overflowed is an ``EstimateOverflowError`` naming it and the inputs furthest from 1 it came
+    from, so no caller computes on (or rounds) an infinite or undefined cost."""
     frame = inputs
     for layer in _FORMULA:
         frame = frame.with_columns(layer)
-    return frame
+    if frame.height == 1:  # the live estimate, on every keystroke: cheaper in Python
+        if all(value is None or math.isfinite(value) for value in frame.select(_OUTPUTS).row(0)):
+            return frame
+    elif frame.select(_FINITE).to_series().all():
+        return frame
+    raise _overflow(frame)
+
+
+_FINITE = pl.all_horizontal(pl.col(_OUTPUTS).is_finite().fill_null(True))
+
+
+def _overflow(frame: pl.DataFrame) -> EstimateOverflowError:
+    """The error for the first row of ``frame`` with a figure that is not finite."""
+    row = frame.filter(~_FINITE).row(0, named=True)
+    figure = next(name for name in _OUTPUTS if not math.isfinite(row[name]))
+    extreme = sorted(
+        (key for key in INPUT_SPECS if row[key]),
+        key=lambda key: abs(math.log10(abs(row[key]))),
+        reverse=True,
+    )[:2]
+    named = " and ".join(
+        f"{INPUT_SPECS[key].label} = {row[key]:.6g} {INPUT_SPECS[key].unit}" for key in extreme
+    )
+    return EstimateOverflowError(
+        f"the estimate's {figure} is {row[figure]} (beyond any number a float holds), from "
+        f"finite inputs of which the furthest from 1 are {named}: check them, a typing or "
+        "unit mistake?"
+    )
 
 
 def input_frame(rows: Sequence[Mapping[str, float | None]]) -> pl.DataFrame:

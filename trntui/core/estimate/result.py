@@ -1,5 +1,6 @@
 """The result: the formula evaluated once for all targets (one row per target), assembled
-into ``TargetEstimate``s (stages, terms, total, what is missing) and an ``Estimate``.
+into ``TargetEstimate``s (stages, terms, total, what is missing) and an ``Estimate``; and
+which of a scenario's overrides of a price look like a mistake (``implausible_overrides``).
 """
 
 from __future__ import annotations
@@ -27,9 +28,17 @@ from trntui.core.estimate.inputs import (
 )
 from trntui.core.estimate.observations import EstimateContext
 from trntui.core.estimate.per_target import TargetInputs, apply_overrides, target_inputs
+from trntui.core.estimate.prices import _RATES, data_prep_instance_type
 from trntui.core.format import usd
-from trntui.core.inventory import MigrationRisk, TrainingTarget, effort_text
-from trntui.core.quotes import HOURS_PER_YEAR, PriceQuote, QuoteFlag, term_years
+from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
+from trntui.core.quotes import (
+    HOURS_PER_YEAR,
+    PriceQuote,
+    QuoteFlag,
+    implausible_hourly_usd,
+    implausible_rate_usd,
+    term_years,
+)
 
 
 @dataclass(frozen=True)
@@ -280,6 +289,38 @@ def estimate_from_inputs(
         )
     risk_lines = tuple(_risk_line(r) for r in risks)
     return Estimate(tuple(targets), risk_lines, tuple(overrides), work_unit)
+
+
+def implausible_overrides(
+    targets: Sequence[TargetInputs | TargetEstimate],
+    overrides: Sequence[Override],
+    inventory: Inventory,
+) -> list[str]:
+    """Why each override of a price (an instance price, a data preparation price, a side
+    rate) looks like a mistake, by the one band every price passes (``core.quotes``): an
+    instance price per accelerator-hour of each target it applies to (its type and its
+    quote's accelerators), a side rate around its list price. Empty when all are plausible;
+    like a typed or fetched price, an implausible override is kept only when a person
+    confirms it (``--force``, a yes in the app)."""
+    doubts = []
+    prep_type = data_prep_instance_type(inventory.data_prep.runs_on)
+    for override in overrides:
+        service = _RATES.get(override.input)
+        label = INPUT_SPECS[override.input].label if override.input in INPUT_SPECS else ""
+        if service is not None:
+            why = implausible_rate_usd(service, override.value)
+            doubts += [] if why is None else [f"{label}: {why}"]
+        elif override.input == "data_prep_usd_per_hour":
+            why = implausible_hourly_usd(prep_type or "", override.value)
+            doubts += [] if why is None else [f"{label}: {why}"]
+        elif override.input == "usd_per_hour":
+            for item in targets:
+                if override.target not in (None, item.target.name):
+                    continue
+                chips = item.quote.accelerator_count if item.quote is not None else None
+                why = implausible_hourly_usd(item.target.instance_type, override.value, chips)
+                doubts += [] if why is None else [f"{item.target.name}: {label}: {why}"]
+    return doubts
 
 
 def prepare(context: EstimateContext) -> list[TargetInputs]:

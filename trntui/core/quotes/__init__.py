@@ -19,7 +19,9 @@ The package, in the order data flows (each module imports only the ones above it
    the checks every amount and date passes (``check_amount``).
 2. ``quote``: the price of one instance type (``PriceQuote``), checked as it is made.
 3. ``rates``: side-service prices (``SideService``, ``RateTier``, ``ServiceRate``).
-4. ``flags``: why a quote should not be used as-is (``implausible_price``, ``quote_flags``).
+4. ``flags``: the one plausibility band of every price-like number (``implausible_hourly_usd``,
+   ``implausible_rate_usd``; of a quote or rate: ``implausible_price``, ``implausible_rate``)
+   and why a quote should not be used as-is (``quote_flags``).
 5. ``lookup``: which quote a target uses and why, or why there is none (``find_quote``,
    ``missing_quote``, ``PriceLookup``), over a project's ``QuoteBook``.
 
@@ -29,11 +31,16 @@ Every public name is re-exported here: import from ``trntui.core.quotes``.
 from __future__ import annotations
 
 from trntui.core.quotes.flags import (
+    PLAUSIBLE_SIDE_RATE_FACTOR,
     PLAUSIBLE_USD_PER_ACCELERATOR_HOUR,
     PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR,
+    SIDE_RATE_USD_PER_UNIT,
     FlagKind,
     QuoteFlag,
+    implausible_hourly_usd,
     implausible_price,
+    implausible_rate,
+    implausible_rate_usd,
     quote_flags,
 )
 from trntui.core.quotes.lookup import (
@@ -73,10 +80,12 @@ __all__ = [
     "HOURS_PER_YEAR",
     "NEGOTIATED",
     "ON_DEMAND",
+    "PLAUSIBLE_SIDE_RATE_FACTOR",
     "PLAUSIBLE_USD_PER_ACCELERATOR_HOUR",
     "PLAUSIBLE_USD_PER_INSTANCE_HOUR_FLOOR",
     "SAVINGS_PLANS",
     "SAVINGS_PLAN_OFFER",
+    "SIDE_RATE_USD_PER_UNIT",
     "SPOT",
     "FlagKind",
     "InvalidQuoteError",
@@ -91,7 +100,10 @@ __all__ = [
     "SideService",
     "check_amount",
     "find_quote",
+    "implausible_hourly_usd",
     "implausible_price",
+    "implausible_rate",
+    "implausible_rate_usd",
     "is_known_purchase_option",
     "is_savings_plan",
     "is_trainium3",

@@ -30,6 +30,7 @@ from trntui.core.quotes import (
     SideService,
     find_quote,
     implausible_price,
+    implausible_rate,
     quote_flags,
 )
 from trntui.store.quotes import (
@@ -293,6 +294,9 @@ class PricesScreen(SessionScreen):
         if unknown:
             done += f"; {len(unknown)} with an unknown price not kept"
         doubts = [reason for quote in quotes if (reason := implausible_price(quote))]
+        doubts += [
+            f"{rate.service.value} in {why}" for rate in rates if (why := implausible_rate(rate))
+        ]
         if not doubts:
             self._change_book(keep, done, "fetched prices")
             return

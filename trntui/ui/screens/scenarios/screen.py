@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, TabbedContent
 
 from trntui.core.errors import UserError
-from trntui.core.estimate import INPUT_SPECS, Override
+from trntui.core.estimate import INPUT_SPECS, Override, implausible_overrides
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.report import Analysis
 from trntui.store.scenarios import (
@@ -28,6 +28,7 @@ from trntui.store.scenarios import (
     staleness,
 )
 from trntui.ui.screens.base import SessionScreen, edits
+from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios.compare import ComparePane
 from trntui.ui.screens.scenarios.estimate import EstimatePane
 from trntui.ui.screens.scenarios.inputs import InputsPane, overrides_for
@@ -290,8 +291,29 @@ class ScenariosScreen(SessionScreen):
         )
 
     def _override_kept(self, override: Override | None) -> None:
+        """Apply ``override``; one of a price outside the plausibility band (the band of
+        ``price add`` and ``price rate``) only when the user confirms it."""
         if override is None:
             return
+        analysis = self.session.analysis
+        targets = analysis.estimate.targets if analysis is not None else ()
+        doubts = implausible_overrides(targets, (override,), self.session.inventory)
+        if not doubts:
+            self._apply_override(override)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._apply_override(override)
+            else:
+                self.set_status("Override not applied (implausible price): correct it", "error")
+
+        listed = "\n".join(f"- {doubt}" for doubt in doubts[:4])
+        self.app.push_screen(
+            ConfirmScreen(f"The value looks implausible:\n{listed}\n\nUse it anyway?"), answered
+        )
+
+    def _apply_override(self, override: Override) -> None:
         before = self.session.overrides
         kept = tuple(o for o in before if (o.input, o.target) != (override.input, override.target))
         label = INPUT_SPECS[override.input].label
