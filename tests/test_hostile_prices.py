@@ -1074,6 +1074,8 @@ def test_i30_item8_a_huge_side_rate_needs_force_and_then_is_a_clear_problem(
         assert load_quote_book(sample_dir).rates == before
     assert cli(capsys, *rate, "--usd-per-unit", "0.025")[0] == 0
     assert cli(capsys, *rate, "--usd-per-unit", "1e308", "--force")[0] == 0
+    listed = cli(capsys, "price", "list", str(sample_dir))[1]
+    assert "s3-standard-storage (manual): implausible rate: us-east-1: $1e+308" in listed
     # The estimate overflows: one line naming the input, never a traceback (cli checks).
     for command in (["estimate", str(sample_dir)], ["estimate", str(sample_dir), "--json"],
                     ["report", str(sample_dir), "--format", "md", "-o", "-"]):  # fmt: skip

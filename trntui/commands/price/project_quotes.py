@@ -17,6 +17,7 @@ from trntui.core.quotes import (
     RateTier,
     ServiceRate,
     SideService,
+    implausible_rate,
     is_known_purchase_option,
     purchase_option_help,
     quote_flags,
@@ -133,7 +134,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         document = {
             "quotes": [{**quote_to_json(quote), "flags": flags(quote)} for quote in book.quotes],
-            "rates": [rate_to_json(rate) for rate in book.rates],
+            "rates": [
+                {**rate_to_json(rate), "flags": [f"implausible rate: {why}"] if why else []}
+                for rate in book.rates
+                for why in [implausible_rate(rate)]
+            ],
         }
         print(json.dumps(document, indent=2))
         return 0
@@ -166,4 +171,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                 for rate in book.rates
             ],
         )  # fmt: skip
+        for rate in book.rates:
+            if (why := implausible_rate(rate)) is not None:
+                print(f"  {rate.service.value} ({'manual' if rate.manual else 'price list'}): "
+                      f"implausible rate: {why}")  # fmt: skip
     return 0
