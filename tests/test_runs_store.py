@@ -291,7 +291,9 @@ def test_cli_import_and_list_json(
         "size_source",
         "size_stated_by",
         "job_clock_s",
+        "billed_attempt_s",
         "before_first_line_s",
+        "job_clocks",
         "protocol",
     }
     assert (run["set"], run["format"], run["status"]) == ("trn3", "megatron", "succeeded")

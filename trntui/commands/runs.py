@@ -249,8 +249,14 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         system = sized[row["run_id"]]
         row.update(_size_json(system))
         clock = meta.job_clock
-        row["job_clock_s"] = clock.span_s if clock is not None else None
+        row["job_clock_s"] = clock.wrapper_s if clock is not None else None
+        row["billed_attempt_s"] = clock.span_s if clock is not None else None
         row["before_first_line_s"] = clock.before_first_line_s if clock is not None else None
+        row["job_clocks"] = (  # every clock printed; the billed attempt spans the longest
+            [{"lines": what, "seconds": seconds} for what, seconds in clock.clocks]
+            if clock is not None
+            else []
+        )
         row["protocol"] = dict(meta.protocol)
         sizes.setdefault(row["set"], []).append(system)
         run_facts = facts.get(row["run_id"])

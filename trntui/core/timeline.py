@@ -143,23 +143,41 @@ class SystemSize:
 @dataclass(frozen=True)
 class JobClock:
     """The job's own clock, printed by the wrapper around the training process (NVIDIA-derived
-    ``run_and_time.sh``: ``STARTING TIMING RUN AT``, ``ENDING TIMING RUN AT``, ``RESULT,...``).
+    ``run_and_time.sh``: v4.0 ``STARTING/ENDING TIMING RUN AT``, v5.0 ``RUNANDTIME_START/STOP``
+    in epoch seconds, ``RESULT,...``).
 
     Its span covers container start, imports and teardown outside the framework's own lines:
-    billed machine time is at least this span."""
+    billed machine time is at least this span. Every clock the job prints is kept
+    (``clocks``); the billed attempt spans the longest of them."""
 
     span_s: float
-    """Launch to the end of the job, as the wrapper measured it."""
+    """Launch to the end of the job: the longest of ``clocks`` (and, for a wrapper placed on
+    the log's clock, of the wrapper and the log's lines together)."""
     before_first_line_s: float | None
     """Launch to the log's ``t_s == 0``; ``None`` when the wrapper's local time cannot be
     placed on the log's clock (its time zone is not printed)."""
     source: str
+    clocks: tuple[tuple[str, float], ...] = ()
+    """Every clock the job printed: (which lines, seconds), in the order read."""
+
+    @property
+    def wrapper_s(self) -> float:
+        """The timing wrapper's own span: the innermost (shortest) clock printed. A job can
+        nest wrappers (v5.0's ``RUNANDTIME`` around v4.0's ``STARTING/ENDING TIMING RUN``);
+        the billed attempt (``span_s``) is the outermost."""
+        return min((seconds for _, seconds in self.clocks), default=self.span_s)
+
+    def clocks_text(self) -> str:
+        """``RUNANDTIME_START/STOP lines 23-130 1,561 s; RESULT line 131 1,560 s``."""
+        return "; ".join(f"{what} {seconds:,.0f} s" for what, seconds in self.clocks)
 
 
-IMPORTER_VERSION = 2
+IMPORTER_VERSION = 3
 """The importers' reading rules version: 2 reads system size, the job clock, protocol facts
-and the benchmark's own target. A run stored by an older version is read again when its log
-is imported again (``store.runs``), instead of being skipped as a duplicate."""
+and the benchmark's own target; 3 reads the v5.0 wrapper clock (``RUNANDTIME_START/STOP``),
+weighs the sources of system size, and reads offline evaluations. A run stored by an older
+version is read again when its log is imported again (``store.runs``), instead of being
+skipped as a duplicate."""
 
 PROTOCOL_FACTS = (
     "benchmark",
@@ -248,7 +266,9 @@ class RunMetadata:
         if data.get("system") is not None:
             data["system"] = SystemSize(**data["system"])
         if data.get("job_clock") is not None:
-            data["job_clock"] = JobClock(**data["job_clock"])
+            clock = dict(data["job_clock"])
+            clock["clocks"] = tuple(tuple(pair) for pair in clock.get("clocks", ()))
+            data["job_clock"] = JobClock(**clock)
         # Runs stored before ``prints_run_stop`` existed: MLPerf was the one such format.
         data.setdefault("prints_run_stop", data.get("format") == "mlperf")
         return cls(**data)

@@ -19,11 +19,14 @@ logs carry those lines too. Sources, in the order they are trusted:
 
 The job's clock: NVIDIA-derived implementations wrap training in a script that prints
 ``STARTING TIMING RUN AT <local date>``, ``ENDING TIMING RUN AT <local date>`` and
-``RESULT,<BENCHMARK>,,<seconds>,<user>,<start date>``. Its span is at least what the machine
-was billed for one attempt. The dates are local time without a zone; they are placed on the
-log's own (UTC) clock by the one whole-quarter-hour zone offset that puts the wrapper's start
-before the first log line and its end after the last one. When several offsets fit, the time
-before the first line stays unknown (the span is still known).
+``RESULT,<BENCHMARK>,,<seconds>,<user>,<start date>`` (v4.0), or ``RUNANDTIME_START <epoch s>``
+and ``RUNANDTIME_STOP <epoch s>`` (v5.0, each often twice: the plain line and the ``+ echo
+'...'`` that ``set -x`` prints). Every clock printed is kept; the billed attempt spans the
+longest, since the machine was held at least that long. v4.0's dates are local time without a
+zone; they are placed on the log's own (UTC) clock by the one whole-quarter-hour zone offset
+that puts the wrapper's start before the first log line and its end after the last one. When
+several offsets fit, the time before the first line stays unknown (the span is still known).
+v5.0's epoch seconds are on the log's clock already (to their one-second resolution).
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ _LAUNCHERS = re.compile(
 _WRAPPER_START = re.compile(r"STARTING TIMING RUN AT (.+?)\s*$")
 _WRAPPER_END = re.compile(r"ENDING TIMING RUN AT (.+?)\s*$")
 _WRAPPER_RESULT = re.compile(r"RESULT,([^,]*),[^,]*,(\d+(?:\.\d+)?),")
+_EPOCH_MARK = "RUNANDTIME_"
+_EPOCH_START = re.compile(r"RUNANDTIME_START\s+(\d{9,11})\b")
+_EPOCH_STOP = re.compile(r"RUNANDTIME_STOP\s+(\d{9,11})\b")
 _DATE_FORMATS = ("%Y-%m-%d %I:%M:%S %p", "%Y-%m-%d %H:%M:%S", "%a %b %d %H:%M:%S %Z %Y")
 _QUARTER_HOUR_S = 900
 _MAX_ZONE_S = 14 * 3600
@@ -63,6 +69,7 @@ def context_lines(lines: pl.DataFrame) -> pl.DataFrame:
         text.str.contains(SYSJSON, literal=True)
         | text.str.contains("TIMING RUN AT", literal=True)
         | text.str.contains("RESULT,", literal=True)
+        | text.str.contains(_EPOCH_MARK, literal=True)
         | text.str.contains(r"\b(srun|torchrun|mpirun|mpiexec)\s|torch\.distributed\.")
     )
 
@@ -348,45 +355,110 @@ def _parse_local(text: str) -> dt.datetime | None:
 def job_clock(
     lines: pl.DataFrame, path: str, first_s: float | None, last_s: float | None
 ) -> JobClock | None:
-    """The wrapper's span, placed on the log's clock when one zone offset fits.
+    """Every clock the job printed around the log, and the billed attempt: the longest.
 
     ``first_s`` / ``last_s`` are the log's first and last event times in seconds since 1970
-    (UTC), or ``None`` when the log has no absolute clock.
+    (UTC), or ``None`` when the log has no absolute clock. v4.0's local dates are placed on the
+    log's clock by the one zone offset that fits (``_before_first_line``); v5.0's epoch
+    seconds are on it already, so the attempt runs from the earlier of the wrapper's start and
+    the log's first line to the later of its stop and the last line.
     """
+    name = Path(path).name
+    clocks: list[tuple[str, float]] = []
+    billed: list[tuple[float, float | None, str]] = []  # (span, before first line, where)
+    dated = _dated_wrapper(lines, name, first_s, last_s)
+    if dated is not None:
+        span, before, where = dated
+        clocks.append((f"{where} (STARTING/ENDING TIMING RUN)", span))
+        billed.append((span, before, where))
+    epoch = _epoch_wrapper(lines, name)
+    if epoch is not None:
+        start, stop, where = epoch
+        clocks.append((f"{where} (RUNANDTIME_START/STOP)", stop - start))
+        before = None
+        span = stop - start
+        if first_s is not None and last_s is not None:
+            # Whole seconds: a first line within that resolution before the start is at it.
+            before = max(0.0, first_s - start)
+            span = max(stop, last_s) - min(start, first_s + _CLOCK_RESOLUTION_S)
+            span = max(span, stop - start)
+        billed.append((span, before, where))
+    result = _result_seconds(lines, name)
+    if result is not None:
+        seconds, where = result
+        clocks.append((f"{where} (RESULT)", seconds))
+        billed.append((seconds, None, where))
+    if not billed:
+        return None
+    span, before, where = max(billed, key=lambda clock: clock[0])
+    if before is None:
+        # The RESULT line's whole seconds restate a wrapper's span: its placement holds.
+        before = next((b for s, b, _ in billed if b is not None and abs(s - span) <= 1.0), None)
+    text = "; ".join(what for what, _ in clocks)
+    return JobClock(span, before, f"job wrapper, {text}", tuple(clocks))
+
+
+def _dated_wrapper(
+    lines: pl.DataFrame, name: str, first_s: float | None, last_s: float | None
+) -> tuple[float, float | None, str] | None:
+    """v4.0's ``STARTING/ENDING TIMING RUN AT <local date>``: (span, seconds before the log's
+    first line or ``None``, which lines)."""
     starts: list[tuple[int, dt.datetime]] = []
     ends: list[tuple[int, dt.datetime]] = []
-    results: list[tuple[int, float]] = []
     for line, text in lines.filter(
         pl.col("text").str.contains("TIMING RUN AT", literal=True)
-        | pl.col("text").str.contains("RESULT,", literal=True)
     ).iter_rows():
         if (match := _WRAPPER_START.search(text)) and (when := _parse_local(match.group(1))):
             starts.append((line, when))
         elif (match := _WRAPPER_END.search(text)) and (when := _parse_local(match.group(1))):
             ends.append((line, when))
-        elif match := _WRAPPER_RESULT.search(text):
-            results.append((line, float(match.group(2))))
-    name = Path(path).name
-    if starts and ends:
-        start = min(when for _, when in starts)
-        end = max(when for _, when in ends)
-        span = (end - start).total_seconds()
-        if span < 0:
-            return None
-        where = f"{name} lines {starts[0][0]}-{max(line for line, _ in ends)}"
-    elif results:
-        span = max(seconds for _, seconds in results)
-        start = None
-        where = f"{name} line {results[0][0]}"
-    else:
+    if not starts or not ends:
         return None
-    if results:
-        # The RESULT line's own seconds, when larger (whole seconds, the same span).
-        span = max(span, max(seconds for _, seconds in results))
+    start = min(when for _, when in starts)
+    span = (max(when for _, when in ends) - start).total_seconds()
+    if span < 0:
+        return None
     before = None
-    if start is not None and first_s is not None and last_s is not None:
+    if first_s is not None and last_s is not None:
         before = _before_first_line(start, span, first_s, last_s)
-    return JobClock(span, before, f"job wrapper, {where} (STARTING/ENDING TIMING RUN, RESULT)")
+    return span, before, f"{name} lines {starts[0][0]}-{max(line for line, _ in ends)}"
+
+
+def _epoch_wrapper(lines: pl.DataFrame, name: str) -> tuple[float, float, str] | None:
+    """v5.0's ``RUNANDTIME_START <epoch s>`` / ``RUNANDTIME_STOP <epoch s>`` (plain, or as the
+    ``+ echo '...'`` twin ``set -x`` prints): (start, stop, which lines); the first start and
+    the last stop."""
+    starts: list[tuple[int, int]] = []
+    stops: list[tuple[int, int]] = []
+    for line, text in lines.filter(
+        pl.col("text").str.contains(_EPOCH_MARK, literal=True)
+    ).iter_rows():
+        if match := _EPOCH_START.search(text):
+            starts.append((line, int(match.group(1))))
+        elif match := _EPOCH_STOP.search(text):
+            stops.append((line, int(match.group(1))))
+    if not starts or not stops:
+        return None
+    start = min(seconds for _, seconds in starts)
+    stop = max(seconds for _, seconds in stops)
+    if stop < start:
+        return None
+    where = f"{name} lines {min(line for line, _ in starts)}-{max(line for line, _ in stops)}"
+    return float(start), float(stop), where
+
+
+def _result_seconds(lines: pl.DataFrame, name: str) -> tuple[float, str] | None:
+    """The ``RESULT,<BENCHMARK>,,<seconds>,...`` line's seconds (the largest, when several)."""
+    results: list[tuple[int, float]] = []
+    for line, text in lines.filter(
+        pl.col("text").str.contains("RESULT,", literal=True)
+    ).iter_rows():
+        if match := _WRAPPER_RESULT.search(text):
+            results.append((line, float(match.group(2))))
+    if not results:
+        return None
+    line, seconds = max(results, key=lambda result: result[1])
+    return seconds, f"{name} line {line}"
 
 
 def _before_first_line(

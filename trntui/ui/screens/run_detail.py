@@ -61,6 +61,8 @@ def facts_text(
             else f"{duration(clock.before_first_line_s)} before the first log line"
         )
         line("Job clock", f"{duration(clock.span_s)} from launch to the job's end; {before}")
+        if len(clock.clocks) > 1:
+            line("  clocks printed", clock.clocks_text())
     run_end = "the last logged step" if facts.run_ends_at_planned_step else "run stop"
     line("Training running", duration(facts.run_s) + f"  (run start to {run_end})")
     line("Launch to result", duration(facts.launch_to_result_s) + "  (to the verified quality)")

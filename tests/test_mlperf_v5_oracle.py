@@ -1,0 +1,92 @@
+"""Oracle's v5.0 logs (``tests/data/mlperf-rounds/v5.0/Oracle``): the v5.0 wrapper clock,
+the time before ``init_start``, and Stable Diffusion's offline evaluation.
+
+Expectations are read from the files here, independently of trntui: the wrapper's epoch
+seconds, the MLLOG records' own times and counts, and MLCommons' rules for the benchmark.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests import DATA
+from tests.test_mlperf_rounds import records
+from trntui.importers import import_file
+
+ORACLE = DATA / "mlperf-rounds" / "v5.0" / "Oracle" / "results"
+GB200 = sorted(ORACLE.glob("*GB200*/llama2_70b_lora/result_*.txt"))
+SD = sorted((ORACLE / "1xBM.GPU.B200.8" / "stable_diffusion").glob("result_*.txt"))
+
+
+def wrapper_seconds(path: Path) -> tuple[int, int]:
+    """The plain ``RUNANDTIME_START/STOP <epoch s>`` lines (not their ``+ echo`` twins)."""
+    text = path.read_text(encoding="utf-8")
+    start = re.search(r"^RUNANDTIME_START (\d+)$", text, re.M)
+    stop = re.search(r"^RUNANDTIME_STOP (\d+)$", text, re.M)
+    assert start and stop
+    return int(start.group(1)), int(stop.group(1))
+
+
+@pytest.mark.parametrize("path", [*GB200, *SD], ids=lambda p: "/".join(p.parts[-3:]))
+def test_the_v5_wrapper_clock_is_the_billed_attempt(path: Path) -> None:
+    start, stop = wrapper_seconds(path)
+    times = [r["time_ms"] / 1000 for r in records(path)]
+    clock = import_file(path).metadata.job_clock
+    assert clock is not None
+    assert clock.span_s == pytest.approx(stop - start, abs=1.0)
+    assert any(seconds == stop - start for _, seconds in clock.clocks)
+    assert "RUNANDTIME" in clock.source
+    # Epoch seconds are on the log's own clock: the wrapper starts just before the first line.
+    assert clock.before_first_line_s == pytest.approx(max(0.0, min(times) - start), abs=1.0)
+
+
+def test_every_clock_a_job_prints_is_kept_and_the_longest_is_billed() -> None:
+    import polars as pl
+
+    from trntui.importers.launch import job_clock
+
+    lines = pl.DataFrame(
+        {
+            "line": [3, 4, 90, 91, 92],
+            "text": [
+                "+ echo 'RUNANDTIME_START 1745971133'",
+                "RUNANDTIME_START 1745971133",
+                "+ echo 'RUNANDTIME_STOP 1745972694'",
+                "RUNANDTIME_STOP 1745972694",
+                "RESULT,LLAMA2_70B_LORA,,1600,root,2025-04-30 12:00:00 AM",
+            ],
+        }
+    )
+    clock = job_clock(lines, "log.txt", 1745971140.0, 1745972600.0)
+    assert clock is not None
+    assert [seconds for _, seconds in clock.clocks] == [1561.0, 1600.0]
+    assert clock.span_s == 1600.0
+    assert "lines 3-91 (RUNANDTIME_START/STOP)" in clock.clocks_text()
+    # A stop before the start is no clock.
+    backwards = lines.head(4).with_columns(pl.col("text").str.replace("1745972694", "1745971000"))
+    assert job_clock(backwards, "log.txt", None, None) is None
+
+
+def test_nested_wrappers_bill_the_outer_one_and_report_the_inner_one() -> None:
+    import polars as pl
+
+    from trntui.importers.launch import job_clock
+
+    lines = pl.DataFrame(
+        {
+            "line": [89, 92, 894, 895, 898],
+            "text": [
+                "RUNANDTIME_START 1745539359",
+                "0: STARTING TIMING RUN AT 2025-04-24 07:02:41 PM",
+                "0: ENDING TIMING RUN AT 2025-04-24 07:31:59 PM",
+                "0: RESULT,LLM_FINETUNING,,1758,nvidia,2025-04-24 07:02:41 PM",
+                "RUNANDTIME_STOP 1745541123",
+            ],
+        }
+    )
+    clock = job_clock(lines, "log.txt", None, None)
+    assert clock is not None
+    assert (clock.span_s, clock.wrapper_s) == (1764.0, 1758.0)
