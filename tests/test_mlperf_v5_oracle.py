@@ -90,3 +90,50 @@ def test_nested_wrappers_bill_the_outer_one_and_report_the_inner_one() -> None:
     clock = job_clock(lines, "log.txt", None, None)
     assert clock is not None
     assert (clock.span_s, clock.wrapper_s) == (1764.0, 1758.0)
+
+
+@pytest.mark.parametrize("path", GB200, ids=lambda p: "/".join(p.parts[-3:]))
+def test_time_before_init_start_is_its_own_stage_and_the_backtest_holds(path: Path) -> None:
+    from trntui.core.backtest import backtest
+    from trntui.core.estimate import observation_row, observations_frame
+    from trntui.core.run_facts import run_facts
+
+    raw = records(path)
+    first_ms = min(r["time_ms"] for r in raw)
+    init_ms = next(r["time_ms"] for r in raw if r["key"] == "init_start")
+    run = import_file(path)
+    facts = run_facts(run)
+    assert facts.phases.before_init_s == pytest.approx((init_ms - first_ms) / 1000, abs=0.01)
+    assert facts.phases.before_init_s > 5.0  # the cache clear and the container's start
+    row = observation_row("r", "s", facts, run.metadata)
+    assert row["startup_s"] == pytest.approx(facts.init_s + facts.phases.before_init_s)
+    check = backtest(observations_frame([row]), "s")
+    assert check is not None and check.from_launch
+    assert abs(check.gap) <= 0.03
+
+
+def test_a_flagged_backtest_names_the_stage_that_differs() -> None:
+    from trntui.core.backtest import backtest
+    from trntui.core.estimate import observations_frame
+
+    def row(run_id: str, before_init_s: float) -> dict:
+        # 1,000 samples at 10/s: 100 s of training, 50 s of init, the rest before init.
+        return {
+            "run_id": run_id,
+            "set_name": "s",
+            "counted": True,
+            "quality_reached": True,
+            "throughput_unit": "samples/s",
+            "steady_throughput": 10.0,
+            "startup_s": 50.0 + before_init_s,
+            "before_init_s": before_init_s,
+            "training_s": 100.0,
+            "overhead_ratio": 0.0,
+            "retry_ratio": 0.0,
+            "total_s": 150.0 + before_init_s,
+            "work_done": 1000.0,
+        }
+
+    check = backtest(observations_frame([row("a", 5.0), row("b", 5.0), row("c", 200.0)]), "s")
+    assert check is not None and check.flagged
+    assert check.cause is not None and check.cause.startswith("time before init_start")

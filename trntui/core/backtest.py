@@ -22,6 +22,7 @@ TOLERANCE = 0.03
 
 _STAGES = (
     ("launch", "launch and teardown outside the logs"),
+    ("before_init", "time before init_start (container start, cache clearing)"),
     ("startup", "startup and compile"),
     ("training", "steady training"),
     ("overhead", "checkpoints, evaluation, warm-up, stalls and time between blocks"),
@@ -85,6 +86,7 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
         return None
     rate = float(runs["steady_throughput"].median())
     startup = runs["startup_s"].median()
+    before_init = float(runs["before_init_s"].fill_null(0.0).median() or 0.0)
     overhead = runs["overhead_ratio"].median()
     retry = runs["retry_ratio"].mean()
     if None in (startup, overhead, retry) or rate <= 0:
@@ -107,15 +109,18 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
         training = row["work_done"] / rate
         parts = {
             "launch": launch,
-            "startup": float(startup),
+            "before_init": before_init,
+            "startup": float(startup) - before_init,
             "training": training,
             "overhead": training * float(overhead),
             "retry": training * float(retry),
         }
         training_i = row["training_s"]
+        seen_before_init = row["before_init_s"] or 0.0
         seen = {
             "launch": row["launch_s"] or 0.0,
-            "startup": row["startup_s"] or 0.0,
+            "before_init": seen_before_init,
+            "startup": (row["startup_s"] or 0.0) - seen_before_init,
             "training": training_i,
             "overhead": training_i * (row["overhead_ratio"] or 0.0),
             "retry": training_i * (row["retry_ratio"] or 0.0),

@@ -34,6 +34,7 @@ OBSERVATION_SCHEMA = pl.Schema(
         "throughput_unit": pl.String,
         "steady_throughput": pl.Float64,
         "startup_s": pl.Float64,
+        "before_init_s": pl.Float64,
         "training_s": pl.Float64,
         "overhead_ratio": pl.Float64,
         "retry_ratio": pl.Float64,
@@ -84,6 +85,8 @@ def observation_row(
     ``quality_metric`` is the metric the log itself reports (for the protocol check), not the
     goal's criterion the facts were judged against.
 
+    Startup is the time before training on the log's clock: its lines before ``init_start``
+    (``before_init_s``, kept apart too so the back-test can name it) and initialization.
     Checkpoint, evaluation, warm-up and stall time become ``overhead_ratio`` and recovery plus
     redone work ``retry_ratio``, both relative to the run's own training time, so that they scale
     with the amount of work. Phases a log cannot tell are inside its training time already
@@ -128,7 +131,10 @@ def observation_row(
         "benchmark": benchmark,
         "throughput_unit": facts.throughput_unit,
         "steady_throughput": facts.steady_throughput,
-        "startup_s": facts.init_s,
+        "startup_s": (
+            facts.init_s + (phases.before_init_s or 0.0) if facts.init_s is not None else None
+        ),
+        "before_init_s": phases.before_init_s,
         "training_s": training_s,
         "overhead_ratio": overhead / training_s if has_training else None,
         "retry_ratio": retry / training_s if has_training else None,

@@ -137,6 +137,7 @@ class _Clocks:
     init_s: float | None
     run_s: float | None
     ends_at_planned_step: bool
+    before_init_s: float | None = None
 
 
 def _clocks(
@@ -164,6 +165,11 @@ def _clocks(
         if training_start is not None
         else None
     )
+    # Lines before init_start (a cache clear, a container's first words) are on the clock too:
+    # t_s counts from the log's first timestamp, whether or not that line is a timeline row.
+    before_init_s = (
+        max(0.0, init_start) if init_start is not None and run_start is not None else None
+    )
     run_s = None
     ends_at_planned_step = False
     if run_stop is not None and (run_start is not None or training_start is not None):
@@ -181,7 +187,7 @@ def _clocks(
     elif not has_clock:
         durations = tl.filter(pl.col("kind") == Kind.RUN_STOP)["duration_s"].drop_nulls()
         run_s = float(durations[-1]) if durations.len() else None
-    return _Clocks(run_stop, init_s, run_s, ends_at_planned_step)
+    return _Clocks(run_stop, init_s, run_s, ends_at_planned_step, before_init_s)
 
 
 @dataclass(frozen=True)
@@ -301,6 +307,7 @@ def _phase_split(
     if not has_clock:
         return PhaseSplit(None, None, clocks.run_s, None, None, None, None, None)
     known = [
+        clocks.before_init_s or 0.0,
         clocks.init_s or 0.0,
         steady.warmup_s,
         checkpoint_s or 0.0,
@@ -321,6 +328,7 @@ def _phase_split(
         recovery_s=steady.recovery_s if has_rows else None,
         redone_s=steady.redone_s if has_rows else None,
         between_blocks_s=between_s,
+        before_init_s=clocks.before_init_s,
     )
 
 

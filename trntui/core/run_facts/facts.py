@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trntui.core.quality import QualityTarget
 
-FACTS_VERSION = 6
+FACTS_VERSION = 7
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
@@ -59,6 +59,10 @@ class PhaseSplit:
     outside_eval_s: float | None = None
     """Of ``eval_s``, the evaluation that ran after the log ended (a recorded quality result's
     evaluation time): billed, but outside the log's clock and any capture of it."""
+    before_init_s: float | None = None
+    """From the log's first line to ``init_start`` (cache clearing, container start: 7-26 s
+    in NeMo logs): billed like the rest, in no other stage. ``None`` where the log marks no
+    start of initialization."""
 
 
 @dataclass(frozen=True)

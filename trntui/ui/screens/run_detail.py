@@ -68,6 +68,7 @@ def facts_text(
     line("Launch to result", duration(facts.launch_to_result_s) + "  (to the verified quality)")
     phases = facts.phases
     for label, value in (
+        ("  before init", phases.before_init_s),
         ("  init / compile", phases.init_compile_s),
         ("  warm-up", phases.warmup_s),
         ("  training", phases.training_s),
@@ -79,6 +80,8 @@ def facts_text(
         ("  data loading", phases.data_loading_s),
         ("  between blocks", phases.between_blocks_s),
     ):
+        if label == "  before init" and value is None:
+            continue  # a log that marks no start of initialization: no such stage
         line(label, duration(value))
     if metadata.setup_phases:
         setup = ", ".join(f"{k} {duration(v)}" for k, v in metadata.setup_phases.items())
