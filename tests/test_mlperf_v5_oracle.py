@@ -137,3 +137,91 @@ def test_a_flagged_backtest_names_the_stage_that_differs() -> None:
     check = backtest(observations_frame([row("a", 5.0), row("b", 5.0), row("c", 200.0)]), "s")
     assert check is not None and check.flagged
     assert check.cause is not None and check.cause.startswith("time before init_start")
+
+
+def sd_evaluations(path: Path) -> dict[int, dict[str, tuple[float, int]]]:
+    """FID and CLIP per checkpoint (samples_count): (value, time_ms)."""
+    out: dict[int, dict[str, tuple[float, int]]] = {}
+    for r in records(path):
+        if r["key"] == "eval_accuracy":
+            meta = r["metadata"]
+            out.setdefault(meta["samples_count"], {})[meta["metric"]] = (r["value"], r["time_ms"])
+    return out
+
+
+@pytest.mark.parametrize("path", SD, ids=lambda p: p.name)
+def test_offline_evaluation_stable_diffusion(path: Path) -> None:
+    """Training ends, its checkpoints are evaluated afterwards, run_stop comes last and
+    back-dated: the steady rate is the training blocks' own, the result is verified when the
+    CLIP line of the first checkpoint meeting both FID <= 90 and CLIP >= 0.15 is printed, the
+    billed time runs to the last line, and the work to the target is that checkpoint's."""
+    from trntui.core.run_facts import run_facts
+
+    raw = records(path)
+    t0 = min(r["time_ms"] for r in raw)
+    rates = [
+        r["value"]["throughput"]
+        for r in raw
+        if r["key"] == "tracked_stats" and "throughput" in r["value"]
+    ]
+    evaluations = sd_evaluations(path)
+    reached = min(
+        count
+        for count, metrics in evaluations.items()
+        if metrics["FID"][0] <= 90.0 and metrics["CLIP"][0] >= 0.15
+    )
+    verified_ms = max(evaluations[reached]["FID"][1], evaluations[reached]["CLIP"][1])
+    stop = next(r for r in raw if r["key"] == "run_stop")
+    assert stop["time_ms"] < verified_ms  # back-dated, printed last
+    facts = run_facts(import_file(path))
+    assert facts.counts_as_completed
+    assert facts.throughput_unit == "samples/s"
+    assert facts.steady_throughput == pytest.approx(sorted(rates)[len(rates) // 2], rel=0.02)
+    assert facts.launch_to_result_s == pytest.approx((verified_ms - t0) / 1000)
+    assert facts.total_s == pytest.approx((max(r["time_ms"] for r in raw) - t0) / 1000)
+    assert facts.work_to_target == reached
+    starts = [r["metadata"]["samples_count"] for r in raw if r["key"] == "block_start"]
+    assert facts.useful_work > starts[-1]  # the last block was trained too
+    # MLPerf's own clock is still run_start to the back-dated run_stop.
+    start = next(r for r in raw if r["key"] == "run_start")
+    assert facts.run_s == pytest.approx((stop["time_ms"] - start["time_ms"]) / 1000)
+
+
+def test_the_work_to_the_target_of_offline_runs_is_a_measured_spread() -> None:
+    from trntui.core.estimate import observation_row, observations_frame
+    from trntui.core.estimate.observations import run_set_stats
+    from trntui.core.run_facts import run_facts
+
+    rows = []
+    for index, path in enumerate(SD):
+        run = import_file(path)
+        rows.append(observation_row(str(index), "sd", run_facts(run), run.metadata))
+    spread = run_set_stats(observations_frame(rows), "sd").spreads["work_to_target"]
+    reached = sorted(
+        min(c for c, m in sd_evaluations(p).items() if m["FID"][0] <= 90 and m["CLIP"][0] >= 0.15)
+        for p in SD
+    )
+    assert (spread.min, spread.max) == (reached[0], reached[-1])
+    assert spread.min < spread.max
+
+
+def test_an_evaluation_whose_clip_misses_does_not_reach_the_target(tmp_path: Path) -> None:
+    """FID met, CLIP below 0.15 at the same checkpoint: MLCommons' checker needs both."""
+    from trntui.core.run_facts import run_facts
+
+    source = SD[0]
+    reached = min(
+        c for c, m in sd_evaluations(source).items() if m["FID"][0] <= 90 and m["CLIP"][0] >= 0.15
+    )
+    lines = source.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if f'"samples_count": {reached}, "metric": "CLIP"' in line:
+            lines[i] = re.sub(r'"value": [0-9.]+', '"value": 0.149', line)
+    edited = tmp_path / "stable_diffusion" / "result_0.txt"
+    edited.parent.mkdir()
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    facts = run_facts(import_file(edited))
+    assert facts.status == "succeeded"
+    assert not facts.counts_as_completed
+    assert facts.launch_to_result_s is None
+    assert any("CLIP 0.149" in note and "CLIP >= 0.15" in note for note in facts.notes)

@@ -25,7 +25,7 @@ _STAGES = (
     ("before_init", "time before init_start (container start, cache clearing)"),
     ("startup", "startup and compile"),
     ("training", "steady training"),
-    ("overhead", "checkpoints, evaluation, warm-up, stalls and time between blocks"),
+    ("overhead", "checkpoints, evaluation, warm-up, stalls, time between blocks and after"),
     ("retry", "restart recovery and redone work"),
 )
 

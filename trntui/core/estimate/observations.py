@@ -47,6 +47,7 @@ OBSERVATION_SCHEMA = pl.Schema(
         "launch_s": pl.Float64,
         "before_first_line_s": pl.Float64,
         "work_done": pl.Float64,
+        "work_to_target": pl.Float64,
         "result_s": pl.Float64,
         "nodes": pl.Int64,
         "accelerators_per_node": pl.Int64,
@@ -103,6 +104,7 @@ def observation_row(
             phases.stall_s,
             phases.data_loading_s,
             phases.between_blocks_s,
+            phases.after_training_s,
         )
     )
     retry = (phases.recovery_s or 0.0) + (phases.redone_s or 0.0)
@@ -147,6 +149,7 @@ def observation_row(
         "launch_s": outside,
         "before_first_line_s": clock.before_first_line_s if clock is not None else None,
         "work_done": facts.useful_work,
+        "work_to_target": facts.work_to_target,
         "result_s": facts.launch_to_result_s,
         "nodes": system.nodes if system else None,
         "accelerators_per_node": system.accelerators_per_node if system else None,
@@ -211,9 +214,10 @@ class RunSetStats:
 
     ``spreads`` cover the counted runs (finished, quality reached) for the observed inputs, the
     runs that did not count for ``failed_run_s``, and the counted runs whose log shows the
-    target reached for ``work_to_target`` (the work each had done when it stopped: for runs
-    that stop at the target, as MLPerf's do, the work the target took); ``samples`` are the
-    counted runs' ``SAMPLE_COLUMNS``, which the prediction band draws from.
+    target reached for ``work_to_target`` (the work the evaluation that verified it evaluated:
+    for runs that stop at the target, as most MLPerf runs do, the work done; for runs evaluated
+    offline, the checkpoint's, which differs from run to run); ``samples`` are the counted
+    runs' ``SAMPLE_COLUMNS``, which the prediction band draws from.
     """
 
     runs: int
@@ -266,7 +270,9 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
         *_spread_exprs("total_s", "failed_run_s", ~counted),
         *_spread_exprs("restart_cost_s", "restart_cost_s", restarted),
         *_spread_exprs(
-            "work_done", "work_to_target", counted & pl.col("quality_reached").fill_null(False)
+            "work_to_target",
+            "work_to_target",
+            counted & pl.col("quality_reached").fill_null(False),
         ),
     ).row(0, named=True)
     spreads = {

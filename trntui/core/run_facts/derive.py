@@ -33,6 +33,7 @@ from trntui.core.run_facts.steady import (
     _intervals,
     _median_step,
     _overheads,
+    _paired_durations,
     _progress_kind,
     _steady_throughput,
     _sum_overheads,
@@ -91,6 +92,8 @@ class _Judged:
     reached: bool | None
     reached_at: float | None
     outside_eval_s: float | None
+    work: float | None = None
+    """The work the verifying evaluation evaluated, where the log states it."""
 
 
 def _judged(
@@ -108,7 +111,8 @@ def _judged(
     own_target = _own_target(meta)
     if target is None:
         target = own_target
-    quality_value, reached, reached_at = _quality(tl, meta, target, status)
+    quality = _quality(tl, meta, target, status)
+    quality_value, reached, reached_at = quality.value, quality.reached, quality.reached_at
     rule_missed = _misses_own_rule(tl, meta, own_target, status)
     if rule_missed is not None:
         notes.append(rule_missed)
@@ -126,7 +130,8 @@ def _judged(
             else None
         )
         notes.append(f"quality from a recorded evaluation: {recorded.source}")
-    return _Judged(target, quality_value, reached, reached_at, outside_eval_s)
+    work = quality.work if reached and outside_eval_s is None else None
+    return _Judged(target, quality_value, reached, reached_at, outside_eval_s, work)
 
 
 @dataclass(frozen=True)
@@ -301,9 +306,10 @@ def _phase_split(
         unstated = _unstated_eval_time(tl, steady.iv, end_t)
         if unstated is not None:
             eval_s = (eval_s or 0.0) + unstated
-    between_s = None
+    between_s = after_s = None
     if has_rows and progress_kind in _STARTS and between is not None:
         between_s = float(between["overhead_s"].sum())
+        after_s = _after_training(tl, steady.iv, total_s)
     if not has_clock:
         return PhaseSplit(None, None, clocks.run_s, None, None, None, None, None)
     known = [
@@ -316,6 +322,7 @@ def _phase_split(
         steady.recovery_s,
         steady.redone_s,
         between_s or 0.0,
+        after_s or 0.0,
     ]
     training_s = None if total_s is None else max(0.0, total_s - sum(known))
     return PhaseSplit(
@@ -329,7 +336,29 @@ def _phase_split(
         redone_s=steady.redone_s if has_rows else None,
         between_blocks_s=between_s,
         before_init_s=clocks.before_init_s,
+        after_training_s=after_s,
     )
+
+
+def _after_training(
+    tl: pl.DataFrame, iv: pl.DataFrame | None, total_s: float | None
+) -> float | None:
+    """Time from the last training block's end to the log's end that no evaluation or
+    checkpoint save after it accounts for: a run evaluated offline restarts its processes to
+    load each checkpoint; every run tears down."""
+    if iv is None or total_s is None:
+        return None
+    ends = iv["t_s"].drop_nulls()
+    if not ends.len():
+        return None
+    last = float(ends.max())
+    later = pl.concat(
+        [
+            _paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
+            _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+        ]
+    ).filter(pl.col("t_s") > last)
+    return max(0.0, total_s - last - float(later["overhead_s"].sum()))
 
 
 def judged_plan(meta: RunMetadata, planned_steps: int | None) -> int | None:
@@ -499,4 +528,5 @@ def run_facts(
         notes=tuple(notes),
         run_ends_at_planned_step=clocks.ends_at_planned_step,
         useful_work=useful,
+        work_to_target=judged.work if judged.work is not None else (useful if reached else None),
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trntui.core.quality import QualityTarget
 
-FACTS_VERSION = 7
+FACTS_VERSION = 8
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
@@ -59,6 +59,10 @@ class PhaseSplit:
     outside_eval_s: float | None = None
     """Of ``eval_s``, the evaluation that ran after the log ended (a recorded quality result's
     evaluation time): billed, but outside the log's clock and any capture of it."""
+    after_training_s: float | None = None
+    """From the last training progress to the end of the log, outside evaluation and
+    checkpoint saves (a process restarted to evaluate checkpoints offline, teardown), in logs
+    that bracket training in blocks or epochs; ``None`` elsewhere (it stays in training)."""
     before_init_s: float | None = None
     """From the log's first line to ``init_start`` (cache clearing, container start: 7-26 s
     in NeMo logs): billed like the rest, in no other stage. ``None`` where the log marks no
@@ -103,6 +107,10 @@ class RunFacts:
     run_ends_at_planned_step: bool = False
     """``run_s`` ends at the last logged step of a run that reached its planned steps (the log
     prints no run stop)."""
+    work_to_target: float | None = None
+    """The work the quality target took: what the evaluation that verified it evaluated (a run
+    evaluated offline trains past it, on checkpoints evaluated afterwards), else the useful
+    work of a run that reached it; ``None`` when it was not reached."""
 
     @property
     def outcome(self) -> str:

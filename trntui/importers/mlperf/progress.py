@@ -88,32 +88,76 @@ def _first_epoch(event: dict[str, Any], unit: str, base: float) -> float | None:
     return first - base if unit == EPOCHS else first
 
 
-def _block_end(events: list[dict[str, Any]], index: int, unit: str, base: float) -> float | None:
+def _start_positions(events: list[dict[str, Any]], unit: str) -> bool:
+    """Whether the block starts' ``samples_count`` are positions (the work done before each
+    block): every block start states one, the first is 0 and they rise. A count that means a
+    block's length repeats instead; one that means its end does not start at 0."""
+    if unit != SAMPLES:
+        return False
+    counts = [
+        json_number(e["metadata"].get("samples_count")) for e in events if e["key"] == "block_start"
+    ]
+    if len(counts) < 2 or any(c is None for c in counts) or counts[0] != 0:
+        return False
+    return all(b > a for a, b in itertools.pairwise(counts))  # type: ignore[operator]
+
+
+def _block_end(
+    events: list[dict[str, Any]], index: int, unit: str, base: float, starts_are_positions: bool
+) -> float | None:
     """Work done at the progress stop ``events[index]``: the first count an evaluation or the
-    run stop states after it, else the next block's first epoch, else its own block's first
-    epoch plus count, else its own count when that is above its start's."""
+    run stop states after it (above the block's own start: an offline evaluation of an earlier
+    checkpoint says nothing about this block), else the next block's start (its first epoch,
+    or its ``samples_count`` where those are positions), else its own block's first epoch plus
+    count, else its own count when that is above its start's."""
     stop = events[index]
     start_key = stop["key"].replace("_stop", "_start")
+    own_start = next((e for e in reversed(events[:index]) if e["key"] == start_key), None)
+    began = _position(own_start, unit, base) if own_start is not None else None
     for event in events[index + 1 :]:
         if event["key"] in _TRUSTED:
             position = _position(event, unit, base)
-            if position is not None:
+            if position is not None and (began is None or position > began):
                 return position
         if event["key"] == start_key:
             if unit != STEPS and (position := _first_epoch(event, unit, base)) is not None:
                 return position
+            if starts_are_positions and (position := _position(event, unit, base)) is not None:
+                return position
             break
-        if event["key"] == "run_stop":
-            break
-    own_start = next((e for e in reversed(events[:index]) if e["key"] == start_key), None)
     if own_start is None:
         return None
     first = _first_epoch(own_start, unit, base)
     count = json_number(own_start["metadata"].get("epoch_count"))
     if first is not None and count is not None and unit != STEPS:
         return first + count
-    began, ended = _position(own_start, unit, base), _position(stop, unit, base)
+    ended = _position(stop, unit, base)
     return ended if began is not None and ended is not None and ended > began else None
+
+
+def _own_rate_end(events: list[dict[str, Any]], index: int, unit: str, base: float) -> float | None:
+    """The work done at a block stop that no count states (the last block of a run whose
+    evaluations ran afterwards, on earlier checkpoints): its start plus the log's own training
+    rate for the block (its ``tracked_stats`` throughput) times the block's time, or ``None``
+    when the block's start or its own rate is not stated."""
+    stop = events[index]
+    start_key = stop["key"].replace("_stop", "_start")
+    opened = next((i for i in range(index - 1, -1, -1) if events[i]["key"] == start_key), None)
+    if opened is None:
+        return None
+    began = _position(events[opened], unit, base)
+    if began is None:
+        return None
+    # The block's own rate is printed inside it or right after its stop (within a second).
+    rate = None
+    for event in events[opened + 1 :]:
+        if event["key"] == start_key or event["time_ms"] > stop["time_ms"] + 1000:
+            break
+        if (value := _training_stats(event)) is not None:
+            rate = json_number(value[_TRAINING_STATS])
+    if not rate or rate <= 0:
+        return None
+    return began + rate * (stop["time_ms"] - events[opened]["time_ms"]) / 1000.0
 
 
 def _training_stats(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -125,12 +169,16 @@ def _training_stats(event: dict[str, Any]) -> dict[str, Any] | None:
 
 def _progress(
     events: list[dict[str, Any]], unit: str, base: float, stop: int | None
-) -> tuple[str | None, dict[int, float]]:
-    """Which events are progress rows and the work done at each (strictly rising).
+) -> tuple[str | None, dict[int, float], set[int]]:
+    """Which events are progress rows, the work done at each (strictly rising), and which of
+    them took their work from the log's own rate (``_own_rate_end``).
 
     Epoch stops, else block stops, else evaluations: the first that gives two points. Lines
-    after the run stop (in file order) are not part of the timed run."""
+    after the run stop (in file order) are not part of the timed run. The last block stop,
+    when no count states its end, takes it from the block's own rate: a run whose
+    evaluations came afterwards trained that block all the same."""
     end = len(events) if stop is None else stop
+    positions = _start_positions(events, unit)
     for key in ("epoch_stop", "block_stop", "eval_accuracy"):
         done: dict[int, float] = {}
         for index, event in enumerate(events[:end]):
@@ -139,13 +187,20 @@ def _progress(
             position = (
                 _position(event, unit, base)
                 if key == "eval_accuracy"
-                else _block_end(events, index, unit, base)
+                else _block_end(events, index, unit, base, positions)
             )
             if position is not None:
                 done[index] = position
+        by_rate: set[int] = set()
+        stops = [i for i, e in enumerate(events[:end]) if e["key"] == key]
+        if key == "block_stop" and positions and stops and stops[-1] not in done:
+            position = _own_rate_end(events, stops[-1], unit, base)
+            if position is not None and position > max(done.values(), default=0.0):
+                done[stops[-1]] = position
+                by_rate.add(stops[-1])
         if len(set(done.values())) >= 2:
-            return key, done
-    return None, {}
+            return key, done, by_rate
+    return None, {}, set()
 
 
 def _implied_samples_per_epoch(

@@ -9,7 +9,12 @@ from typing import Any
 from trntui.core.mlperf_rules import SAMPLES, STEPS, TOKENS, BenchmarkRules
 from trntui.core.timeline import Kind
 from trntui.importers._base import json_number
-from trntui.importers.mlperf.progress import _TRAINING_STATS, _VALIDATION_STATS, _training_stats
+from trntui.importers.mlperf.progress import (
+    _TRAINING_STATS,
+    _VALIDATION_STATS,
+    _position,
+    _training_stats,
+)
 from trntui.importers.mlperf.records import _FACT_KEYS_SKIPPED, _INTERVAL_KEYS, _MAX_FACT_CHARS
 
 
@@ -57,25 +62,74 @@ def _setup_phases(events: list[dict[str, Any]]) -> dict[str, float]:
     return phases
 
 
+def _evaluations(
+    events: list[dict[str, Any]], rules: BenchmarkRules | None, unit: str, base: float
+) -> dict[int, dict[str, Any]]:
+    """One evaluation per ``eval_accuracy`` line, except where lines name their ``metric``
+    (several per evaluation, as Stable Diffusion's FID and CLIP): those are one evaluation per
+    work count, as MLCommons' checker aggregates them, kept at the line of the target's metric
+    (the benchmark's, else the first named) with
+
+    * ``t_s_ms``: when its last metric line was printed (the result is verified once every
+      metric the target needs is known, whatever order the lines came in);
+    * ``missed``: why it cannot reach the target although its own metric might (another
+      metric the benchmark requires misses, or was never printed), else ``None``;
+    * ``position``: the work evaluated.
+    """
+    named = [
+        (i, e) for i, e in enumerate(events)
+        if e["key"] == "eval_accuracy" and isinstance(e["metadata"].get("metric"), str)
+    ]  # fmt: skip
+    primary = rules.metric_name if rules is not None else None
+    if primary is None or all(e["metadata"]["metric"] != primary for _, e in named):
+        primary = named[0][1]["metadata"]["metric"] if named else None
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for _, event in named:
+        groups.setdefault(_position(event, unit, base), []).append(event)
+    evaluations: dict[int, dict[str, Any]] = {}
+    for index, event in enumerate(events):
+        if event["key"] != "eval_accuracy":
+            continue
+        metric = event["metadata"].get("metric")
+        if primary is not None and metric not in (None, primary):
+            continue
+        position = _position(event, unit, base)
+        group = groups.get(position, [event]) if metric is not None else [event]
+        missed = None
+        for requirement in rules.also if rules is not None and metric is not None else ():
+            values = [
+                _metric(e) for e in group if e["metadata"].get("metric") == requirement.metric
+            ]
+            value = next((v for v in values if v is not None), None)
+            if value is None:
+                missed = f"{requirement.metric} not evaluated (the target needs it)"
+            elif not requirement.met_by(value):
+                missed = f"{requirement.metric} {value:.4g} (the target needs {requirement.text()})"
+        evaluations[index] = {
+            "t_s_ms": max(e["time_ms"] for e in group),
+            "missed": missed,
+            "position": position,
+        }
+    return evaluations
+
+
 def _rows(
     events: list[dict[str, Any]],
     keep: set[int],
     unit: str,
     per_unit: float | None,
     progress: tuple[str | None, dict[int, float]],
+    evaluations: dict[int, dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Timeline rows: intervals, progress (with the work done at each), evaluations.
+    """Timeline rows: intervals, progress (with the work done at each), evaluations (each
+    with the work it evaluated, at the time its last metric was printed; ``status`` says why
+    one cannot reach the target: ``_evaluations``).
 
     Training ``tracked_stats`` (the log's own rate) are attached to the progress row they
     report on, the nearest in time.
     """
     t0_ms = min(e["time_ms"] for e in events)
     progress_key, done = progress
-    first_metric = next(
-        (e["metadata"]["metric"] for e in events if e["key"] == "eval_accuracy"
-         and isinstance(e["metadata"].get("metric"), str)),
-        None,
-    )  # fmt: skip
     rows: list[dict[str, Any]] = []
     progress_rows: list[dict[str, Any]] = []
     stats: list[tuple[float, dict[str, Any]]] = []
@@ -83,7 +137,6 @@ def _rows(
         key = event["key"]
         if key in ("run_start", "run_stop") and index not in keep:
             continue
-        meta = event["metadata"]
         row: dict[str, Any] = {"t_s": (event["time_ms"] - t0_ms) / 1000.0, "line": event["line"]}
         if key == "tracked_stats":
             value = _training_stats(event)
@@ -91,10 +144,15 @@ def _rows(
                 stats.append((row["t_s"], value))
             continue
         if key == "eval_accuracy":
-            if first_metric is not None and meta.get("metric") not in (None, first_metric):
+            evaluation = evaluations.get(index)
+            if evaluation is None:
                 continue
             row["kind"] = str(Kind.EVAL)
             row["metric"] = _metric(event)
+            row["t_s"] = (evaluation["t_s_ms"] - t0_ms) / 1000.0
+            row["status"] = evaluation["missed"]
+            if evaluation["position"] is not None and progress_key != key:
+                _with_work(row, evaluation["position"], unit, per_unit)
             if progress_key == key and index in done:
                 step_row = {"t_s": row["t_s"], "line": row["line"], "kind": str(Kind.STEP)}
                 _with_work(step_row, done[index], unit, per_unit)
@@ -103,7 +161,7 @@ def _rows(
         elif key in _INTERVAL_KEYS:
             row["kind"] = key
             if key == "run_stop":
-                status = meta.get("status")
+                status = event["metadata"].get("status")
                 row["status"] = str(status) if status is not None else None
             elif key == "run_start":
                 _with_work(row, 0.0, unit, per_unit)

@@ -37,7 +37,7 @@ from trntui.importers.mlperf.progress import (
     _work_unit,
 )
 from trntui.importers.mlperf.records import MARKER, NAME, _deduplicate, _parse_events, _timed_run
-from trntui.importers.mlperf.rows import _facts, _protocol, _rows, _setup_phases
+from trntui.importers.mlperf.rows import _evaluations, _facts, _protocol, _rows, _setup_phases
 
 
 def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
@@ -67,13 +67,15 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     per_unit = (
         json_number(_first_value(events, "global_batch_size")) if unit == STEPS else per_epoch
     )
-    key, done = _progress(events, unit, _epoch_base(events), stop_index)
+    key, done, by_rate = _progress(events, unit, _epoch_base(events), stop_index)
     done, dropped = _rising(done)
+    by_rate &= set(done)
     implied = _implied_samples_per_epoch(events, done) if unit == EPOCHS else None
     unsupported = implied is not None and per_unit and not 0.5 <= per_unit / implied <= 2.0
     keep = {i for i in (start_index, stop_index) if i is not None}
+    evaluations = _evaluations(events, rules, unit, _epoch_base(events))
     timeline = rows_timeline(
-        _rows(events, keep, unit, None if unsupported else per_unit, (key, done))
+        _rows(events, keep, unit, None if unsupported else per_unit, (key, done), evaluations)
     )
 
     notes = []
@@ -87,6 +89,11 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
         notes.append("no run_stop: the run did not finish, so it is not a completed run")
     if dropped:
         notes.append(f"{dropped} progress records whose work did not rise were left out")
+    for index in sorted(by_rate):
+        notes.append(
+            f"the block ending at line {events[index]['line']} states no count of its end: "
+            f"{done[index]:,.0f} {unit} is its start plus the log's own rate x its time"
+        )
     if unsupported:
         notes.append(
             f"samples per epoch left unknown: the log states {per_unit:,.0f} (train_samples), "

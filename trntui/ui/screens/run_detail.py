@@ -79,9 +79,10 @@ def facts_text(
         ("  redone work", phases.redone_s),
         ("  data loading", phases.data_loading_s),
         ("  between blocks", phases.between_blocks_s),
+        ("  after training", phases.after_training_s),
     ):
-        if label == "  before init" and value is None:
-            continue  # a log that marks no start of initialization: no such stage
+        if label in ("  before init", "  after training") and value is None:
+            continue  # a log that marks no such boundary: the time stays in training
         line(label, duration(value))
     if metadata.setup_phases:
         setup = ", ".join(f"{k} {duration(v)}" for k, v in metadata.setup_phases.items())
