@@ -7,7 +7,9 @@ seconds, the MLLOG records' own times and counts, and MLCommons' rules for the b
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -225,3 +227,77 @@ def test_an_evaluation_whose_clip_misses_does_not_reach_the_target(tmp_path: Pat
     assert not facts.counts_as_completed
     assert facts.launch_to_result_s is None
     assert any("CLIP 0.149" in note and "CLIP >= 0.15" in note for note in facts.notes)
+
+
+SD_SYSTEM = "1xBM.GPU.B200.8"
+
+
+def helper_saw_no_device(root: Path, with_systems_file: bool = True) -> Path:
+    """A copy of a shared Stable Diffusion log in the MLCommons layout whose ``:::SYSJSON``
+    line is edited as a helper step that ran where no GPU was visible prints it."""
+    source = SD[0]
+    folder = root / "sub" / "results" / SD_SYSTEM / "stable_diffusion"
+    folder.mkdir(parents=True)
+    text = source.read_text(encoding="utf-8")
+    said = '"accelerators_per_node":"8","accelerator_model_name":"NVIDIA B200"'
+    assert said in text
+    text = text.replace(
+        said, '"accelerators_per_node":"1","accelerator_model_name":"No devices were found"'
+    )
+    (folder / source.name).write_text(text, encoding="utf-8")
+    if with_systems_file:
+        systems = root / "sub" / "systems"
+        systems.mkdir()
+        shutil.copy(ORACLE.parent / "systems" / f"{SD_SYSTEM}.json", systems)
+    return folder / source.name
+
+
+def test_a_sysjson_naming_no_device_does_not_win_over_the_systems_file(tmp_path: Path) -> None:
+    log = helper_saw_no_device(tmp_path)
+    system = json.loads((ORACLE.parent / "systems" / f"{SD_SYSTEM}.json").read_text())
+    size = import_file(log).metadata.system
+    assert size is not None
+    assert (size.nodes, size.accelerators_per_node) == (
+        int(system["number_of_nodes"]),
+        int(system["accelerators_per_node"]),
+    )
+    assert size.source == f"systems/{SD_SYSTEM}.json"
+    # The disagreement is shown, with the line that said otherwise.
+    assert any(
+        "1 x 1 No devices were found" in c and ":::SYSJSON" in c and "names no device" in c
+        for c in size.conflicts
+    )
+
+
+def cli(*args: str) -> int:
+    from trntui.cli import main
+
+    return main(list(args))
+
+
+def test_a_stated_size_overrides_any_logged_size_with_its_provenance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = helper_saw_no_device(tmp_path / "logs", with_systems_file=False)
+    project = tmp_path / "p"
+    assert cli("init", str(project)) == 0
+    assert cli("import", str(project), str(log), "--set", "sd") == 0
+    capsys.readouterr()
+    assert cli("runs", str(project), "--json") == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (run["nodes"], run["accelerators_per_node"]) == (1, 1)  # what the log says
+    assert cli(
+        "size", str(project), "sd", "1", "8", "--accelerator", "B200",
+        "--source", "systems/1xBM.GPU.B200.8.json", "--who", "alice",
+    ) == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli("runs", str(project), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["runs"]
+    assert (run["nodes"], run["accelerators_per_node"], run["accelerator"]) == (1, 8, "B200")
+    assert run["size_stated_by"] == "alice"
+    assert run["size_overrides"].startswith("1 x 1 No devices were found = 1 (")
+    assert report["sets"][0]["accelerators"] == 8
+    assert cli("runs", str(project)) == 0
+    out = capsys.readouterr().out
+    assert "1 x 8 B200 = 8 (systems/1xBM.GPU.B200.8.json, stated by alice; logs said 1 x 1" in out

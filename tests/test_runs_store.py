@@ -290,6 +290,8 @@ def test_cli_import_and_list_json(
         "accelerators",
         "size_source",
         "size_stated_by",
+        "size_conflicts",
+        "size_overrides",
         "job_clock_s",
         "billed_attempt_s",
         "before_first_line_s",
@@ -372,24 +374,31 @@ def test_a_size_is_stated_for_a_set_whose_logs_print_none(
     assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["runs"][0]["nodes"] is None
 
 
-def test_a_size_the_logs_state_cannot_be_overruled(
+def test_a_size_the_logs_state_can_be_overruled_and_says_what_they_said(
     new_project: Path, megatron_log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _cli("import", str(new_project), str(megatron_log), "--set", "gpu") == 0
     capsys.readouterr()
-    # The log states a world size of 8 but not the nodes: 4 x 8 contradicts it, 1 x 8 completes it.
-    assert _cli("size", str(new_project), "gpu", "4", "8", "--source", "guess") == 2
-    assert "8 in all; the stated 4 x 8 = 32 contradicts them" in capsys.readouterr().err
+    # The log states a world size of 8 but not the nodes: 1 x 8 completes it, nothing said.
     assert _cli("size", str(new_project), "gpu", "1", "8", "--source", "job script") == 0
     capsys.readouterr()
     assert _cli("runs", str(new_project), "--json") == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert (run["nodes"], run["accelerators_per_node"]) == (1, 8) and run["size_stated_by"]
+    assert run["size_overrides"] is None  # it completes the log, overriding nothing
     oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
     assert _cli("import", str(new_project), str(oracle), "--set", "oracle") == 0
     capsys.readouterr()
-    assert _cli("size", str(new_project), "oracle", "2", "8", "--source", "guess") == 2
-    assert "state their size" in capsys.readouterr().err
+    assert _cli("size", str(new_project), "oracle", "2", "8", "--source", "guess") == 0
+    capsys.readouterr()
+    assert _cli("runs", str(new_project), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    oracle_runs = [r for r in report["runs"] if r["set"] == "oracle"]
+    assert {(r["nodes"], r["accelerators_per_node"]) for r in oracle_runs} == {(2, 8)}
+    assert all(
+        r["size_overrides"] == "1 x 8 NVIDIA H100-SXM5-80GB = 8 (systems/1xBM.GPU.H100.8.json)"
+        for r in oracle_runs
+    )
 
 
 def test_a_run_read_by_older_rules_is_read_again_when_imported_again(

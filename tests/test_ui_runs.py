@@ -8,8 +8,9 @@ import shutil
 import threading
 from pathlib import Path
 
+import polars as pl
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from tests import HANG_GUARD_S, MLPERF_DATA, SIZE, loggen
 from tests.ui_support import settle, wait_until
@@ -456,3 +457,41 @@ async def test_a_preview_of_logs_already_imported_says_so(
         await settle(pilot)
         assert "every run previewed is already imported" in message_of(screen)
         assert load_runs(new_session.root).height == count
+
+
+async def test_z_states_a_size_over_the_one_the_logs_state(sample_project: Project) -> None:
+    """A log's size can be wrong: z always states one, shown with who stated it and what the
+    logs said (the sample's MLPerf set reads 1 x 8 from its systems file)."""
+    from trntui.store.set_sizes import load_stated_sizes
+
+    mlperf = next(
+        r
+        for r, s in load_runs(sample_project.root).select("run_id", "set_name").iter_rows()
+        if s != "trn3-example"
+    )
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.move_cursor(row=table.get_row_index(mlperf))
+        await pilot.press("z")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        form.query_one("#field-nodes", Input).value = "2"
+        form.query_one("#field-accelerators_per_node", Input).value = "8"
+        form.query_one("#field-source", Input).value = "the job script"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        set_name = load_runs(sample_project.root).filter(pl.col("run_id") == mlperf)["set_name"][0]
+        stated = load_stated_sizes(sample_project.root)[set_name]
+        assert (stated.nodes, stated.accelerators_per_node) == (2, 8)
+        summary = str(app.screen.query_one("#set-summary").render())
+        assert "2 x 8" in summary and "logs said 1 x 8" in summary
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunDetailScreen)
+        detail = str(app.screen.query_one("#facts", Static).content)
+        assert "stated by" in detail and "logs said 1 x 8 NVIDIA H100-SXM5-80GB" in detail

@@ -340,6 +340,8 @@ def _size_json(size: SystemSize | None) -> dict[str, Any]:
         "accelerators": size.accelerators if size else None,
         "size_source": size.source if size else None,
         "size_stated_by": size.stated_by if size else None,
+        "size_conflicts": list(size.conflicts) if size else [],
+        "size_overrides": size.overrides if size else None,
     }
 
 
@@ -361,7 +363,11 @@ def _size_text(entry: dict[str, Any]) -> str:
     if entry["nodes"] is None:
         size = f"{entry['accelerators']} accelerators in all"
     stated = f", stated by {entry['size_stated_by']}" if entry["size_stated_by"] else ""
-    return f"{size} ({entry['size_source']}{stated})"
+    said = f"; logs said {entry['size_overrides']}" if entry["size_overrides"] else ""
+    text = f"{size} ({entry['size_source']}{stated}{said})"
+    for conflict in entry["size_conflicts"]:
+        text += f"\n    the logs disagree: {conflict} (state the size with `trntui size`)"
+    return text
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

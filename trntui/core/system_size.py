@@ -15,6 +15,7 @@ measured (a scaling family) or stated as an assumption, never done silently here
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,19 +77,22 @@ def is_complete(size: SystemSize | None) -> bool:
 
 
 def effective_size(logged: SystemSize | None, stated: SystemSize | None) -> SystemSize | None:
-    """A run's size: what its log states when complete; else the size a person stated for its
-    set (an assumption), when it agrees with whatever part the log does state."""
-    if is_complete(logged) or stated is None:
+    """A run's size: the size a person stated for its set when there is one (an assumption
+    with who stated it, which a person can always make: a log can be wrong), carrying what the
+    log said when that differs (``overrides``); else what its log states."""
+    if stated is None:
         return logged
-    if logged is not None:
-        parts = (
-            (logged.nodes, stated.nodes),
-            (logged.accelerators_per_node, stated.accelerators_per_node),
-            (logged.accelerators, stated.accelerators),
-        )
-        if any(mine is not None and mine != theirs for mine, theirs in parts):
-            return logged
-    return stated
+    if logged is None:
+        return stated
+    parts = (
+        (logged.nodes, stated.nodes),
+        (logged.accelerators_per_node, stated.accelerators_per_node),
+        (logged.accelerators, stated.accelerators),
+    )
+    differs = any(mine is not None and mine != theirs for mine, theirs in parts)
+    if not differs and not logged.conflicts:
+        return stated  # the statement completes what the log states
+    return dataclasses.replace(stated, overrides=f"{logged.text()} ({logged.source})")
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,11 @@ class SystemSize:
     """Accelerators in all, when stated without the split into nodes."""
     stated_by: str | None = None
     """Who stated the size, when a person did (an assumption, not a reading of a log)."""
+    conflicts: tuple[str, ...] = ()
+    """Other readings of the same log or submission that disagree with this one (``8 x 1
+    No devices were found = 8 (result_0.txt line 6 (:::SYSJSON))``): shown, never averaged."""
+    overrides: str | None = None
+    """What the logs said, when a person's statement replaces it (``1 x 1 = 1 (...)``)."""
 
     @property
     def accelerators(self) -> int | None:
@@ -264,7 +269,9 @@ class RunMetadata:
         data["notes"] = tuple(data.get("notes", ()))
         data.setdefault("importer_version", 1)
         if data.get("system") is not None:
-            data["system"] = SystemSize(**data["system"])
+            system = dict(data["system"])
+            system["conflicts"] = tuple(system.get("conflicts", ()))
+            data["system"] = SystemSize(**system)
         if data.get("job_clock") is not None:
             clock = dict(data["job_clock"])
             clock["clocks"] = tuple(tuple(pair) for pair in clock.get("clocks", ()))

@@ -31,6 +31,7 @@ v5.0's epoch seconds are on the log's clock already (to their one-second resolut
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import shlex
@@ -101,8 +102,25 @@ def _described_size(data: Any, source: str) -> SystemSize | None:
     return SystemSize(nodes, per_node, accelerator, source)
 
 
-def sysjson_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
-    """The first ``:::SYSJSON`` line whose JSON parses and states a size."""
+_NO_DEVICE = re.compile(r"no devices?\b|not found|^unknown$|^n/?a$|^none$", re.IGNORECASE)
+_UNKNOWN_SYSTEM = re.compile(r"\bUNKNOWN", re.IGNORECASE)
+
+
+def _helper_doubt(data: dict[str, Any]) -> str | None:
+    """Why a ``:::SYSJSON`` line is a doubtful witness: the helper step that prints it may run
+    where no accelerator is visible (it then names no device, and often an unknown system)."""
+    name = data.get("accelerator_model_name")
+    if not isinstance(name, str) or not name.strip() or _NO_DEVICE.search(name.strip()):
+        return f"names no device ({name!r})" if isinstance(name, str) else "names no device"
+    system = data.get("system_name")
+    if isinstance(system, str) and _UNKNOWN_SYSTEM.search(system):
+        return f"names an unknown system ({system})"
+    return None
+
+
+def sysjson_size(lines: pl.DataFrame, path: str) -> tuple[SystemSize | None, str | None]:
+    """The first ``:::SYSJSON`` line whose JSON parses and states a size, and why it is
+    doubtful (``_helper_doubt``) or ``None``."""
     for line, text in lines.filter(pl.col("text").str.contains(SYSJSON, literal=True)).iter_rows():
         payload = text.split(SYSJSON, 1)[1]
         start, end = payload.find("{"), payload.rfind("}")
@@ -114,8 +132,24 @@ def sysjson_size(lines: pl.DataFrame, path: str) -> SystemSize | None:
             continue
         size = _described_size(data, f"{Path(path).name} line {line} (:::SYSJSON)")
         if size is not None:
-            return size
-    return None
+            return size, _helper_doubt(data)
+    return None, None
+
+
+_FOLDER_NODES = re.compile(r"^(\d+)x", re.IGNORECASE)
+
+
+def folder_size(path: Path) -> SystemSize | None:
+    """The node count an MLCommons system folder's name states (``8xSMC-H100``: 8 nodes), for
+    a log in the submission layout: a witness to weigh the other sources against, never a size
+    on its own (the name gives no accelerators)."""
+    system_dir = Path(path).resolve().parent.parent
+    if system_dir.parent.name != RESULTS_FOLDER:
+        return None
+    match = _FOLDER_NODES.match(system_dir.name)
+    if match is None or _whole(match.group(1)) is None:
+        return None
+    return SystemSize(int(match.group(1)), None, None, f"folder name {system_dir.name}")
 
 
 def submission_system_file(path: Path) -> Path | None:
@@ -299,7 +333,8 @@ def launcher_size(
         launch = _launch(tokens) if tokens else None
         if launch is None or launch[1] is None:
             continue
-        processes = launch[2] or 0
+        # A launch of unknown node count runs at least its processes per node.
+        processes = launch[2] or launch[1]
         if best is None or processes > best[0]:
             best = (processes, line, launch)
     if best is None:
@@ -340,6 +375,58 @@ def first_size(*sizes: SystemSize | None) -> SystemSize | None:
                 best.nodes, best.accelerators_per_node, name, best.source, best.total_stated
             )
     return best
+
+
+def weighed_size(
+    sysjson: SystemSize | None,
+    doubt: str | None,
+    submitted: SystemSize | None,
+    launched: SystemSize | None,
+    folder: SystemSize | None,
+) -> SystemSize | None:
+    """The size the sources of one log support, with the readings that disagree with it.
+
+    Trusted in this order: a ``:::SYSJSON`` line that names its device and system, the
+    submission's ``systems/<system>.json``, a ``:::SYSJSON`` line that names no device or an
+    unknown system (a helper step that ran where the accelerators were not visible), the
+    launcher lines; the folder's name is only a witness. Every other reading that states a
+    part differently (nodes, accelerators per node, the total, the accelerator model) is kept
+    in ``conflicts``, so the disagreement is shown, never averaged or hidden.
+    """
+    if doubt is not None and sysjson is not None:
+        sysjson = dataclasses.replace(sysjson, source=f"{sysjson.source}, which {doubt}")
+        order = [submitted, sysjson, launched]
+    else:
+        order = [sysjson, submitted, launched]
+    best = first_size(*order)
+    if best is None:
+        return None
+    chosen = next((size for size in order if size is not None and size.source in best.source), None)
+    conflicts = tuple(
+        f"{size.text()} ({size.source})"
+        for size in (*order, folder)
+        if size is not None and size is not chosen and _disagrees(size, best)
+    )
+    return dataclasses.replace(best, conflicts=conflicts) if conflicts else best
+
+
+def _disagrees(a: SystemSize, b: SystemSize) -> bool:
+    """Whether two readings state any part of a size differently (unknown parts agree)."""
+    from trntui.core.system_size import accelerator_model
+
+    for mine, theirs in (
+        (a.nodes, b.nodes),
+        (a.accelerators_per_node, b.accelerators_per_node),
+        (a.accelerators, b.accelerators),
+        (accelerator_model(a.accelerator), accelerator_model(b.accelerator)),
+    ):
+        if mine is not None and theirs is not None and mine != theirs:
+            return True
+    named = (a.accelerator, b.accelerator)
+    # A reading that names no device at all disagrees with one that names a model.
+    return any(
+        name is not None and _NO_DEVICE.search(name.strip()) is not None for name in named
+    ) and any(accelerator_model(name) is not None for name in named)
 
 
 def _parse_local(text: str) -> dt.datetime | None:

@@ -1,12 +1,13 @@
-"""What a person states about run sets, in ``runs/sets.toml``: the system size of a set whose
-logs print none, and the scaling family a set belongs to.
+"""What a person states about run sets, in ``runs/sets.toml``: the system size of a set (whose
+logs print none, or print a wrong one), and the scaling family a set belongs to.
 
 A measurement holds for the system it was taken on. Many formats never print that
 system (Hugging Face state, plain training logs); the user then states it once per run set,
 and it is an assumption everywhere it is used: who stated it and on what basis is kept with
-it. A size stated for a set fills in only the runs whose logs state none; a log's own size is
-never overwritten. A family name groups sets into one scaling family (``core.scaling``) in
-place of the automatic grouping. The file is small hand-readable TOML written atomically;
+it. A size stated for a set applies to every run of it, overriding what a log states (a log
+can be wrong: a helper step that saw no device), and what the log said is shown beside it.
+A family name groups sets into one scaling family (``core.scaling``) in place of the automatic
+grouping. The file is small hand-readable TOML written atomically;
 callers hold the project's write lock.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.errors import InputFileError, UserError
-from trntui.core.system_size import effective_size, is_complete, set_size
+from trntui.core.system_size import effective_size, set_size
 from trntui.core.text import name_problem
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.atomic import atomic_write_text
@@ -150,25 +151,14 @@ def run_sizes(runs: pl.DataFrame, stated: dict[str, SystemSize]) -> dict[str, Sy
 def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
     """Record (or with ``None`` forget) the size a person states for ``set_name``.
 
-    Refused for a set that does not exist, or whose logs all state a complete size (a stated
-    size would never be used)."""
+    A person can always state it: a log's size can be wrong (a helper step that saw no
+    device), and a stated size overrides it for every run of the set, shown with who stated it
+    and what the logs said. Refused only for a set that does not exist or a size that is not
+    one (no nodes, no accelerators per node, nobody stating it, no basis)."""
     check_set_name(set_name)
     runs = load_runs(root).filter(pl.col("set_name") == set_name)
     if runs.is_empty():
         raise UserError(f"no run set {set_name!r} in {root} (see `trntui runs`)")
-    logged = [RunMetadata.from_json(text).system for text in runs["metadata_json"]]
-    if size is not None and all(is_complete(s) for s in logged):
-        raise UserError(
-            f"the logs of run set {set_name!r} state their size ({logged[0].text()}); "
-            "a stated size would not be used"
-        )
-    if size is not None:
-        for partial in logged:
-            if partial is not None and effective_size(partial, size) is partial:
-                raise UserError(
-                    f"the logs of run set {set_name!r} state {partial.text()}; the stated "
-                    f"{size.text()} contradicts them"
-                )
     if size is not None:
         if size.nodes is None or size.accelerators_per_node is None or not size.stated_by:
             raise UserError("a stated size needs nodes, accelerators per node and who states it")
@@ -226,7 +216,7 @@ def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) 
             entry["family"] = family
         rows.append(entry)
     header = (
-        "# What people state about run sets: the system size of a set whose logs print none\n"
+        "# What people state about run sets: the system size of a set (it overrides its logs)\n"
         "# (an assumption each; `trntui size`) and its scaling family (`trntui family`).\n"
     )
     document = {"schema_version": SCHEMA_VERSION, "set": rows}

@@ -23,11 +23,12 @@ from trntui.importers._base import (
 )
 from trntui.importers.launch import (
     context_lines,
-    first_size,
+    folder_size,
     job_clock,
     launcher_size,
     submission_size,
     sysjson_size,
+    weighed_size,
 )
 from trntui.importers.mlperf.progress import (
     _epoch_base,
@@ -105,8 +106,9 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     submitted, problem = submission_size(path)
     if problem:
         notes.append(problem)
-    system = first_size(
-        sysjson_size(around, source.name), submitted, launcher_size(around, source.name)
+    sysjson, doubt = sysjson_size(around, source.name)
+    system = weighed_size(
+        sysjson, doubt, submitted, launcher_size(around, source.name), folder_size(path)
     )
     times = [e["time_ms"] for e in events]
     t0_ms = min(times)

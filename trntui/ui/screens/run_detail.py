@@ -45,14 +45,18 @@ def facts_text(
     line(
         "Launched", UNKNOWN if launched is None else launched.strftime("%Y-%m-%d %H:%M %Z").strip()
     )
-    size = metadata.system or size
+    size = size or metadata.system
     if size is None:
         shown = "unknown (the log prints no size; state it for the set with z on Runs)"
     elif size.is_assumption:
-        shown = f"{size.text()}  (stated by {size.stated_by}: {size.source})"
+        said = f"; logs said {size.overrides}" if size.overrides else ""
+        shown = f"{size.text()}  (stated by {size.stated_by}: {size.source}{said})"
     else:
         shown = f"{size.text()}  ({size.source})"
-    line("System", shown, "yellow" if size is None or size.is_assumption else "")
+    doubtful = size is None or size.is_assumption or bool(size.conflicts)
+    line("System", shown, "yellow" if doubtful else "")
+    for conflict in size.conflicts if size is not None else ():
+        line("  the logs disagree", f"{conflict}; z on Runs states the size")
     clock = metadata.job_clock
     if clock is not None:
         before = (

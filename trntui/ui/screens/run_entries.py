@@ -12,7 +12,8 @@ from trntui.core.fields import spec_field
 
 @dataclass(frozen=True)
 class SetSizeEntry:
-    """The system a run set was measured on, stated by a person (its logs print none)."""
+    """The system a run set was measured on, stated by a person (its logs print none, or a
+    wrong one: the stated size overrides them)."""
 
     TITLE: ClassVar[str] = "System size"
     nodes: int | None = spec_field("int", "Nodes", required=True, minimum=1, maximum=100_000)

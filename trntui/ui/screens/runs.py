@@ -277,6 +277,10 @@ class RunsScreen(SessionScreen):
                     f"(median {thr.median:,.4g}, trimmed {thr.trimmed_mean:,.4g})"
                 )
         head += f"; {size.short_text()}"
+        if size.size is not None and size.size.conflicts:
+            head += " (the logs disagree: z states it)"
+        elif size.size is not None and size.size.overrides:
+            head += f" (logs said {size.size.overrides.split(' (')[0]})"
         if info is not None and info.mlperf_score is not None:
             spread += ("; " if spread else "") + "MLPerf " + info.mlperf_score.text()
         check = self.backtests.get(set_name)
@@ -432,7 +436,7 @@ class RunsScreen(SessionScreen):
         )
 
     def action_state_size(self) -> None:
-        """State the selected run's set size when its logs print none (an assumption)."""
+        """State the selected run's set size (an assumption), over whatever its logs print."""
         picked = self._editable_run()
         if picked is None:
             return
