@@ -287,12 +287,15 @@ def test_mfu_uses_the_chips_the_run_set_states(tmp_path: Path, capsys) -> None:
     assert main(["verdict", str(root), "--run", run_id, "--json"]) == 0
     (detail,) = json.loads(capsys.readouterr().out)
     facts = run_facts(load_run(root, run_id))
-    params = read_inventory(root).inventory.model.parameters_billion
+    model = read_inventory(root).inventory.model
+    params, trainable = model.parameters_billion, model.trainable_parameters_billion
     chips = 16  # sets.toml: nodes = 1, accelerators_per_node = 16, Trainium3
-    expected = (
-        6 * params * 1e9 * facts.steady_tokens_per_s / (chips * TRAINIUM3.bf16_dense_tflops * 1e12)
-    )
+    # A LoRA fine-tune: the frozen base runs forward and passes gradients on (4 FLOPs per
+    # parameter per token); only the adapters get weight gradients (2 more each).
+    flops = (4 * params + 2 * trainable) * 1e9
+    expected = flops * facts.steady_tokens_per_s / (chips * TRAINIUM3.bf16_dense_tflops * 1e12)
     assert detail["mfu"]["value"] == pytest.approx(expected)
+    assert detail["mfu"]["implausible"] is None
 
 
 # --- issue 30, items 11, 13 and 15: tables edited by hand ----------------------------------

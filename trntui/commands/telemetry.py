@@ -128,6 +128,9 @@ def detail_json(run_id: str, detail: RunTelemetryDetail) -> dict[str, Any]:
             "value": detail.mfu.value,
             "label": detail.mfu.label,
             "formula": detail.mfu.formula,
+            "worked": detail.mfu.worked() if detail.mfu.value is not None else None,
+            "trainable_parameters_billion": detail.mfu.trainable_parameters_billion,
+            "implausible": detail.mfu.implausible,
             "missing": list(detail.mfu.missing),
         },
         "verdict": {
@@ -162,6 +165,7 @@ def verdict_command(args: argparse.Namespace) -> int:
                     run_id,
                     facts[run_id],
                     parameters_billion=inventory.model.parameters_billion,
+                    trainable_parameters_billion=inventory.model.trainable_parameters_billion,
                     size=sizes.get(run_id),
                 )
                 for run_id in run_ids

@@ -55,6 +55,10 @@ def telemetry_lines(
         else "unknown (missing: " + "; ".join(mfu.missing) + ")"
     )
     lines.append(f"  MFU ({mfu.label}): {mfu_text}  [{mfu.formula}]")
+    if mfu.value is not None:
+        lines.append(f"    = {mfu.worked()}")
+    if mfu.implausible is not None:
+        lines.append(f"    IMPLAUSIBLE: {mfu.implausible}")
     for share in verdict.shares:
         value = f"{share.share:.0%}" if share.share is not None else "not measured"
         lines.append(f"  {share.limit!s:36} {value}")

@@ -14,6 +14,7 @@ from trntui.core.run_facts.facts import (
     ABORTED,
     SUCCEEDED,
     SUSPECT,
+    TOKENS_FROM_SEQUENCE_LENGTH,
     PhaseSplit,
     RunFacts,
     Stall,
@@ -421,7 +422,7 @@ def _tokens_per_s(
     length = meta.protocol.get("sequence_length")
     if length is not None and length.isdigit() and int(length) > 0:
         notes.append(
-            f"tokens/s = samples/s x the sequence length the log states ({int(length)}): each "
+            f"{TOKENS_FROM_SEQUENCE_LENGTH} the log states ({int(length)}): each "
             "sample one sequence of that length"
         )
         return throughput * int(length)

@@ -14,7 +14,7 @@ import polars as pl
 
 from trntui.core.compile_telemetry import CompileRecurrence, CompileSummary, compile_recurrence
 from trntui.core.mfu import Mfu, run_mfu
-from trntui.core.run_facts import RunFacts, run_facts
+from trntui.core.run_facts import TOKENS_FROM_SEQUENCE_LENGTH, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun, Kind, SystemSize
 from trntui.core.utilization import Telemetry, UtilizationReport, utilization_report
 from trntui.core.verdict import Verdict, run_verdict
@@ -165,6 +165,7 @@ def run_detail(
     facts: RunFacts | None = None,
     *,
     parameters_billion: float | None = None,
+    trainable_parameters_billion: float | None = None,
     instance_type: str | None = None,
     instance_count: int = 1,
     precision: str = "bf16",
@@ -195,5 +196,9 @@ def run_detail(
         instance_count,
         precision,
         run_chips=run_chips(size),
+        trainable_parameters_billion=trainable_parameters_billion,
+        tokens_assume_full_sequences=any(
+            note.startswith(TOKENS_FROM_SEQUENCE_LENGTH) for note in facts.notes
+        ),
     )
     return RunTelemetryDetail(utilization, compile, verdict, mfu)

@@ -365,6 +365,9 @@ class RunsScreen(SessionScreen):
                 run_id,
                 facts,
                 parameters_billion=self.session.inventory.model.parameters_billion,
+                trainable_parameters_billion=(
+                    self.session.inventory.model.trainable_parameters_billion
+                ),
                 instance_type=target.instance_type if target else None,
                 instance_count=target.instance_count if target else 1,
                 size=self.sizes.get(run_id),
