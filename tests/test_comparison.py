@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 
 import pytest
 
@@ -347,5 +347,45 @@ def test_a_goal_past_the_calendar_is_late_not_a_crash(work):
     )
     (trn_plan, _) = result.plans
     assert trn_plan.wall_clock_days > 365 * 8000
-    assert trn_plan.late is True and trn_plan.finish == date.max
+    assert trn_plan.late is True and trn_plan.finish == datetime.max
     assert any("finishes after the year 9999" in f for f in result.decision.facts)
+
+
+def test_a_target_whose_run_set_has_no_runs_says_so():
+    """Not 'no run reached the quality target': there is no run at all to have reached it."""
+    result = compared(context(runs=trn_runs()))  # the GPU's set has no runs
+    assert not result.comparable
+    assert f"{GPU}: no run reached the quality target" not in result.reasons
+    assert any(r.startswith(f"{GPU}: its run set has no runs") for r in result.reasons)
+
+
+def test_a_finish_is_a_date_and_time_not_a_day_rounded_up():
+    """A job of less than a day whose capacity comes in two days, due two days out, is on
+    time: it finishes that day; adding whole days (ceil(lead + wall clock)) called it late."""
+    from tests.test_estimate import TODAY
+
+    result = compared(
+        context(
+            quotes=book(gpu_price=400.0),
+            inv=_with_goal(
+                capacity_lead_days=2.0, start_date=TODAY, deadline=TODAY + timedelta(days=2)
+            ),
+        )
+    )
+    plan = result.plans[0]
+    assert 0 < plan.wall_clock_days < 1
+    start = datetime.combine(TODAY, time())
+    expected = start + timedelta(days=2.0 + plan.wall_clock_days)
+    assert abs(plan.finish - expected) <= timedelta(minutes=1)
+    assert plan.finish.date() == TODAY + timedelta(days=2)
+    assert plan.late is False
+    late = compared(
+        context(
+            quotes=book(gpu_price=400.0),
+            inv=_with_goal(
+                capacity_lead_days=2.0, start_date=TODAY, deadline=TODAY + timedelta(days=1)
+            ),
+        )
+    )
+    assert late.plans[0].late is True
+    assert any(f"finishes on {plan.finish:%Y-%m-%d %H:%M}" in f for f in late.decision.facts)

@@ -301,3 +301,27 @@ def test_a_stated_size_overrides_any_logged_size_with_its_provenance(
     assert cli("runs", str(project)) == 0
     out = capsys.readouterr().out
     assert "1 x 8 B200 = 8 (systems/1xBM.GPU.B200.8.json, stated by alice; logs said 1 x 1" in out
+
+
+def test_the_run_detail_gives_warm_up_once_in_the_logs_own_unit() -> None:
+    """It read 'warm-up 0 s' above 'Warm-up 1536 steps, ends at 10.0 min': 1,536 is samples
+    (NeMo counts samples; the plan is 384 steps of 4), and two warm-ups."""
+    from trntui.core.run_facts import run_facts
+    from trntui.ui.screens.run_detail import facts_text
+
+    path = GB200[0]
+    raw = records(path)
+    first_block_end = next(
+        r["metadata"]["samples_count"]
+        for r in raw
+        if r["key"] == "eval_start"  # the first evaluation follows the first block
+    )
+    run = import_file(path)
+    facts = run_facts(run)
+    assert facts.warmup_unit == "samples"
+    assert facts.warmup_steps == first_block_end
+    text = facts_text(facts, run.metadata, "<= 0.925").plain
+    warmups = [line for line in text.splitlines() if "warm-up" in line.lower()]
+    assert len(warmups) == 1
+    assert f"the first {first_block_end:,} samples" in warmups[0]
+    assert "steps" not in warmups[0]

@@ -4,9 +4,10 @@ A plan has limits. Per target:
 
 * **calendar time to the result** = the stated lead time to get capacity
   (``goal.capacity_lead_days``) + the job's wall clock (billed time per instance: launch,
-  startup, training, overheads and the expected retries), from ``goal.start_date`` (else
-  today). It must fall on or before ``goal.deadline``, and the wall clock must not exceed
-  ``goal.max_wall_clock_days``;
+  startup, training, overheads and the expected retries), from the start of
+  ``goal.start_date`` (else today), in hours: a finish is a date and time, never a day rounded
+  up. It must fall before the end of ``goal.deadline`` (a date: the whole day is allowed), and
+  the wall clock must not exceed ``goal.max_wall_clock_days``;
 * **the total** must not exceed ``goal.budget_usd``.
 
 A limit that is not set is not checked (and says so); a figure that is unknown leaves the
@@ -37,9 +38,10 @@ class PlanCheck:
     target: str
     wall_clock_days: float | None
     lead_days: float | None
-    finish: dt.date | None
-    """Start + lead time + wall clock, when all are known (``dt.date.max`` when that falls
-    past the last date the calendar holds: after any deadline)."""
+    finish: dt.datetime | None
+    """Start (00:00 of the start date) + lead time + wall clock, when all are known
+    (``dt.datetime.max`` when that falls past the last date the calendar holds: after any
+    deadline)."""
     late: bool | None
     """After the deadline (``None``: no deadline, or the finish is unknown)."""
     over_wall_clock: bool | None
@@ -57,7 +59,7 @@ def check_plan(context: EstimateContext, item: TargetEstimate) -> PlanCheck:
     lead = goal.capacity_lead_days
     start = goal.start_date or context.today
     finish = None if wall is None else _finish(start, (lead or 0.0) + wall)
-    late = None if goal.deadline is None or finish is None else finish > goal.deadline
+    late = None if goal.deadline is None or finish is None else finish >= _end_of(goal.deadline)
     over_wall = (
         None
         if goal.max_wall_clock_days is None or wall is None
@@ -71,16 +73,29 @@ def check_plan(context: EstimateContext, item: TargetEstimate) -> PlanCheck:
     return PlanCheck(item.name, wall, lead, finish, late, over_wall, over_budget)
 
 
-def _finish(start: dt.date, days: float) -> dt.date:
-    """The day ``days`` after ``start`` ends (whole days up), or ``dt.date.max`` past it."""
+def _finish(start: dt.date, days: float) -> dt.datetime:
+    """The moment ``days`` (fractional: hours count) after 00:00 of ``start``, to the minute,
+    or ``dt.datetime.max`` past the calendar's end."""
     try:
-        return start + dt.timedelta(days=math.ceil(days - 1e-9))
+        moment = dt.datetime.combine(start, dt.time()) + dt.timedelta(days=days)
     except (OverflowError, ValueError):
-        return dt.date.max  # an enormous goal: past any date (and any deadline)
+        return dt.datetime.max  # an enormous goal: past any date (and any deadline)
+    return moment.replace(second=0, microsecond=0) + (
+        dt.timedelta(minutes=1) if moment.second or moment.microsecond else dt.timedelta()
+    )
 
 
-def finish_text(finish: dt.date) -> str:
-    return "after the year 9999" if finish == dt.date.max else f"on {finish}"
+def _end_of(day: dt.date) -> dt.datetime:
+    """The first moment after ``day`` (a deadline date allows the whole day)."""
+    if day == dt.date.max:
+        return dt.datetime.max
+    return dt.datetime.combine(day + dt.timedelta(days=1), dt.time())
+
+
+def finish_text(finish: dt.datetime) -> str:
+    if finish == dt.datetime.max:
+        return "after the year 9999"
+    return f"on {finish:%Y-%m-%d %H:%M}"
 
 
 def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | None) -> list[str]:

@@ -163,7 +163,12 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     if a.work_amount is None or a.work_unit is None:
         reasons.append("the amount of finished work is not set")
     for p in (a, b):
-        if p.counted_runs == 0:
+        if p.runs == 0:
+            reasons.append(
+                f"{p.target}: its run set has no runs (import its logs, or pick a run set "
+                "on the target)"
+            )
+        elif p.counted_runs == 0:
             reasons.append(f"{p.target}: no run reached the quality target")
         elif p.verified_runs == 0:
             reasons.append(

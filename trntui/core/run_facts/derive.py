@@ -362,6 +362,19 @@ def _after_training(
     return max(0.0, total_s - last - float(later["overhead_s"].sum()))
 
 
+def _counter_unit(tl: pl.DataFrame, progress_kind: str | None) -> str | None:
+    """The unit of the counter progress intervals are counted in (``steady._intervals``: the
+    step, else the epoch, else samples, else tokens of the progress rows)."""
+    if progress_kind is None:
+        return None
+    rows = tl.filter(pl.col("kind") == progress_kind)
+    for column, unit in (("step", "steps"), ("epoch", "epochs"), ("samples", "samples"),
+                         ("tokens", "tokens")):  # fmt: skip
+        if column in rows.columns and rows[column].drop_nulls().len():
+            return unit
+    return None
+
+
 def judged_plan(meta: RunMetadata, planned_steps: int | None) -> int | None:
     """The steps a run is judged by: its own plan (the steps its log says it will run), the
     inventory's ``planned_steps`` only where the log states none."""
@@ -529,5 +542,6 @@ def run_facts(
         notes=tuple(notes),
         run_ends_at_planned_step=clocks.ends_at_planned_step,
         useful_work=useful,
+        warmup_unit=_counter_unit(tl, progress_kind),
         work_to_target=judged.work if judged.work is not None else (useful if reached else None),
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trntui.core.quality import QualityTarget
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
@@ -109,6 +109,9 @@ class RunFacts:
     run_ends_at_planned_step: bool = False
     """``run_s`` ends at the last logged step of a run that reached its planned steps (the log
     prints no run stop)."""
+    warmup_unit: str | None = None
+    """What ``warmup_steps`` counts: the progress counter of the log (``steps``, ``epochs``,
+    ``samples`` or ``tokens``); a log that counts samples has no steps to count."""
     work_to_target: float | None = None
     """The work the quality target took: what the evaluation that verified it evaluated (a run
     evaluated offline trains past it, on checkpoints evaluated afterwards), else the useful

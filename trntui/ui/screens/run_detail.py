@@ -74,7 +74,6 @@ def facts_text(
     for label, value in (
         ("  before init", phases.before_init_s),
         ("  init / compile", phases.init_compile_s),
-        ("  warm-up", phases.warmup_s),
         ("  training", phases.training_s),
         ("  checkpoint saves", phases.checkpoint_s),
         ("  evaluation", phases.eval_s),
@@ -88,6 +87,8 @@ def facts_text(
         if label in ("  before init", "  after training") and value is None:
             continue  # a log that marks no such boundary: the time stays in training
         line(label, duration(value))
+        if label == "  init / compile":
+            line("  warm-up", _warmup_text(facts))
     if metadata.setup_phases:
         setup = ", ".join(f"{k} {duration(v)}" for k, v in metadata.setup_phases.items())
         line("  set-up (in init)", setup)
@@ -101,7 +102,6 @@ def facts_text(
         else "not found"
     )
     line("Steady throughput", f"{steady}  (window {window})", "bold")
-    line("Warm-up", f"{facts.warmup_steps or 0} steps, ends at {duration(facts.warmup_end_s)}")
     line("Stalls", f"{len(facts.stalls)}, {duration(sum(s.lost_s for s in facts.stalls))} lost")
     redone = UNKNOWN if facts.redone_steps is None else str(facts.redone_steps)
     line("Restarts", f"{facts.restarts}, {redone} steps redone")
@@ -123,6 +123,19 @@ def facts_text(
     for missing in metadata.not_derivable:
         text.append(f"- not in this format: {printable(missing)}\n", style="dim italic")
     return text
+
+
+def _warmup_text(facts: RunFacts) -> str:
+    """Warm-up as one figure, the time it cost beyond the steady pace, and what it covered in
+    the log's own counter (``1,536 samples``, never samples called steps)."""
+    cost = duration(facts.phases.warmup_s)
+    if facts.warmup_steps is None or facts.warmup_end_s is None:
+        return cost
+    unit = facts.warmup_unit or "steps"
+    return (
+        f"{cost} beyond the steady pace (the first {facts.warmup_steps:,} {unit}, "
+        f"to {duration(facts.warmup_end_s)})"
+    )
 
 
 class RunDetailScreen(SessionView, Dialog[None]):
