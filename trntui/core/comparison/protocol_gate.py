@@ -164,10 +164,7 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
         reasons.append("the amount of finished work is not set")
     for p in (a, b):
         if p.runs == 0:
-            reasons.append(
-                f"{p.target}: its run set has no runs (import its logs, or pick a run set "
-                "on the target)"
-            )
+            reasons.append(f"{p.target}: its run set has no runs")
         elif p.counted_runs == 0:
             reasons.append(f"{p.target}: no run reached the quality target")
         elif p.verified_runs == 0:
