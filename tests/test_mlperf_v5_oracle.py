@@ -325,3 +325,32 @@ def test_the_run_detail_gives_warm_up_once_in_the_logs_own_unit() -> None:
     assert len(warmups) == 1
     assert f"the first {first_block_end:,} samples" in warmups[0]
     assert "steps" not in warmups[0]
+
+
+def test_a_recorded_quality_result_overrides_the_logs_own_evaluation(tmp_path: Path) -> None:
+    """A derived fact a person sees is wrong is never a dead end: the CLIP edit makes the run
+    miss; a recorded re-evaluation (who and why in its source) makes it count, and says what
+    the log said."""
+    from trntui.core.quality import RecordedQuality
+    from trntui.core.run_facts import run_facts
+
+    source = SD[0]
+    lines = source.read_text(encoding="utf-8").splitlines()
+    lines = [
+        re.sub(r'"value": [0-9.]+', '"value": 0.149', line) if '"metric": "CLIP"' in line else line
+        for line in lines
+    ]
+    edited = tmp_path / "stable_diffusion" / "result_0.txt"
+    edited.parent.mkdir()
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = import_file(edited)
+    assert not run_facts(run).counts_as_completed
+    fid = min(m["FID"][0] for m in sd_evaluations(source).values())
+    recorded = RecordedQuality(fid, "alice: CLIP re-scored with the reference model", 12 * 60)
+    facts = run_facts(run, recorded=recorded)
+    assert facts.counts_as_completed and facts.quality_reached
+    assert facts.quality_value == fid
+    assert any(
+        "alice: CLIP re-scored" in note and "over the log's own" in note for note in facts.notes
+    )
+    assert facts.launch_to_result_s == pytest.approx(facts.total_s + 12 * 60)

@@ -66,9 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quality",
         help=help_of("quality"),
         description=(
-            "Record the quality result of a run whose log holds no evaluation (for example an "
-            "evaluation of its final checkpoint), with its source. It decides whether the run "
-            "counts as a verified result. --remove forgets it."
+            "Record the quality result of a run measured outside its log (for example an "
+            "evaluation of its final checkpoint), with its source: for a log that holds no "
+            "evaluation, or over one whose evaluation is wrong (the run's notes say what the "
+            "log said). It decides whether the run counts as a verified result. --remove "
+            "forgets it."
         ),
     )
     quality.add_argument("dir", help="project folder")

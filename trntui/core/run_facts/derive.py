@@ -108,7 +108,8 @@ def _judged(
 ) -> _Judged:
     """The quality verdict: the given target, else the log's own (MLPerf's compliance target);
     a success that breaks the format's own rule is missed; a recorded evaluation stands in
-    where the log holds none."""
+    where the log holds none, and overrides the log's own where it holds one (a person can
+    see an evaluation is wrong: the override says whose source and what the log said)."""
     own_target = _own_target(meta)
     if target is None:
         target = own_target
@@ -119,7 +120,8 @@ def _judged(
         notes.append(rule_missed)
         reached = False
     outside_eval_s = None
-    if quality_value is None and recorded is not None:
+    if recorded is not None:
+        logged = quality_value
         outside_eval_s = recorded.evaluation_s
         quality_value = recorded.value
         reached = target.met_by(recorded.value) if target is not None else None
@@ -130,7 +132,8 @@ def _judged(
             if reached and total_s is not None and recorded.evaluation_s is not None
             else None
         )
-        notes.append(f"quality from a recorded evaluation: {recorded.source}")
+        said = "" if logged is None else f", over the log's own {logged:.4g}"
+        notes.append(f"quality from a recorded evaluation: {recorded.source}{said}")
     work = quality.work if reached and outside_eval_s is None else None
     return _Judged(target, quality_value, reached, reached_at, outside_eval_s, work)
 
@@ -451,7 +454,8 @@ def run_facts(
     """Derive the run facts of one imported run (rules in the package docstring).
 
     ``recorded`` is a quality result measured outside the log (an evaluation job run on the
-    final checkpoint); it is used only when the log itself holds no evaluation.
+    final checkpoint); where the log holds its own evaluations, it overrides them (a person
+    who sees the log's evaluation is wrong can always correct it), and the notes say so.
 
     The rules in turn: the outcome (``_status``, ``_judged``), the intervals and their median
     (rules 1-3, ``steady``), the clocks (``_clocks``), warm-up, stalls and the steady window

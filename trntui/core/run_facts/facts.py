@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from trntui.core.quality import QualityTarget
 
-FACTS_VERSION = 9
+FACTS_VERSION = 10
 """Version of the rules below. Raise it with any change that can alter a run's facts: stored
 facts (``trntui.store.facts``) of another version are derived again, and the user is told."""
 
