@@ -89,7 +89,7 @@ def test_an_overridden_input_is_the_same_in_every_run() -> None:
 
 
 def with_work(row: dict, work: float, end_s: float) -> dict:
-    return {**row, "work_done": work, "result_s": end_s, "total_s": end_s}
+    return {**row, "work_done": work, "work_to_target": work, "result_s": end_s, "total_s": end_s}
 
 
 def test_each_run_needs_its_own_work_to_the_target_and_its_unexplained_time() -> None:

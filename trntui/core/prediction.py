@@ -211,15 +211,16 @@ def _run_rows(
 
 
 def _work_ratios(samples: pl.DataFrame) -> list[float]:
-    """Each run's work to the quality target over the verified runs' median (1 for a run
-    whose log does not show the target reached)."""
-    verified = samples.filter(pl.col("quality_reached").fill_null(False))["work_done"]
+    """Each run's work to the quality target (what the evaluation that verified it evaluated:
+    for a run evaluated offline, not all it trained) over the verified runs' median (1 for a
+    run whose log does not show the target reached)."""
+    verified = samples.filter(pl.col("quality_reached").fill_null(False))["work_to_target"]
     middle = verified.drop_nulls().median()
     if not middle:
         return [1.0] * samples.height
     return [
         work / middle if reached and work else 1.0
-        for work, reached in zip(samples["work_done"], samples["quality_reached"], strict=True)
+        for work, reached in zip(samples["work_to_target"], samples["quality_reached"], strict=True)
     ]
 
 

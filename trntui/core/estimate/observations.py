@@ -63,10 +63,18 @@ OBSERVATION_SCHEMA = pl.Schema(
 """One row per imported run: what the estimate needs from its facts, derived once per import
 (or project load), never from the logs on each edit."""
 
-SAMPLE_COLUMNS = (*OBSERVED_INPUTS, "work_done", "quality_reached", "result_s", "total_s")
+SAMPLE_COLUMNS = (
+    *OBSERVED_INPUTS,
+    "work_done",
+    "work_to_target",
+    "quality_reached",
+    "result_s",
+    "total_s",
+)
 """What the prediction band draws from each counted run (``core.prediction``): its observed
-inputs, the work it had done when it stopped (and whether that reached the quality target),
-and its clocks, which say how much of its time no input explains."""
+inputs, the work it had done when it stopped and the work its verifying evaluation evaluated
+(with whether it reached the quality target), and its clocks, which say how much of its time
+no input explains."""
 
 EMPTY_SAMPLES = pl.DataFrame(schema={key: OBSERVATION_SCHEMA[key] for key in SAMPLE_COLUMNS})
 
