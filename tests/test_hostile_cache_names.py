@@ -107,3 +107,27 @@ def test_a_linked_folder_inside_the_cache_is_never_written_through(server, tmp_p
         client.offer_file("AmazonEC2", "us-east-1")
     assert [path.name for path in elsewhere.iterdir()] == [leftover.name]
     assert leftover.read_text() == "not trntui's"
+
+
+def test_a_cache_write_the_system_refuses_names_the_cache_file(server, tmp_path: Path) -> None:
+    """Issue 30, item 15: with a file-size limit, a fetch said the write failed but named no
+    file ("a project file"). It names the cache file it was writing, and leaves no partial
+    download behind."""
+    from tests.test_hostile_inputs import run_cli
+
+    state, _ = server
+    cache = tmp_path / "cache"
+    prelude = f"""
+        import os, resource, signal
+        os.environ["{CACHE_DIR_ENV}"] = {str(cache)!r}
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+    """
+    fetch = ["price", "fetch", "--pricing-url", state.base_url, "--instance-type", "p5.48xlarge"]
+    result = run_cli(*fetch, prelude=prelude)
+    said = result.stdout + result.stderr
+    assert result.returncode == 2, said
+    assert "Traceback" not in said
+    assert "cannot be written (File too large)" in said
+    assert str(cache / "AmazonEC2") in said
+    assert not list(cache.rglob(".trntui-download-*"))

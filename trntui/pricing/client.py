@@ -54,7 +54,7 @@ from typing import Any
 
 import httpx
 
-from trntui.core.errors import UserError
+from trntui.core.errors import StorageError, UserError
 from trntui.core.quotes import SAVINGS_PLAN_OFFER
 from trntui.pricing import extract  # its names load their module when first used
 from trntui.pricing.cache import (
@@ -337,6 +337,8 @@ class PriceListClient:
             ) from None
         except httpx.HTTPError as error:
             raise PricingNetworkError(f"could not reach {url}: {error}", url=url) from None
+        except OSError as error:  # the cache's disk: full, a file-size limit, a permission
+            raise StorageError(str(target), error) from None
         write_meta(fetched, root=self.settings.cache_path)
         return fetched
 
