@@ -147,3 +147,23 @@ def test_any_input_imports_or_raises_input_file_error(
         assert str(path) in str(error)
     else:
         assert run.timeline.schema == TIMELINE_SCHEMA
+
+
+def test_an_mllog_record_far_longer_than_any_real_one_is_refused_naming_its_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 30, item 15: a log of 18 lines of 15 MB peaked at 1.9 GB while its records were
+    decoded. A record is refused by its length before any is decoded."""
+    from trntui.importers.mlperf.run import MAX_RECORD_BYTES
+
+    start = ':::MLLOG {"key": "init_start", "time_ms": 1700000000000, "value": null}\n'
+    huge = (
+        ':::MLLOG {"key": "submission_org", "time_ms": 1700000000001, "value": "'
+        + "x" * MAX_RECORD_BYTES
+        + '"}\n'
+    )
+    log = tmp_path / "result_0.txt"
+    log.write_text(start + huge + start)
+    with pytest.raises(InputFileError, match="an MLLOG record of 65,6") as raised:
+        import_file(log)
+    assert raised.value.line == 2

@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.errors import InputFileError
 from trntui.core.mlperf_rules import EPOCHS, SAMPLES, STEPS, TOKENS, rules_for
 from trntui.core.mlperf_score import benchmark_of
 from trntui.core.timeline import ImportedRun, RunMetadata, TimeSource
@@ -40,6 +41,25 @@ from trntui.importers.mlperf.progress import (
 from trntui.importers.mlperf.records import MARKER, NAME, _deduplicate, _parse_events, _timed_run
 from trntui.importers.mlperf.rows import _evaluations, _facts, _protocol, _rows, _setup_phases
 
+MAX_RECORD_BYTES = 64 * 1024
+"""The longest MLLOG line taken: real ones are a JSON object of a key, a value and a little
+metadata (the longest in the shared MLPerf results is 353 characters). Beyond this a file is
+not an MLPerf log; checked before any record is decoded, as decoding a few lines of 15 MB each
+took 6.7 times the file's size in memory."""
+
+
+def _refuse_oversized(name: str, records: pl.DataFrame) -> None:
+    longest = records.filter(pl.col("text").str.len_bytes() > MAX_RECORD_BYTES).head(1)
+    if longest.height:
+        line, text = longest.row(0)
+        raise InputFileError(
+            name,
+            f"an MLLOG record of {len(text.encode('latin-1')):,} bytes (real ones are a few "
+            "hundred)",
+            line=line,
+            expected=f"MLLOG records of at most {MAX_RECORD_BYTES:,} bytes",
+        )
+
 
 def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
@@ -47,6 +67,7 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     lines = read_lines(source, latin1=True)
     steps.at(0.15)
     marked = pl.col("text").str.contains(MARKER, literal=True)
+    _refuse_oversized(source.name, lines.filter(marked))
     records = lines.filter(marked).select(
         "line", pl.col("text").str.split_exact(MARKER, 1).struct.field("field_1").str.strip_chars()
     )
