@@ -23,6 +23,7 @@ from tests.test_pricing_support import (
     offer_csv,
     transfer_rows,
 )
+from trntui.core.errors import StorageError
 from trntui.core.quotes import LookupStatus, SideService
 from trntui.pricing.client import offer_csv_url
 from trntui.pricing.errors import (
@@ -385,7 +386,7 @@ def test_the_gathered_rows_are_closed_when_the_file_fails_after_its_download(
         raise OSError(f"{path}: gone")  # e.g. another process removed the file meanwhile
 
     monkeypatch.setattr(client, "checked_offer", unreadable)
-    with pytest.raises(OSError, match="gone"):
+    with pytest.raises(StorageError, match="gone"):  # the download could not be kept
         fetch_instance_quotes(
             "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
         )
