@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests import copy_sample
+from tests import copy_sample, loggen
 from trntui import __version__
 from trntui.cli import main
 from trntui.store.project import PROJECT_FILE, read_inventory
@@ -257,3 +257,53 @@ def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
         return value
 
     assert json_text(document) == json.dumps(finite(document), indent=2, allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("runs", "{missing}", "--json"),
+        ("estimate", "{missing}", "--json"),
+        ("import", "{missing}", "{project}", "--json"),
+        ("price", "list", "{missing}", "--json"),
+        ("price", "fetch", "--region", "../x", "--json"),  # refused by argparse
+        ("price", "fetch", "--offline", "--region", "eu-west-3", "--json"),  # nothing cached
+    ],
+)
+def test_a_command_asked_for_json_reports_its_error_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    """Issue 26, item 10: `price fetch --json` printed a plain-text error. With --json, stdout
+    holds exactly one JSON object, {"error": ...}, and the exit status is as without it."""
+    project = tmp_path / "project"
+    assert main(["init", str(project)]) == 0
+    capsys.readouterr()
+    filled = [a.format(missing=tmp_path / "nowhere", project=project) for a in args]
+    try:
+        code = main(filled)
+    except SystemExit as exited:  # argparse's refusal
+        code = exited.code
+    out, err = capsys.readouterr()
+    assert code == 2
+    document = json.loads(out)
+    assert list(document) == ["error"] and document["error"]
+    assert "error" in err and "Traceback" not in err
+
+
+def test_import_json_speaks_of_the_files_it_was_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: `import --json` of one file printed every run of the project."""
+    project = tmp_path / "project"
+    assert main(["init", str(project)]) == 0
+    for name, spec in (("a", loggen.NxdSpec()), ("b", loggen.NxdSpec(seed=2))):
+        log = tmp_path / name / "nxd.log"
+        log.parent.mkdir()
+        loggen.write_nxd(log, spec)
+        assert main(["import", str(project), str(log), "--set", f"set-{name}"]) == 0
+    capsys.readouterr()
+    assert main(["import", str(project), str(tmp_path / "b" / "nxd.log"), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [entry["outcome"] for entry in document["imported"]] == ["duplicate"]
+    assert [run["set"] for run in document["runs"]] == ["set-b"]
+    assert [entry["name"] for entry in document["sets"]] == ["set-b"]

@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from trntui import __version__
-from trntui.commands import COMMANDS, fail
+from trntui.commands import COMMANDS, fail, json_errors, wants_json
 from trntui.core.errors import StorageError, UserError
 from trntui.core.text import printable
 
@@ -32,7 +33,7 @@ def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, 
     Otherwise every subcommand is listed by name and help (from ``COMMANDS``) without importing
     its module, so ``--help`` and opening the app load neither Polars nor the importers.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="trntui",
         description="Turn measured trial runs into a training cost estimate you can defend.",
         epilog="Without a subcommand, `trntui [DIR]` opens the app on the project in DIR.",
@@ -81,8 +82,18 @@ def _cmd_open(args: argparse.Namespace) -> int:
     return run_app(Path(args.dir), read_only=args.read_only)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose refusal of an argument is JSON as well for a command asked for it."""
+
+    def error(self, message: str) -> NoReturn:
+        if wants_json():
+            print(json.dumps({"error": f"{self.prog}: {message}"}))
+        super().error(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    json_errors("--json" in argv)
     first = next((a for a in argv if not a.startswith("-")), None)
     # ``trntui -h price`` asks for the top-level help: every command, not one module's.
     asks_help = first is not None and any(a in ("-h", "--help") for a in argv[: argv.index(first)])

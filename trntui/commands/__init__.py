@@ -69,8 +69,26 @@ USAGE_ERROR = 2
 """Exit status for a refused command (bad input or arguments), as argparse uses."""
 
 
+_JSON_ERRORS = [False]
+"""Whether the command was asked for JSON (``--json``): its errors are JSON too."""
+
+
+def json_errors(wanted: bool) -> None:
+    """Say whether this command's errors are to be written as JSON (``main`` sets it)."""
+    _JSON_ERRORS[0] = wanted
+
+
+def wants_json() -> bool:
+    return _JSON_ERRORS[0]
+
+
 def fail(message: object, status: int = USAGE_ERROR) -> int:
-    """Print ``trntui: error: <message>`` to stderr (the one error format); return ``status``."""
+    """Print ``trntui: error: <message>`` to stderr (the one error format); return ``status``.
+
+    A command asked for ``--json`` also writes ``{"error": <message>}`` to stdout, so a
+    script reading its output always reads JSON, and finds the error there."""
+    if _JSON_ERRORS[0]:
+        print(json.dumps({"error": str(message)}))
     print(f"trntui: error: {printable(message)}", file=sys.stderr)
     return status
 

@@ -43,7 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument(
         "--set", dest="set_name", metavar="NAME", type=name_argument, help="run set to add to"
     )
-    importer.add_argument("--json", action="store_true", help="print JSON")
+    importer.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: each file's outcome, and the runs and sets it touched",
+    )
     importer.set_defaults(func=import_command)
 
 
@@ -72,7 +76,12 @@ def import_command(args: argparse.Namespace) -> int:
         # not a silent success, so a script notices the wrong path.
         return fail(f"no files to import in {', '.join(map(str, paths))}")
     if args.json:
-        print(json.dumps({"imported": [_outcome_json(o) for o in outcomes], **report}, indent=2))
+        print(
+            json.dumps(
+                {"imported": [_outcome_json(o) for o in outcomes], **_of(report, outcomes)},
+                indent=2,
+            )
+        )
     else:
         for outcome in outcomes:
             detail = outcome.error or f"{outcome.run_id} in set {outcome.set_name}"
@@ -89,6 +98,19 @@ def _read_first_file_ahead(paths: list[Path]) -> None:
 
     if paths[0].is_file():  # argparse gives at least one; a FIFO is refused by the read
         read_ahead(paths[0])
+
+
+def _of(report: dict[str, Any] | None, outcomes: list[ImportOutcome]) -> dict[str, Any]:
+    """``runs --json``'s document cut to what this import touched: the runs it named (added,
+    refreshed or already there) and the sets they are in, as those sets are now."""
+    assert report is not None
+    ids = {outcome.run_id for outcome in outcomes if outcome.run_id}
+    sets = {outcome.set_name for outcome in outcomes if outcome.set_name}
+    return {
+        **report,
+        "runs": [run for run in report["runs"] if run["run_id"] in ids],
+        "sets": [entry for entry in report["sets"] if entry["name"] in sets],
+    }
 
 
 def _outcome_json(outcome: ImportOutcome) -> dict[str, Any]:
