@@ -20,7 +20,7 @@ import polars as pl
 
 from trntui.commands import fail, finite_float, help_of, non_negative_float
 from trntui.core.errors import UserError
-from trntui.core.format import UNKNOWN
+from trntui.core.format import UNKNOWN, distinct_labels
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
@@ -170,6 +170,7 @@ def runs_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    labels = distinct_labels([run["set"] for run in report["runs"]], 30)
     for run in report["runs"]:
         throughput = run["steady_throughput"]
         speed = (
@@ -178,7 +179,7 @@ def runs_command(args: argparse.Namespace) -> int:
             else f"throughput {UNKNOWN}"
         )
         print(
-            f"{run['run_id']}  {run['set']:30.30}  {run['format']:8}  {run['outcome']:10}  "
+            f"{run['run_id']}  {labels[run['set']]:30}  {run['format']:8}  {run['outcome']:10}  "
             f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
         )
         if run["suspect"]:

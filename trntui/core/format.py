@@ -57,3 +57,75 @@ def wall_clock(hours: float | None) -> str:
     if minutes < 60:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+# --- names in a fixed width ----------------------------------------------------------------
+
+
+def fit(text: str, width: int | None) -> str:
+    """``text`` in at most ``width`` cells, ending in an ellipsis where it was cut."""
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
+def fit_middle(text: str, width: int | None) -> str:
+    """``text`` in at most ``width`` cells, cut in the middle (``Trainium…reserved``): names
+    that share a beginning stay apart by their ends."""
+    if width is None or len(text) <= width:
+        return text
+    tail = (width - 1) // 3
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+
+
+_BOUNDARIES = "/_-. "
+
+
+def distinct_labels(names: list[str], width: int) -> dict[str, str]:
+    """A label of at most ``width`` cells for each name, chosen so that names sharing a long
+    beginning still read apart: a cut name starts (after ``…``) at the word where it first
+    differs from the most similar other name, e.g. ``…n2_24.09/llam…`` and ``…n4_24.09/llam…``
+    for two MLPerf systems that differ only in their node count."""
+    unique = sorted(set(names))
+    labels = {}
+    for name in unique:
+        if len(name) <= width:
+            labels[name] = name
+            continue
+        shared = max((_shared_start(name, other) for other in unique if other != name), default=0)
+        start = max(name.rfind(mark, 0, shared + 1) for mark in _BOUNDARIES) + 1
+        start = max(0, min(start, len(name) - (width - 1)))
+        if shared - start >= width - 2:  # no word boundary near the difference: cut there
+            start = max(0, shared - width // 2)
+        labels[name] = fit(("…" if start else "") + name[start:], width)
+    return _still_distinct(labels, width)
+
+
+def _still_distinct(labels: dict[str, str], width: int) -> dict[str, str]:
+    """``labels``, where two came out the same, those cut in the middle instead (their ends
+    differ), and a name that still meets another's label numbered: never two the same."""
+    seen: dict[str, list[str]] = {}
+    for name, label in labels.items():
+        seen.setdefault(label, []).append(name)
+    for names in seen.values():
+        if len(names) > 1:
+            for name in names:
+                labels[name] = fit_middle(name, width)
+    taken: set[str] = set()
+    for name in sorted(labels):
+        label, number = labels[name], 1
+        while label in taken:
+            number += 1
+            suffix = f"#{number}"
+            label = fit(labels[name], width - len(suffix)) + suffix
+        taken.add(label)
+        labels[name] = label
+    return labels
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their start."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count

@@ -41,7 +41,7 @@ from trntui.store.quotes import (
     remove_quote,
     unpriced_quotes,
 )
-from trntui.ui.format import fit, short_option
+from trntui.ui.format import distinct_labels, short_option
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
@@ -171,6 +171,7 @@ class PricesScreen(SessionScreen):
         targets = self._shown_targets = self.session.inventory.targets
         if not targets:
             lines.append("No training targets yet: add them on the Inventory screen (1).")
+        names = distinct_labels([target.name for target in targets], 15)
         for target in targets:
             lookup = find_quote(
                 self.book.quotes,
@@ -179,7 +180,7 @@ class PricesScreen(SessionScreen):
                 target.purchase_option,
                 self.book.misses,
             )
-            head = f"{fit(target.name, 15):<15} {target.instance_type} {target.purchase_option}: "
+            head = f"{names[target.name]:<15} {target.instance_type} {target.purchase_option}: "
             lines.append(head)
             if lookup.status != LookupStatus.FOUND or lookup.quote is None:
                 # Absent from this project's book is not the same as absent from the price

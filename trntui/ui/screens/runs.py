@@ -470,7 +470,7 @@ class RunsScreen(SessionScreen):
             self.session.runs_changed()
             self.set_status(f"Set {set_name}: {size.text()}, stated by {size.stated_by}")
 
-        title = f"System size of run set {set_name[-30:]}"
+        title = f"System size of run set {fit_middle(set_name, 50)}"
         self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
 
     def action_remove_run(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from trntui.core.format import usd, wall_clock
+from trntui.core.format import distinct_labels, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, ScalePoint, unknown_reasons
 
 _SOURCE_STYLE = {"measured": "green", "interpolated": "cyan", "assumed": "magenta"}
@@ -45,10 +45,11 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
     else:
         text.append(f"Family {family.name}\n", style="dim")
         text.append("  nodes  runs  median to train  run set\n", style="dim")
+        names = distinct_labels([point.run_set for point in family.points], 40)
         for point in family.points:
             text.append(
                 f"  {point.nodes:>5}  {point.runs:>4}  {point.time_s / 60:10.2f} min   "
-                f"{point.run_set[-40:]}\n"
+                f"{names[point.run_set]}\n"
             )
     limits = []
     if plan.deadline is not None:

@@ -15,7 +15,7 @@ from trntui.core.estimate import Estimate, Override
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import number
 from trntui.core.report import Analysis
-from trntui.ui.format import fit
+from trntui.ui.format import distinct_labels, fit
 from trntui.ui.screens.scenarios.rendering import input_detail, input_rows
 
 
@@ -50,7 +50,9 @@ class InputsPane(TabPane):
         row_before = table.cursor_row
         table.clear()
         self._row_inputs = {}
-        for target, item in input_rows(result):
+        rows = input_rows(result)
+        names = distinct_labels([target for target, _ in rows if target], 12)
+        for target, item in rows:
             key = f"{target or ''}\t{item.key}"
             self._row_inputs[key] = (target, item)
             overridden = bool(overrides_for(overrides, item.key, target))
@@ -58,7 +60,7 @@ class InputsPane(TabPane):
             kind = item.provenance.kind
             style = {"unknown": "bold yellow", "measured": "green", "quoted": "cyan"}.get(kind, "")
             table.add_row(
-                fit(target or "all", 12),
+                names[target] if target else "all",
                 fit(item.label, 32),
                 value,
                 Text(kind, style=style),
