@@ -167,3 +167,15 @@ def test_an_mllog_record_far_longer_than_any_real_one_is_refused_naming_its_line
     with pytest.raises(InputFileError, match="an MLLOG record of 65,6") as raised:
         import_file(log)
     assert raised.value.line == 2
+
+
+def test_an_epoch_number_beyond_any_counter_is_not_a_crash(tmp_path: Path) -> None:
+    """Found by the fuzzing test above: an epoch_num of 2**63 - 512 overflowed the timeline's
+    integer column (a Polars InvalidOperationError, not an InputFileError)."""
+    log = tmp_path / "result_0.txt"
+    log.write_text(
+        ':::MLLOG {"key": "eval_accuracy", "time_ms": 0, "value": null, '
+        '"metadata": {"status": "", "epoch_num": 9223372036854775296}}\n'
+    )
+    (epoch,) = import_file(log).timeline["epoch"].to_list()
+    assert epoch is None  # no counter runs that far: not known, never wrapped around

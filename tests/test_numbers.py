@@ -57,3 +57,27 @@ def test_every_finite_number_written_by_python_reads_back(value: float) -> None:
     assert math.isfinite(parse_number(f"{value:,}")) and parse_number(f"{value:,}") == float(
         f"{value:,}".replace(",", "")
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [(113.93, "USD/instance-hour", "$113.93/h"), (1.428, "USD/instance-hour", "$1.428/h"),
+     (40.0, "USD/instance-hour", "$40.00/h"), (0.0116, "USD/instance-hour", "$0.0116/h"),
+     (195.0, "s", "195 s"), (5.2374, "work units/s", "5.237 samples/s"),
+     (0.023, "USD/GB-month", "$0.023/GB-month"), (1.0, "1 = yes, 0 = no", "yes"),
+     (0.25, "fraction", "25.0%"), (None, "s", "unknown")],
+)  # fmt: skip
+def test_an_input_is_shown_with_its_unit_and_the_digits_that_matter(
+    value: float | None, unit: str, shown: str
+) -> None:
+    """Issue 26, item 5: Inputs showed `113.9` for $113.93/h and `195` with no unit; Prices
+    `$1.43` for $1.428; the CLI `5.2` where the app showed 5.237."""
+    from trntui.core.format import with_unit
+
+    assert with_unit(value, unit, "samples") == shown
+
+
+def test_a_ratio_reads_the_same_in_every_view() -> None:
+    from trntui.core.format import ratio
+
+    assert ratio(0.70961) == "0.71" and ratio(None) == "unknown"

@@ -208,13 +208,25 @@ async def test_quit_is_visible_in_the_footer_of_every_screen(sample_project: Pro
         for key in "1234":
             await pilot.press(key)
             await settle(pilot)
-            footer = app.screen.query_one(Footer)
-            quit_key = next(k for k in footer.query(FooterKey) if k.key == "ctrl+q")
+
+            def footer_key(name: str) -> FooterKey | None:
+                footer = app.screen.query_one(Footer)
+                return next((k for k in footer.query(FooterKey) if k.key == name), None)
+
+            # The footer recomposes when a screen's bindings settle: wait for its keys to be
+            # laid out (under load this comes a frame after the workers finish).
+            await wait_until(
+                pilot,
+                lambda: all(
+                    (k := footer_key(name)) and k.region.width for name in ("ctrl+q", "f1")
+                ),
+                f"the footer's keys laid out on {key}",
+            )
+            quit_key, help_key = footer_key("ctrl+q"), footer_key("f1")
+            assert quit_key is not None and help_key is not None
             assert quit_key.description == "Quit"
-            region = quit_key.region
-            assert region.width > 0 and region.right <= SIZE[0], f"quit cut off on {key}"
-            help_key = next(k for k in footer.query(FooterKey) if k.key == "f1")
-            assert help_key.region.width > 0 and help_key.region.right <= SIZE[0]
+            assert quit_key.region.right <= SIZE[0], f"quit cut off on {key}"
+            assert help_key.region.right <= SIZE[0]
 
 
 async def test_esc_and_a_digit_arriving_as_alt_digit_switch_screens(

@@ -99,7 +99,7 @@ async def test_a_savings_plan_target_gets_its_plan_rate_fetched_and_preselected(
         rows = [results.get_row_at(i) for i in range(results.row_count)]
         picked = [row for row in rows if row[0] == "✓"]
         assert [(row[1], row[2], row[3]) for row in picked] == [
-            ("p5.48xlarge", "CSP-3yr-all", "26.970")
+            ("p5.48xlarge", "CSP-3yr-all", "$26.97")
         ]
         assert len([row for row in rows if str(row[2]).startswith(("CSP-", "EC2SP-"))]) == 12
         message = str(screen.query_one("#message").content)

@@ -44,7 +44,7 @@ from trntui.core.estimate import (
     implausible_overrides,
     prepare,
 )
-from trntui.core.format import UNKNOWN, number, usd, usd_per_unit
+from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import FlagKind
@@ -225,7 +225,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     print(_estimate_text(result, bands))
     if comparison.comparable:
         print(
-            f"Trainium3 / GPU cost to the same result: {comparison.cost_ratio:.3f} "
+            f"Trainium3 / GPU cost to the same result: {ratio(comparison.cost_ratio)} "
             f"({comparison.break_even.note})"
         )
     else:

@@ -20,7 +20,7 @@ import polars as pl
 
 from trntui.commands import fail, finite_float, help_of, non_negative_float
 from trntui.core.errors import UserError
-from trntui.core.format import UNKNOWN, distinct_labels
+from trntui.core.format import UNKNOWN, distinct_labels, number
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
@@ -174,7 +174,7 @@ def runs_command(args: argparse.Namespace) -> int:
     for run in report["runs"]:
         throughput = run["steady_throughput"]
         speed = (
-            f"{throughput:,.1f} {run['throughput_unit']}"
+            f"{number(throughput)} {run['throughput_unit']}"
             if throughput is not None
             else f"throughput {UNKNOWN}"
         )

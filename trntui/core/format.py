@@ -29,6 +29,41 @@ def usd_per_unit(value: float | None) -> str:
     return f"${value:.{decimals}f}"
 
 
+def usd_price(value: float | None) -> str:
+    """A rate as its source states it, to the tenth of a cent where it has one: ``$1.428``,
+    ``$55.04``, ``$0.0116`` (cents at least; AWS prices have up to four decimals, and rounding
+    $1.428 to $1.43 is a different price)."""
+    if value is None:
+        return UNKNOWN
+    text = f"{value:,.4f}".rstrip("0")
+    whole, _, decimals = text.partition(".")
+    return f"${whole}.{decimals.ljust(2, '0')}"
+
+
+def ratio(value: float | None) -> str:
+    """A ratio of two costs or times (Trainium3 / GPU): two decimals, in every view."""
+    return UNKNOWN if value is None else f"{value:.2f}"
+
+
+def with_unit(value: float | None, unit: str, work_unit: str | None = None) -> str:
+    """An estimate input with its unit, as a person reads it: ``$113.93/h``, ``195 s``,
+    ``2.041 samples/s``, ``$0.023/GB-month``, ``yes``; unknown when not known. ``unit`` is
+    the input's (``InputSpec.unit``); "work units" reads as the goal's ``work_unit``."""
+    if value is None:
+        return UNKNOWN
+    if unit == "1 = yes, 0 = no":
+        return "yes" if value else "no"
+    if unit.startswith("USD/"):
+        per = unit.removeprefix("USD/").replace("instance-hour", "h")
+        return f"{usd_price(value)}/{per}"
+    if unit == "USD":
+        return usd(value)
+    shown = unit.replace("work units", work_unit or "work units")
+    if unit == "fraction":
+        return f"{value:.1%}"
+    return f"{number(value)} {shown}"
+
+
 def number(value: float | None, digits: int = 4) -> str:
     """A measured or derived figure to ``digits`` significant digits: ``1,234``, ``0.5``;
     unknown when not known."""

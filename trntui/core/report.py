@@ -22,7 +22,7 @@ from typing import Any
 
 from trntui.core.analysis import Analysis, analyze
 from trntui.core.estimate import TERMS
-from trntui.core.format import number, usd, usd_per_unit
+from trntui.core.format import number, ratio, usd, usd_per_unit
 from trntui.core.report_document import (
     FORMULA,
     TERM_LABELS,
@@ -351,7 +351,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
             "is stated by one side only, or by neither."
         )
         out += [
-            f"{confirmed} Trainium3 / GPU cost ratio: **{c['cost_ratio']:.3f}**; "
+            f"{confirmed} Trainium3 / GPU cost ratio: **{ratio(c['cost_ratio'])}**; "
             + (
                 f"Trainium3 saves {usd(c['saving_usd'])}."
                 if c["saving_usd"] >= 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from trntui.core.mlperf_rules import SAMPLES, STEPS, TOKENS, BenchmarkRules
 from trntui.core.timeline import Kind
-from trntui.importers._base import json_number
+from trntui.importers._base import json_number, json_whole
 from trntui.importers.mlperf.progress import (
     _TRAINING_STATS,
     _VALIDATION_STATS,
@@ -37,11 +37,11 @@ def _with_work(row: dict[str, Any], done: float | None, unit: str, per_unit: flo
     elif unit == TOKENS:
         row["tokens"] = done
     elif unit == STEPS:
-        row["step"] = round(done)
+        row["step"] = json_whole(done)  # None beyond what a step counter can be
         row["samples"] = done * per_unit if per_unit else None
     else:
         if float(done).is_integer():
-            row["epoch"] = round(done)
+            row["epoch"] = json_whole(done)
         row["samples"] = done * per_unit if per_unit else None
 
 

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
+from trntui.core.format import usd_price
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.inventory import check_region
 from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate, is_savings_plan
@@ -171,8 +172,8 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
                 "✓" if index in self.picked else " ",
                 quote.instance_type,
                 short_option(quote.purchase_option)[:22],
-                f"{quote.usd_per_hour:,.3f}" if quote.usd_per_hour is not None else "unknown",
-                f"{per_chip:,.3f}" if per_chip is not None else "unknown",
+                usd_price(quote.usd_per_hour),
+                usd_price(per_chip),
                 f"{quote.upfront_usd:,.0f}" if quote.upfront_usd else "-",
                 (quote.publication_date or "")[:10],
                 key=str(index),

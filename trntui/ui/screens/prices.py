@@ -20,6 +20,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from trntui.core.errors import UserError
+from trntui.core.format import usd_price
 from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
@@ -57,10 +58,6 @@ SIDE_LABELS = {
     SideService.CLOUDWATCH_LOGS_STORAGE: "Logs kept",
     SideService.INTER_AZ_TRANSFER: "inter-AZ",
 }
-
-
-def money(value: float | None, digits: int = 2) -> str:
-    return "unknown" if value is None else f"${value:,.{digits}f}"
 
 
 def chosen(reason: str) -> str:
@@ -199,13 +196,15 @@ class PricesScreen(SessionScreen):
                 quote = lookup.quote
                 stated = target.accelerators_per_instance
                 per_chip = usd_per_accelerator_hour(quote, stated)
-                lines.append(f"{money(quote.usd_per_hour)}/h", style="bold")
+                lines.append(f"{usd_price(quote.usd_per_hour)}/h", style="bold")
                 how = (
                     f", {stated} per instance stated on the target"
                     if per_chip is not None and usd_per_accelerator_hour(quote) is None
                     else ""
                 )
-                lines.append(f" ({money(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
+                lines.append(
+                    f" ({usd_price(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}"
+                )
                 flags = quote_flags(
                     quote,
                     target_region=target.region,
@@ -232,8 +231,8 @@ class PricesScreen(SessionScreen):
                 quote.instance_type,
                 quote.region,
                 short_option(quote.purchase_option)[:18],
-                money(quote.usd_per_hour),
-                money(usd_per_accelerator_hour(quote, stated.get(quote.instance_type))),
+                usd_price(quote.usd_per_hour),
+                usd_price(usd_per_accelerator_hour(quote, stated.get(quote.instance_type))),
                 quote_origin(quote),
                 f"{quote.age_days(today)} d",
                 key=str(index),
@@ -267,7 +266,8 @@ class PricesScreen(SessionScreen):
                 value = (
                     "unknown"
                     if rate is None
-                    else f"${rate.first_tier_usd_per_unit:g}/{rate.unit.replace('per ', '')}"
+                    else f"{usd_price(rate.first_tier_usd_per_unit)}/"
+                    + rate.unit.replace("per ", "")
                 )
                 parts.append(f"{label} {value}")
             lines.append(f"Side rates {region}: " + " · ".join(parts))

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from trntui.core.format import usd
+from trntui.core.format import ratio, usd
 from trntui.ui.format import fit, fit_middle
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def _parts(
         parts.append(part)
     comparison = analysis.comparison
     if comparison.comparable and comparison.cost_ratio is not None:
-        parts.append(Text(f"Trn3/GPU {comparison.cost_ratio:.2f}", style="bold"))
+        parts.append(Text(f"Trn3/GPU {ratio(comparison.cost_ratio)}", style="bold"))
     else:
         reason = comparison.reasons[0] if comparison.reasons else "not comparable"
         reason_text = reason.split(": ", 1)[-1]

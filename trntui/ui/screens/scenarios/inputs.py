@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static, TabPane
 
 from trntui.core.estimate import Estimate, Override
 from trntui.core.estimate import Input as EstimateInput
-from trntui.core.format import number
+from trntui.core.format import with_unit
 from trntui.core.report import Analysis
 from trntui.ui.format import distinct_labels, fit
 from trntui.ui.screens.scenarios.rendering import input_detail, input_rows
@@ -41,7 +41,7 @@ class InputsPane(TabPane):
 
     def on_mount(self) -> None:
         table = self.query_one("#inputs", DataTable)
-        for label, width in (("For", 12), ("Input", 32), ("Value", 10), ("Provenance", 12)):
+        for label, width in (("For", 12), ("Input", 26), ("Value", 16), ("Provenance", 12)):
             table.add_column(label, width=width)
 
     def show(self, result: Estimate, overrides: tuple[Override, ...]) -> None:
@@ -56,12 +56,13 @@ class InputsPane(TabPane):
             key = f"{target or ''}\t{item.key}"
             self._row_inputs[key] = (target, item)
             overridden = bool(overrides_for(overrides, item.key, target))
-            value = Text(number(item.value), style="bold magenta" if overridden else "")
+            shown = with_unit(item.value, item.unit, result.work_unit)
+            value = Text(shown, style="bold magenta" if overridden else "")
             kind = item.provenance.kind
             style = {"unknown": "bold yellow", "measured": "green", "quoted": "cyan"}.get(kind, "")
             table.add_row(
                 names[target] if target else "all",
-                fit(item.label, 32),
+                fit(item.label, 26),
                 value,
                 Text(kind, style=style),
                 key=key,

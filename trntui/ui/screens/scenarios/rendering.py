@@ -12,9 +12,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate, shown_unit
+from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate
 from trntui.core.estimate import Input as EstimateInput
-from trntui.core.format import UNKNOWN, number, usd, usd_per_unit, wall_clock
+from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_clock, with_unit
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import Scenario
@@ -201,12 +201,12 @@ def input_rows(result: Estimate) -> list[tuple[str | None, EstimateInput]]:
 
 def input_detail(item: EstimateInput, work_unit: str | None) -> Text:
     text = Text()
-    unit = shown_unit(item.unit, work_unit)
-    text.append(f"{item.label} = {number(item.value)} {unit}", style="bold")
+    text.append(f"{item.label} = {with_unit(item.value, item.unit, work_unit)}", style="bold")
     text.append(f"\n{item.provenance}")
     if item.low is not None and item.high is not None:
         runs = f" over {item.runs} runs" if item.runs else ""
-        text.append(f"\nobserved range {number(item.low)} - {number(item.high)}{runs}")
+        low, high = (with_unit(v, item.unit, work_unit) for v in (item.low, item.high))
+        text.append(f"\nobserved range {low} - {high}{runs}")
     return text
 
 
@@ -270,7 +270,7 @@ def comparison_text(analysis: Analysis) -> Text:
             text.append(f"  {check.text()}\n", style=styles.get(check.status, ""))
     if comparison.comparable and comparison.cost_ratio is not None:
         text.append("\nTrainium3 / GPU: ", style="bold")
-        text.append(f"{comparison.cost_ratio:.3f}")
+        text.append(ratio(comparison.cost_ratio))
         saving = comparison.saving_usd
         if saving is not None:
             verb = "saves" if saving >= 0 else "costs"
