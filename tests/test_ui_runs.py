@@ -495,3 +495,29 @@ async def test_z_states_a_size_over_the_one_the_logs_state(sample_project: Proje
         assert isinstance(app.screen, RunDetailScreen)
         detail = str(app.screen.query_one("#facts", Static).content)
         assert "stated by" in detail and "logs said 1 x 8 NVIDIA H100-SXM5-80GB" in detail
+
+
+async def test_the_import_paths_complete_and_keep_what_was_typed(
+    new_session: Project, tmp_path: Path
+) -> None:
+    """Issue 26, item 7: no path completion in the import dialog, and shift+tab back into the
+    path field selected it all, so the next key replaced every path typed."""
+    (tmp_path / "results" / "8xSMC-H100").mkdir(parents=True)
+    (tmp_path / "results" / "notes.md").write_text("")
+    app = TrnTuiApp(new_session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        field = app.screen.query_one("#paths", Input)
+        assert app.focused is field
+        await pilot.press(*f"{tmp_path}/results/8x")
+        await settle(pilot)
+        await pilot.press("right")  # takes the completion Textual shows
+        assert field.value == f"{tmp_path}/results/8xSMC-H100/"
+        await pilot.press("tab", "shift+tab")
+        await settle(pilot)
+        assert app.focused is field
+        await pilot.press("space", *f"{tmp_path}/results/no", "right")
+        assert field.value == f"{tmp_path}/results/8xSMC-H100/ {tmp_path}/results/notes.md"

@@ -548,3 +548,47 @@ async def test_a_damaged_snapshot_is_listed_with_its_problem_not_a_crash(
         assert app.is_running
         status = app.status[0]
         assert "as-measured.toml" in status and "saved_at" in status
+
+
+async def test_choosing_another_target_in_the_override_form_starts_it_empty(
+    sample_project: Project,
+) -> None:
+    """Issue 26, item 7: the form carried the value and reason typed for one target into a
+    newly chosen one (one ctrl+s gave Trainium3 the GPU's figure), and took an empty Who as
+    "unnamed"."""
+    from textual.widgets import Select
+
+    trainium = trainium_target(sample_project)
+    gpu = next(t for t in sample_project.inventory.targets if t is not trainium)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "inputs-tab")
+        table = app.screen.query_one("#inputs", DataTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index(f"{gpu.name}\tsteady_throughput"))
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, OverrideScreen)
+        form.query_one("#value", Input).value = "4.5"
+        form.query_one("#why", Input).value = "what the GPU vendor quoted"
+        form.query_one("#target", Select).value = trainium.name
+        await settle(pilot)
+        assert form.query_one("#value", Input).value == ""
+        assert form.query_one("#why", Input).value == ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is form and app.session.overrides == ()
+        form.query_one("#value", Input).value = "3"
+        form.query_one("#why", Input).value = "the Trainium3 recipe's target"
+        form.query_one("#who", Input).value = ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is form and app.session.overrides == ()
+        assert "say who states it" in str(form.query_one("#error", Static).content)
+        form.query_one("#who", Input).value = "ana"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        (override,) = app.session.overrides
+        assert (override.target, override.value, override.who) == (trainium.name, 3.0, "ana")

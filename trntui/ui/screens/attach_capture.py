@@ -20,6 +20,7 @@ from trntui.core.fields import FieldValueError, parse_number
 from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
 from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
 
 
@@ -46,6 +47,8 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                     placeholder="neuron-monitor .jsonl, nvidia-smi .csv or a compiler log",
                     compact=True,
                     id="capture",
+                    suggester=PathSuggester(),
+                    select_on_focus=False,
                 ),
             )
             yield field_row(

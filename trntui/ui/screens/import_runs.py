@@ -44,6 +44,7 @@ from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
 from trntui.ui.text import cell
+from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
 
 AUTO = "auto"
@@ -110,6 +111,8 @@ class ImportRunsScreen(WorkerModal[str | None]):
                     placeholder="files or folders, space-separated (quote spaces)",
                     compact=True,
                     id="paths",
+                    suggester=PathSuggester(),
+                    select_on_focus=False,  # coming back to add a path keeps those typed
                 ),
             )
             options = [("detect automatically", AUTO)]

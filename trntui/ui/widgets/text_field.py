@@ -6,6 +6,7 @@ then shown, or written into a report, to whoever opens the project; a byte that 
 could not be saved at all. ``replace`` is where Textual's ``Input`` makes every edit (typing,
 paste, cut, completion), so cleaning there covers them all. A paste of several lines keeps
 them all, on one line, and says so (Textual's own keeps the first line without a word).
+A field made with ``select_on_focus=False`` takes the cursor to its end when focused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ class TextField(Input):
 
     def replace(self, text: str, start: int, end: int) -> None:
         super().replace(typed_text(text), start, end)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        """A field that does not select its text on focus (a list of paths) is come back to
+        for more: the cursor goes to the end (a field left shows its start, ``Dialog``)."""
+        if not self.select_on_focus:
+            self.cursor_position = len(self.value)
 
     def _on_paste(self, event: events.Paste) -> None:
         lines = [line.strip() for line in event.text.splitlines() if line.strip()]

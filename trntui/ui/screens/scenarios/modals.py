@@ -72,6 +72,8 @@ class OverrideScreen(Dialog[Override | None]):
         self.check = check
         """Why the overrides it is given do not apply now, or ``None`` when they do."""
         self.existing = existing
+        self._shown: tuple[str, str | None] = (key, target)
+        """The input and target whose override the value and why fields hold."""
 
     def compose(self) -> ComposeResult:
         existing = self.existing
@@ -120,7 +122,20 @@ class OverrideScreen(Dialog[Override | None]):
 
     @on(Select.Changed)
     def _choice_changed(self, event: Select.Changed) -> None:
+        """Another input or target is another override: its own value and reason (those of
+        the override in force for it, or none), never the ones typed for the previous choice,
+        which ctrl+s would have given the new target."""
         event.stop()
+        key, target = self._choice()
+        if (key, target) != self._shown:
+            self._shown = (key, target)
+            current = next(
+                (o for o in (*self.others, *filter(None, [self.existing]))
+                 if (o.input, o.target) == (key, target)),
+                None,
+            )  # fmt: skip
+            self.query_one("#value", Input).value = "" if current is None else f"{current.value:g}"
+            self.query_one("#why", Input).value = "" if current is None else current.why
         self._describe()
 
     def _choice(self) -> tuple[str, str | None]:
@@ -162,10 +177,10 @@ class OverrideScreen(Dialog[Override | None]):
         except InvalidInputError as invalid:
             error.update(f"Not kept: {invalid}")
             return
-        if not why:
-            error.update("Not kept: an override is an assumption; say why")
+        if not who or not why:
+            error.update("Not kept: an override is an assumption; say who states it and why")
             return
-        override = Override(key, value, target, who=who or "unnamed", why=why)
+        override = Override(key, value, target, who=who, why=why)
         others = tuple(o for o in self.others if (o.input, o.target) != (key, target))
         problem = self.check((*others, override))
         if problem is not None:
