@@ -266,3 +266,26 @@ async def test_keys_batched_after_tab_land_in_the_next_field(sample_project: Pro
             app.post_message(events.Key(key, character))
         await settle(pilot)
     assert load_scenario(sample_project.root, "ab1").note == "cd"
+
+
+async def test_the_top_line_names_every_area_and_marks_the_current_one(
+    sample_project: Project,
+) -> None:
+    """Issue 26, item 1: after pressing 2 nothing on screen said where one was (the header
+    read "trntui" and the project). The top line lists the areas by their keys in force and
+    marks the one shown; clicking a name goes there."""
+    from trntui.ui.widgets.area_bar import AreaBar
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        for key, name in (("1", "Inventory"), ("2", "Runs"), ("3", "Prices"), ("4", "Scenarios")):
+            await pilot.press(key)
+            await settle(pilot)
+            line = app.screen.query_one(AreaBar).render()
+            assert "1 Inventory  2 Runs  3 Prices  4 Scenarios" in line.plain
+            marked = [line.plain[s.start : s.end] for s in line.spans if "reverse" in str(s.style)]
+            assert marked == [f" {key} {name} "]
+            assert sample_project.inventory.project.name[:10] in line.plain
+        await pilot.click(AreaBar, offset=(line.plain.index("2 Runs") + 2, 0))
+        await settle(pilot)
+        assert app.current_mode == "runs"

@@ -21,7 +21,6 @@ from textual.widgets import (
     ContentSwitcher,
     DataTable,
     Footer,
-    Header,
     Label,
     OptionList,
     Static,
@@ -40,6 +39,7 @@ from trntui.core.inventory import (
 from trntui.ui.screens.base import SessionScreen, SessionView, edits
 from trntui.ui.screens.dialog import Dialog, after_typing
 from trntui.ui.session import Session
+from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.field_form import FieldChange, FieldForm
 from trntui.ui.widgets.status_line import StatusLine
@@ -378,7 +378,7 @@ class InventoryScreen(SessionScreen):
         session.on_typing_kept(self.commit_pending)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AreaBar("screen.inventory")
         with Horizontal(id="body"):
             options = [Option(cls.TITLE, id=name) for name, cls in SECTIONS.items()]
             options += [Option(f"{cls.TITLE}s", id=name) for name, cls in LIST_SECTIONS.items()]

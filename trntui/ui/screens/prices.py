@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
 from trntui.core.format import usd_price
@@ -48,6 +48,7 @@ from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.session import Session
+from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 
@@ -122,7 +123,7 @@ class PricesScreen(SessionScreen):
         self._shown_targets: tuple[TrainingTarget, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AreaBar("screen.prices")
         with Vertical():
             yield Static("", id="targets")
             table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)

@@ -14,7 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
@@ -57,6 +57,7 @@ from trntui.ui.screens.runs_columns import (
 )
 from trntui.ui.session import Session
 from trntui.ui.text import cell, shown
+from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
@@ -116,7 +117,7 @@ class RunsScreen(SessionScreen):
         """The run facts the table shows (see ``_show_facts``)."""
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AreaBar("screen.runs")
         with Vertical():
             yield Static(
                 "No runs imported yet. Press [b]i[/b] to import training logs "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, TabbedContent
+from textual.widgets import DataTable, Footer, TabbedContent
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import INPUT_SPECS, Override, implausible_overrides
@@ -37,6 +37,7 @@ from trntui.ui.screens.scenarios.scale import ScalePane
 from trntui.ui.screens.scenarios.sensitivity import SensitivityPane
 from trntui.ui.screens.scenarios.snapshots import SnapshotsPane
 from trntui.ui.session import Session, overrides_in_force
+from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 
@@ -150,7 +151,7 @@ class ScenariosScreen(SessionScreen):
         self.opened: Scenario | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AreaBar("screen.scenarios")
         with TabbedContent(id="tabs"):
             yield EstimatePane()
             yield InputsPane()
