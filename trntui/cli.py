@@ -162,7 +162,7 @@ class _PrintableStream:
 def printable_output() -> Iterator[None]:
     """Route ``sys.stdout`` and ``sys.stderr`` through ``printable`` while a command runs."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _PrintableStream(out), _PrintableStream(err)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = _PrintableStream(out), _PrintableStream(err)
     try:
         yield
     finally:

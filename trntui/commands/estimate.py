@@ -140,7 +140,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     diff.set_defaults(func=scenario_diff_command)
 
 
-def _user_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
+def _user_errors(
+    command: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
     """A mistake the user can fix prints one line and exits 2; tracebacks are for bugs."""
 
     @functools.wraps(command)
@@ -223,7 +225,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     for note in stale:
         print(f"STALE: {note}")
     print(_estimate_text(result, bands))
-    if comparison.comparable:
+    if comparison.comparable and comparison.break_even is not None:  # both set when comparable
         print(
             f"Trainium3 / GPU cost to the same result: {ratio(comparison.cost_ratio)} "
             f"({comparison.break_even.note})"
@@ -417,7 +419,7 @@ def scenario_list_command(args: argparse.Namespace) -> int:
 @_user_errors
 def scenario_show_command(args: argparse.Namespace) -> int:
     args.scenario = args.name
-    return estimate_command.__wrapped__(args)
+    return estimate_command(args)
 
 
 @_user_errors

@@ -68,7 +68,7 @@ def import_command(args: argparse.Namespace) -> int:
                 format=args.format,
                 set_name=args.set_name,
             )
-            report = runs_report(root, project.inventory) if args.json else None
+            report = runs_report(root, project.inventory) if args.json else {}
     except UserError as error:
         return fail(error)
     if not outcomes:

@@ -159,11 +159,11 @@ def plan_text(plan: ScalePlan) -> str:
         lines.append("  no scaling family: its run set is the only size measured")
     else:
         lines.append(f"  family {family.name}")
-        for p in family.points:
+        for m in family.points:
             lines.append(
-                f"    {p.nodes:>3} nodes  {p.run_set:30.30}  {p.runs} runs, median "
-                f"{p.time_s / 60:.2f} min to train ({p.time_low_s / 60:.2f}-"
-                f"{p.time_high_s / 60:.2f})"
+                f"    {m.nodes:>3} nodes  {m.run_set:30.30}  {m.runs} runs, median "
+                f"{m.time_s / 60:.2f} min to train ({m.time_low_s / 60:.2f}-"
+                f"{m.time_high_s / 60:.2f})"
             )
     lines.append(
         f"  efficiency: time to the verified result x instances at {plan.reference} over the "

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trntui.core.scalars import number
+
 TOLERANCE = 0.03
 
 _STAGES = (
@@ -84,9 +86,9 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
     )
     if runs.is_empty() or runs["throughput_unit"].n_unique() != 1:
         return None
-    rate = float(runs["steady_throughput"].median())
+    rate = number(runs["steady_throughput"].median())
     startup = runs["startup_s"].median()
-    before_init = float(runs["before_init_s"].fill_null(0.0).median() or 0.0)
+    before_init = number(runs["before_init_s"].fill_null(0.0).median() or 0.0)
     overhead = runs["overhead_ratio"].median()
     retry = runs["retry_ratio"].mean()
     if None in (startup, overhead, retry) or rate <= 0:
@@ -95,7 +97,7 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
     # to the job's end, the time outside the logs (``launch_s``) modelled by its median.
     outside = runs["launch_s"]
     from_launch = outside.null_count() == 0
-    launch = float(outside.median()) if from_launch else 0.0
+    launch = number(outside.median()) if from_launch else 0.0
     modelled: dict[str, float] = dict.fromkeys((name for name, _ in _STAGES), 0.0)
     measured: dict[str, float] = dict.fromkeys(modelled, 0.0)
     results = []
@@ -110,10 +112,10 @@ def backtest(observations: pl.DataFrame, set_name: str) -> Backtest | None:
         parts = {
             "launch": launch,
             "before_init": before_init,
-            "startup": float(startup) - before_init,
+            "startup": number(startup) - before_init,
             "training": training,
-            "overhead": training * float(overhead),
-            "retry": training * float(retry),
+            "overhead": training * number(overhead),
+            "retry": training * number(retry),
         }
         training_i = row["training_s"]
         seen_before_init = row["before_init_s"] or 0.0

@@ -37,9 +37,10 @@ from trntui.core.inventory import (
     TrainingGoal,
     TrainingTarget,
 )
-from trntui.core.prediction import prediction_bands
+from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import PriceQuote, QuoteBook
 from trntui.core.run_facts import SUSPECT
+from trntui.core.scalars import number
 
 ESTIMATION_RUNS = 3
 MAX_SUBSETS = 200
@@ -102,7 +103,9 @@ def calibrate_set(
             no_band += 1
             reason = reason or (band.reason if band is not None else "the estimate is incomplete")
             continue
-        widths.append(band.width)
+        width = band.width
+        assert width is not None  # a band with its P10 has its P50 and P90, all positive
+        widths.append(width)
         nodes = _instances(picked)
         for position in set(range(runs.height)) - set(chosen):
             other = runs.row(position, named=True)
@@ -137,7 +140,7 @@ def _instances(runs: pl.DataFrame) -> int:
     return int(nodes[0]) if nodes.len() else 1
 
 
-def _band(runs: pl.DataFrame, set_name: str):
+def _band(runs: pl.DataFrame, set_name: str) -> tuple[Band | None, float]:
     """The band of an estimate made from ``runs`` only, and the time outside the logs it used
     (``None`` band when the estimate cannot be made)."""
     units = runs["throughput_unit"].drop_nulls().unique().to_list()
@@ -150,7 +153,7 @@ def _band(runs: pl.DataFrame, set_name: str):
     )
     inventory = Inventory(
         project=ProjectInfo(name="band check", owner="calibration"),
-        goal=TrainingGoal(work_amount=float(verified.median()), work_unit=work_unit),
+        goal=TrainingGoal(work_amount=number(verified.median()), work_unit=work_unit),
         software=SoftwareStack(launch_minutes=0.0),
         data_prep=DataPreparation(hours=0.0),
         side_costs=SideCosts(

@@ -30,8 +30,11 @@ import datetime as dt
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
+
+from trntui.core.scalars import moment_or_none
 
 _ISO = r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
 _ASCTIME = r"(\w{3} \w{3} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})"
@@ -122,7 +125,7 @@ def compile_summary(lines: pl.DataFrame) -> CompileSummary:
     """Count and time the compilations in a log given as ``line`` / ``text`` rows."""
     lines = lines.select(pl.col("line").cast(pl.Int64), pl.col("text").cast(pl.String))
     frame = lines.with_columns(_stamps(lines).alias("wall"), _event_kind().alias("kind"))
-    start = frame["wall"].drop_nulls().min()
+    start = moment_or_none(frame["wall"].drop_nulls().min())
     frame = frame.with_columns(
         pl.col("wall").forward_fill().alias("before"),
         pl.col("wall").backward_fill().alias("after"),
@@ -133,7 +136,7 @@ def compile_summary(lines: pl.DataFrame) -> CompileSummary:
         return None if value is None or start is None else (value - start).total_seconds()
 
     items: list[Compilation] = []
-    open_calls: list[dict] = []
+    open_calls: list[dict[str, Any]] = []
     sure: list[tuple[float, float]] = []
     totals: dict[str, int] = {}
     for row in events.iter_rows(named=True):

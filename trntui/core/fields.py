@@ -213,7 +213,7 @@ class FieldSpec:
         if self.kind == "bool":
             return "yes" if value else "no"
         if self.kind == "date":
-            return value.isoformat()
+            return str(value.isoformat())
         return str(value)
 
 

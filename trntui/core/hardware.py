@@ -125,6 +125,7 @@ def target_size(
     row = instance_hardware(instance_type)
     name = row.accelerator.name if row is not None else None
     unit = "NeuronCores" if counts_neuron_cores else name or "accelerators"
+    per: int | None
     if stated:
         per, source = stated, "stated on the target"
     elif counts_neuron_cores:

@@ -119,7 +119,7 @@ def model_flops_utilization(
     trainable = trainable_parameters_billion
     formula = FORMULA if trainable is not None else FORMULA + " (trainable not stated: all)"
     value = implausible = None
-    if not missing:
+    if parameters_billion and tokens_per_s and chips and peak_tflops_per_chip:  # none missing
         achieved = flops_per_token(parameters_billion, trainable) * tokens_per_s
         value = achieved / (chips * peak_tflops_per_chip * 1e12)
         if value > IMPLAUSIBLE_ABOVE:

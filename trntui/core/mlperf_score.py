@@ -27,6 +27,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError
 from trntui.core.safe_json import MAX_JSON_CHARS, parse_json
+from trntui.core.scalars import number
 from trntui.core.timeline import Kind
 
 SCALING_FILE = "scaling.json"
@@ -127,7 +128,7 @@ def run_minutes(timeline: pl.DataFrame) -> float | None:
     stop = stops.row(0, named=True)
     if str(stop["status"]).lower() != "success" or stop["t_s"] is None:
         return None
-    return (stop["t_s"] - float(starts[0])) / 60.0
+    return (number(stop["t_s"]) - number(starts[0])) / 60.0
 
 
 def required_runs(benchmark: str | None) -> int | None:

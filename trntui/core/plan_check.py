@@ -103,17 +103,18 @@ def plan_facts(context: EstimateContext, check: PlanCheck, total_usd: float | No
     goal = context.inventory.goal
     facts = []
     start = goal.start_date or context.today
-    if check.late:
+    wall_days = check.wall_clock_days  # known whenever late or over the wall clock limit
+    if check.late and check.finish is not None and wall_days is not None:
         lead = f" + {check.lead_days:g} days to get capacity" if check.lead_days else ""
-        clock = wall_clock(check.wall_clock_days * 24)
+        clock = wall_clock(wall_days * 24)
         facts.append(
             f"{check.target} is late: from {start}{lead} + {clock} of "
             f"wall clock it finishes {finish_text(check.finish)}, after the deadline "
             f"{goal.deadline}"
         )
-    if check.over_wall_clock:
+    if check.over_wall_clock and wall_days is not None:
         facts.append(
-            f"{check.target} needs {wall_clock(check.wall_clock_days * 24)} of wall clock, more "
+            f"{check.target} needs {wall_clock(wall_days * 24)} of wall clock, more "
             f"than the {goal.max_wall_clock_days:g} days allowed"
         )
     if check.over_budget and total_usd is not None:

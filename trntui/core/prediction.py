@@ -239,7 +239,8 @@ def _unexplained_s(run: Mapping[str, Any], medians: Mapping[str, Any]) -> float 
         return None
     training = run["work_done"] / figures["steady_throughput"]
     ratios = 1.0 + figures["overhead_ratio"] + figures["retry_ratio"]
-    return max(ends) - figures["startup_s"] - training * ratios
+    outside: float = max(ends) - figures["startup_s"] - training * ratios
+    return outside
 
 
 def runs_for_width(log_sd: float | None, half_width: float = TARGET_HALF_WIDTH) -> int | None:

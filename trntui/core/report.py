@@ -200,7 +200,8 @@ def _status(target: dict[str, Any]) -> str:
     """``complete``, ``assumptions only`` (a total no measurement supports) or what is
     missing."""
     if target["total_usd"] is None:
-        return target["headline"]
+        headline: str = target["headline"]
+        return headline
     return "assumptions only (no input measured)" if target.get("assumptions_only") else "complete"
 
 
@@ -424,7 +425,7 @@ def render_csv(doc: dict[str, Any]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
 
-    def row(section: str, target: str, item: str, value: Any, unit: str = "", *rest: str):
+    def row(section: str, target: str, item: str, value: Any, unit: str = "", *rest: str) -> None:
         cells = [section, target, item, "" if value is None else value, unit, *rest]
         writer.writerow([_csv_cell(cell) for cell in cells] + [""] * (3 - len(rest)))
 

@@ -255,7 +255,12 @@ def _spread(family: Family, count: int, item: TargetEstimate) -> tuple[float, fl
         return None
     below = [p for p in family.points if p.nodes <= count and p.throughput]
     point = below[-1] if below else next((p for p in family.points if p.throughput), None)
-    if point is None or not point.throughput_low or not point.throughput_high:
+    if (
+        point is None
+        or not point.throughput
+        or not point.throughput_low
+        or not point.throughput_high
+    ):
         return None
     return _totals_between(
         item,

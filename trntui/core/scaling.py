@@ -25,9 +25,11 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
+from trntui.core.scalars import number
 from trntui.core.system_size import SetSize, accelerator_model, set_size
 from trntui.core.timeline import SystemSize
 
@@ -95,7 +97,7 @@ class ScaledThroughput:
     """The measured run set whose other inputs (startup, overheads) are used."""
 
 
-def _facts_key(protocol: dict[str, frozenset[str]], size: SystemSize) -> tuple | None:
+def _facts_key(protocol: dict[str, frozenset[str]], size: SystemSize) -> tuple[object, ...] | None:
     model = accelerator_model(size.accelerator)
     facts = tuple((fact, tuple(sorted(protocol.get(fact, ())))) for fact in _FAMILY_FACTS)
     benchmark = dict(facts).get("benchmark")
@@ -122,10 +124,10 @@ def measured_size(
         time_s=statistics.median(times),
         time_low_s=min(times),
         time_high_s=max(times),
-        throughput=float(throughput.median()) if throughput.len() else None,
+        throughput=number(throughput.median()) if throughput.len() else None,
         throughput_unit=units[0] if len(units) == 1 else None,
-        throughput_low=float(throughput.min()) if throughput.len() else None,
-        throughput_high=float(throughput.max()) if throughput.len() else None,
+        throughput_low=number(throughput.min()) if throughput.len() else None,
+        throughput_high=number(throughput.max()) if throughput.len() else None,
     )
 
 
@@ -136,14 +138,14 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
     named, the others are grouped automatically. A family needs two sizes with known nodes.
     """
     named = named or {}
-    groups: dict[tuple, list[tuple[str, SetSize]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[str, SetSize]]] = {}
     for run_set in observations["set_name"].unique().sort().to_list():
         runs = observations.filter(pl.col("set_name") == run_set)
         size = set_size([_row_size(row) for row in runs.iter_rows(named=True)])
         if size.size is None or size.size.nodes is None:
             continue
         if run_set in named:
-            key: tuple | None = ("named", named[run_set])
+            key: tuple[object, ...] | None = ("named", named[run_set])
         else:
             protocol: dict[str, set[str]] = {}
             for text in runs["protocol_json"].drop_nulls():
@@ -165,8 +167,8 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
         by_nodes: dict[int, MeasuredSize] = {}
         for point in sorted(points, key=lambda p: (p.nodes, -p.runs)):
             by_nodes.setdefault(point.nodes, point)  # one set per size: the most runs
-        ordered = sorted(by_nodes.values(), key=lambda p: p.nodes)
-        name = key[1] if key[0] == "named" else _auto_name(ordered)
+        ordered = tuple(sorted(by_nodes.values(), key=lambda p: p.nodes))
+        name = str(key[1]) if key[0] == "named" else _auto_name(ordered)
         found.append(Family(name, ordered, key[0] == "named"))
     return tuple(sorted(found, key=lambda f: f.name))
 
@@ -182,7 +184,7 @@ def family_of(found: Sequence[Family], run_set: str | None) -> Family | None:
     return next((f for f in found if run_set in f.sets), None)
 
 
-def _row_size(row: dict) -> SystemSize | None:
+def _row_size(row: dict[str, Any]) -> SystemSize | None:
     if row["nodes"] is None and row["accelerators_per_node"] is None:
         return None
     return SystemSize(
@@ -209,6 +211,7 @@ def throughput_at(
     above = [p for p in points if p.nodes > nodes]
     if below and above:
         low, high = below[-1], above[0]
+        assert low.throughput is not None and high.throughput is not None  # from ``points``
         share = (math.log(nodes) - math.log(low.nodes)) / (
             math.log(high.nodes) - math.log(low.nodes)
         )
@@ -229,6 +232,7 @@ def throughput_at(
             "unknown",
             f"not measured {where} nodes (state an efficiency per doubling to assume one)",
         )
+    assert edge.throughput is not None  # from ``points``
     doublings = math.log2(nodes / edge.nodes)
     value = edge.throughput * (nodes / edge.nodes) * efficiency_per_doubling**doublings
     detail = (

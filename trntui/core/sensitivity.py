@@ -34,7 +34,7 @@ class SensitivityBar:
     key: str
     label: str
     unit: str
-    base: float
+    base: float | None
     low: float
     high: float
     total_at_low: float
@@ -124,6 +124,7 @@ def sensitivity(estimate: Estimate) -> tuple[Sensitivity, ...]:
     for position, (index, value) in enumerate(plan):
         low_total, high_total = totals[2 * position], totals[2 * position + 1]
         item = estimate.targets[index]
+        assert value.low is not None and value.high is not None  # _varied keeps ranges only
         paid_low, paid_high = paid[2 * position], paid[2 * position + 1]
         if item.block_billed and paid_low != paid_high and None not in (paid_low, paid_high):
             unit = shown_unit(value.unit, estimate.work_unit)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trntui.core.scalars import number
 from trntui.core.timeline import ImportedRun, Kind
 
 # Which rows measure progress, best first: rows that count samples or tokens beat rows that
@@ -58,8 +59,8 @@ def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None
     else:
         rate = pl.col("work") / (pl.col("end_s") - pl.col("begin_s"))
     steps = steps.with_columns(pl.when(counted).then(rate).alias("rate"))
-    start_s = float(progress["t_s"].min())
-    end_s = float(progress["t_s"].max())
+    start_s = number(progress["t_s"].min())
+    end_s = number(progress["t_s"].max())
     width = (end_s - start_s) / columns
     if width <= 0:
         return None

@@ -34,6 +34,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError
 from trntui.core.safe_json import parse_json
+from trntui.core.scalars import number
 
 
 class Kind(StrEnum):
@@ -63,7 +64,7 @@ KIND_DTYPE = pl.Enum([str(kind) for kind in Kind])
 """``kind`` is an enum: run facts filter on it constantly, and integer compares are cheap."""
 
 TIMELINE_SCHEMA = pl.Schema(
-    {
+    {  # type: ignore[arg-type]  # dtype classes and an instance: mypy joins to object
         "t_s": pl.Float64,
         "kind": KIND_DTYPE,
         "step": pl.Int64,
@@ -321,7 +322,7 @@ def with_interval_steps(progress: pl.DataFrame) -> pl.DataFrame:
     delta = pl.col("step") - prev
     diffs = progress.filter(pl.col("kind") == Kind.STEP)["step"].diff().drop_nulls()
     diffs = diffs.filter(diffs > 0)
-    typical_steps = float(diffs.median()) if diffs.len() else 1.0
+    typical_steps = number(diffs.median()) if diffs.len() else 1.0
     return progress.with_columns(
         pl.when(prev.is_not_null() & (delta > 0))
         .then(delta.cast(pl.Float64))

@@ -31,6 +31,8 @@ from typing import Any
 
 import polars as pl
 
+from trntui.core.scalars import number
+
 TELEMETRY_SCHEMA = pl.Schema(
     {
         "t_s": pl.Float64,
@@ -116,7 +118,7 @@ class Telemetry:
 
     @property
     def span_s(self) -> float:
-        return float(self.samples["t_s"].max() or 0.0) if self.samples.height else 0.0
+        return number(self.samples["t_s"].max() or 0.0) if self.samples.height else 0.0
 
 
 def conform_samples(frame: pl.DataFrame) -> pl.DataFrame:
@@ -216,11 +218,11 @@ def utilization_over(
         window=window,
         start_s=start_s,
         end_s=end_s,
-        mean_pct=float(means.mean()) if means.len() else None,
-        min_device_pct=float(means.min()) if means.len() else None,
-        max_device_pct=float(means.max()) if means.len() else None,
-        covered_s=float(per_device["covered_s"].mean() or 0.0) if per_device.height else 0.0,
-        gap_s=float(per_device["gap_s"].mean() or 0.0) if per_device.height else 0.0,
+        mean_pct=number(means.mean()) if means.len() else None,
+        min_device_pct=number(means.min()) if means.len() else None,
+        max_device_pct=number(means.max()) if means.len() else None,
+        covered_s=number(per_device["covered_s"].mean() or 0.0) if per_device.height else 0.0,
+        gap_s=number(per_device["gap_s"].mean() or 0.0) if per_device.height else 0.0,
         devices=per_device.height,
         method=meta.method,
         period_s=meta.period_s,

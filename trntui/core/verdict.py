@@ -31,11 +31,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import polars as pl
 
 from trntui.core.compile_telemetry import CompileSummary
 from trntui.core.run_facts import RunFacts
+from trntui.core.scalars import number, number_or_none
 from trntui.core.timeline import JobClock
 from trntui.core.utilization import Telemetry, per_sample
 
@@ -148,8 +150,8 @@ def _starved_stretches(rows: pl.DataFrame) -> tuple[Stretch, ...]:
             Stretch(
                 start_s=float(group["run_t"][0] - group["period_s"][0]),
                 end_s=float(group["run_t"][-1]),
-                host_cpu_pct=group["cpu_pct"].mean(),
-                io_wait_pct=group["io_wait_pct"].mean(),
+                host_cpu_pct=number_or_none(group["cpu_pct"].mean()),
+                io_wait_pct=number_or_none(group["io_wait_pct"].mean()),
             )
         )
     return tuple(sorted(out, key=lambda s: s.start_s - s.end_s)[:5])
@@ -206,8 +208,8 @@ def _telemetry_shares(
     ]
     if cpu.len():
         evidence.append(
-            f"while all accelerators were idle, host CPU averaged {cpu.mean():.0f} % and I/O "
-            f"wait {io.mean() if io.len() else 0:.0f} % (data loading / preprocessing)"
+            f"while all accelerators were idle, host CPU averaged {number(cpu.mean()):.0f} % and "
+            f"I/O wait {number(io.mean()) if io.len() else 0:.0f} % (data loading / preprocessing)"
         )
     elif measured["cpu_pct"].drop_nulls().len():
         evidence.append(
@@ -297,7 +299,12 @@ def run_verdict(
     unexplained = max(0.0, billed - sum(known)) if billed is not None and known else None
     top = shares[0] if shares and shares[0].share else None
     unmeasured = [s for s in shares if s.seconds is None]
-    if top is not None and unmeasured and (unexplained is None or top.seconds < unexplained):
+    if (
+        top is not None
+        and top.seconds is not None  # it has a share
+        and unmeasured
+        and (unexplained is None or top.seconds < unexplained)
+    ):
         # The unmeasured causes could take the unexplained time and outrank it.
         notes.append(
             f"largest measured cause: {top.limit} ({top.share:.0%}); not a verdict, because "
@@ -332,7 +339,7 @@ def overlap_note(shares: Sequence[LimitShare]) -> str | None:
     )
 
 
-def verdict_rows(verdict: Verdict) -> Sequence[dict]:
+def verdict_rows(verdict: Verdict) -> Sequence[dict[str, Any]]:
     """Plain rows (limit, seconds, share, evidence) for tables and JSON."""
     return [
         {

@@ -32,6 +32,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError
 from trntui.core.safe_json import parse_json
+from trntui.core.scalars import moment_or_none, number_or_none
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource, conform
 from trntui.importers._base import SourceFile, Steps, decode_text, read_source
 
@@ -228,7 +229,7 @@ def suggest_mapping(columns: Iterable[str]) -> ColumnMapping:
     )
 
 
-def _number(table: RawTable, column: str, dtype: pl.DataType) -> pl.Series:
+def _number(table: RawTable, column: str, dtype: type[pl.DataType]) -> pl.Series:
     raw = table.frame[column]
     values = raw.cast(pl.Float64, strict=False)
     bad = table.frame.filter(raw.is_not_null() & (raw != "") & values.is_null())
@@ -271,12 +272,12 @@ def _times(table: RawTable, mapping: ColumnMapping) -> tuple[pl.Series, dt.datet
                 key=column,
                 expected="ISO 8601 date-time text",
             )
-        start = wall.min()
+        start = moment_or_none(wall.min())
         return (wall - start).dt.total_microseconds() / 1e6, start
     values = _number(table, column, pl.Float64)
     if unit in ("epoch_s", "epoch_ms"):
         seconds = values * (1e-3 if unit == "epoch_ms" else 1.0)
-        first = seconds.min()
+        first = number_or_none(seconds.min())
         start = (
             dt.datetime.fromtimestamp(first, dt.UTC) if first is not None and first > 0 else None
         )

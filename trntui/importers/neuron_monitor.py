@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
+from typing import TypeGuard
 
 import polars as pl
 
@@ -39,6 +40,7 @@ from trntui.core.safe_json import (
     json_depth_exceeds,
     parse_json,
 )
+from trntui.core.scalars import number
 from trntui.core.utilization import (
     HOST,
     Metric,
@@ -72,7 +74,7 @@ def _group(fields: dict[str, pl.DataType]) -> pl.Struct:
     return pl.Struct({"period": pl.Float64, "error": pl.String, **fields})
 
 
-def _schema(cores: list[str], stamp: pl.DataType | None) -> pl.Struct:
+def _schema(cores: list[str], stamp: type[pl.DataType] | None) -> pl.Struct:
     core = pl.Struct({"neuroncore_utilization": pl.Float64})
     report = pl.Struct(
         {
@@ -85,7 +87,7 @@ def _schema(cores: list[str], stamp: pl.DataType | None) -> pl.Struct:
         }
     )
     runtime = pl.Struct({"pid": pl.Int64, "error": pl.String, "report": report})
-    fields: dict[str, pl.DataType] = {
+    fields: dict[str, pl.DataType | type[pl.DataType]] = {
         "neuron_runtime_data": pl.List(runtime),
         "system_data": pl.Struct(
             {
@@ -124,7 +126,7 @@ def _check_depth(source: SourceFile, lines: pl.DataFrame) -> None:
         check_json_bounds(text, path=source.name, line=line, expected=_EXPECTED)
 
 
-def _wrapper_field(first: dict) -> tuple[str | None, pl.DataType | None]:
+def _wrapper_field(first: dict) -> tuple[str | None, type[pl.DataType] | None]:
     for name in _WRAPPER_FIELDS:
         value = first.get(name)
         if isinstance(value, str):
@@ -238,7 +240,7 @@ def _clock(
             expected="a positive number of seconds",
         )
     periods = reports["period_s"].drop_nulls()
-    median = float(periods.median()) if periods.len() else None
+    median = number(periods.median()) if periods.len() else None
     if median is None or median <= 0:
         raise InputFileError(
             source.name,
@@ -295,11 +297,14 @@ def _cores_on_instance(report: dict) -> int | None:
     if not isinstance(info, dict) or info.get("error"):
         return None
     devices, per_device = info.get("neuron_device_count"), info.get("neuroncore_per_device_count")
-    if not all(
-        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (devices, per_device)
-    ):
+    if not (_is_count(devices) and _is_count(per_device)):
         return None
     return devices * per_device
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    """A whole number above 0 (not a bool, which Python counts as an int)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def import_neuron_monitor(path: Path, steps: Steps | None = None) -> Telemetry:

@@ -21,6 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.errors import InputFileError
+from trntui.core.scalars import moment, number
 from trntui.core.utilization import (
     Metric,
     Telemetry,
@@ -112,8 +113,8 @@ def import_nvidia_smi(path: Path, steps: Steps | None = None) -> Telemetry:
             line=int(bad_time["line"][0]),
             expected="YYYY/MM/DD HH:MM:SS.mmm",
         )
-    number = r"^\s*([-+]?\d+(?:\.\d+)?)\s*(%|[A-Za-z]+)?\s*$"
-    util = pl.col("raw_util").str.extract(number, 1).cast(pl.Float64, strict=False)
+    quantity = r"^\s*([-+]?\d+(?:\.\d+)?)\s*(%|[A-Za-z]+)?\s*$"
+    util = pl.col("raw_util").str.extract(quantity, 1).cast(pl.Float64, strict=False)
     not_read = pl.col("raw_util").str.starts_with("[")
     frame = frame.with_columns(util.alias("util"), not_read.alias("gap"))
     broken = frame.filter(pl.col("util").is_null() & ~pl.col("gap"))
@@ -135,7 +136,7 @@ def import_nvidia_smi(path: Path, steps: Steps | None = None) -> Telemetry:
     mem_unit = dict(fields).get("memory.used") or "MiB"
     scale = _UNITS.get(mem_unit.lower(), 2**20)
     frame = frame.with_columns(
-        (pl.col("raw_mem").str.extract(number, 1).cast(pl.Float64, strict=False) * scale).alias(
+        (pl.col("raw_mem").str.extract(quantity, 1).cast(pl.Float64, strict=False) * scale).alias(
             "mem"
         ),
         pl.coalesce(pl.col("gpu"), pl.int_range(pl.len()).over("wall").cast(pl.String)).alias(
@@ -158,11 +159,11 @@ def import_nvidia_smi(path: Path, steps: Steps | None = None) -> Telemetry:
         .alias("period_s")
     )
     periods = frame["period_s"].drop_nulls().filter(frame["period_s"].drop_nulls() > 0)
-    period = float(periods.median()) if periods.len() else 1.0
+    period = number(periods.median()) if periods.len() else 1.0
     frame = frame.with_columns(
         pl.when(pl.col("period_s") > 0).then(pl.col("period_s")).otherwise(period).alias("period_s")
     )
-    start = frame["wall"].min() - dt.timedelta(seconds=period)
+    start = moment(frame["wall"].min()) - dt.timedelta(seconds=period)
     frame = frame.with_columns(
         ((pl.col("wall") - pl.lit(start)).dt.total_microseconds() / 1e6).alias("t_s"),
         (pl.lit("gpu") + pl.col("gpu")).alias("device"),

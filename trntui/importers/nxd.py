@@ -23,6 +23,7 @@ import polars as pl
 
 from trntui.core.compile_telemetry import parse_asctime
 from trntui.core.errors import InputFileError
+from trntui.core.scalars import moment_or_none
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, SystemSize, TimeSource, conform
 from trntui.importers._base import Steps, no_events_error, read_lines, read_source
 from trntui.importers.launch import context_lines, launcher_size, torchrun_arguments_size
@@ -181,7 +182,7 @@ def import_nxd(path: Path, steps: Steps) -> ImportedRun:
         raise no_events_error(source, "neuronx-distributed 'LOG ... step_loss'", _EXPECTED)
     events = pl.concat([step_rows, _compile_rows(lines)], how="diagonal_relaxed").sort("line")
     steps.at(0.7)
-    start = events["wall"].min()
+    start = moment_or_none(events["wall"].min())
     # A compiler line without its own timestamp finished before the next stamped line.
     filled = pl.col("wall").backward_fill().forward_fill()
     events = events.with_columns(((filled - start).dt.total_microseconds() / 1e6).alias("t_s"))

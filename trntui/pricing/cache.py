@@ -82,6 +82,8 @@ def read_cached(data_path: Path) -> CachedFile | None:
         if len(data) > _MAX_META_BYTES:
             return None
         meta = load_json_bounded(data)
+        if not isinstance(meta, dict):
+            return None
         return CachedFile(
             path=data_path,
             url=str(meta["url"]),

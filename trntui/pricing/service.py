@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -47,6 +47,9 @@ from trntui.pricing.errors import (
 from trntui.pricing.extract.offer import OfferSource
 from trntui.pricing.extract.records import Plan
 from trntui.pricing.settings import PricingSettings
+
+if TYPE_CHECKING:
+    from trntui.pricing.extract.scan import RowPlan, RowQueries
 
 EC2_OFFER = "AmazonEC2"
 SIDE_OFFERS = ("AmazonEC2", "AmazonS3", "AmazonCloudWatch", "AWSDataTransfer")
@@ -162,7 +165,7 @@ def load_offer(
             )
             return offer, status
     try:
-        offer = cached_offer(client.settings, offer_code, region, plan)
+        kept = cached_offer(client.settings, offer_code, region, plan)
     except PricingFormatError as damage:
         if error is None:
             raise PricingFormatError(
@@ -175,7 +178,7 @@ def load_offer(
             "again once the server answers; the copy is then downloaded whole",
             **_error_details(error),
         ) from None
-    if offer is None:
+    if kept is None:
         if error is not None:
             raise error
         raise NoCachedPriceListError(
@@ -185,14 +188,14 @@ def load_offer(
     status = OfferStatus(
         offer_code,
         region,
-        offer.cached.url,
-        offer.cached.retrieved_at,
+        kept.cached.url,
+        kept.cached.retrieved_at,
         from_cache_after_error=error is not None,
         not_modified=False,
         error=error,
-        publication_date=offer.preamble.publication_date,
+        publication_date=kept.preamble.publication_date,
     )
-    return offer, status
+    return kept, status
 
 
 def _error_details(error: PricingError) -> dict[str, Any]:
@@ -284,7 +287,7 @@ def _unique(instance_types: Sequence[str] | None) -> list[str] | None:
 
 def _fetch_quotes(
     offer_code: str,
-    plan: Plan,
+    plan: RowPlan,
     quotes_from_rows: Callable[..., list[PriceQuote]],
     looked_for: str,
     region: str,
@@ -408,7 +411,7 @@ def fetch_quotes_and_side_rates(
     return result, fetch_side_rates(region, already=result.side_rates, **options)
 
 
-def _side_plan(offer_code: str) -> Plan:
+def _side_plan(offer_code: str) -> Callable[[Sequence[str]], RowQueries]:
     """``extract.side_plan``, loaded by the scanning thread (see ``_fetch_quotes``)."""
     return lambda columns: extract.side_plan(offer_code)(columns)
 

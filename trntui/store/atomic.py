@@ -27,7 +27,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from trntui.core.errors import StorageError, UserError
 
@@ -229,7 +229,7 @@ class _RecordingHandle:
 
 
 def atomic_write_with(
-    path: Path, write: Callable[[object], object], *, root: Path | None = None
+    path: Path, write: Callable[[BinaryIO], object], *, root: Path | None = None
 ) -> None:
     """Replace ``path`` with whatever ``write(handle)`` writes to a binary file handle.
 
@@ -246,7 +246,9 @@ def atomic_write_with(
             try:
                 with os.fdopen(fd, "wb") as handle:
                     recorder = _RecordingHandle(handle)
-                    write(recorder)
+                    # the recorder is the handle to a writer: write and flush recorded, the
+                    # rest passed through (__getattr__)
+                    write(cast(BinaryIO, recorder))
                     handle.flush()
                     os.fchmod(handle.fileno(), 0o644 if mode is None else mode)
                     os.fsync(handle.fileno())

@@ -162,7 +162,7 @@ def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | No
         return {}
     try:
         frame = pl.read_parquet(path)
-        frame = frame.select(list(FACTS_SCHEMA)).cast(dict(FACTS_SCHEMA))
+        frame = frame.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         return {}  # derived data: an unreadable table is rebuilt, never trusted
     return {row[0]: row[1:] for row in frame.iter_rows()}

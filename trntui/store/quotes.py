@@ -28,7 +28,7 @@ Every function takes the project root and assumes the caller holds the project w
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -120,10 +120,10 @@ def load_quote_book(root: Path) -> QuoteBook:
     return QuoteBook(quotes=quotes, rates=rates, misses=misses)
 
 
-def _refuse_repeats(path: Path, text: str, name: str, keys: list[object], what: str) -> None:
+def _refuse_repeats(path: Path, text: str, name: str, keys: Sequence[Hashable], what: str) -> None:
     """A second ``[[name]]`` of the same key: which one applies could only be guessed (the
     first was used without a word), so the file is refused at the second's line."""
-    seen: dict[object, int] = {}
+    seen: dict[Hashable, int] = {}
     for index, key in enumerate(keys):
         if key in seen:
             raise InputFileError(
@@ -373,7 +373,8 @@ def _quote_from_table(path: Path, text: str, index: int, table: dict[str, Any]) 
     try:
         return PriceQuote(**values)
     except InvalidQuoteError as error:
-        raise fail(error.key or _key_of(str(error)), str(error), _EXPECTED.get(error.key)) from None
+        expected = _EXPECTED.get(error.key) if error.key else None
+        raise fail(error.key or _key_of(str(error)), str(error), expected) from None
     except (TypeError, ValueError, OverflowError) as error:
         raise fail(_key_of(str(error)), f"quote #{index + 1} cannot be read ({error})") from None
 

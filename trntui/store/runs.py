@@ -60,7 +60,7 @@ TIMELINES_FOLDER = "timelines"
 RUN_ID_LENGTH = 16
 
 RUNS_SCHEMA = pl.Schema(
-    {
+    {  # type: ignore[arg-type]  # dtype classes and an instance: mypy joins to object
         "run_id": pl.String,
         "set_name": pl.String,
         "format": pl.String,
@@ -168,7 +168,7 @@ def load_run(root: Path, run_id: str, runs: pl.DataFrame | None = None) -> Impor
     path = timeline_path(root, run_id)
     try:
         # Timelines written before ``kind`` became an enum hold it as text: cast on reading.
-        timeline = pl.read_parquet(path).select(list(TIMELINE_SCHEMA)).cast(dict(TIMELINE_SCHEMA))
+        timeline = pl.read_parquet(path).select(list(TIMELINE_SCHEMA)).cast(TIMELINE_SCHEMA)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"timeline cannot be read ({error})") from None
     metadata = RunMetadata.from_json(runs["metadata_json"][0])
@@ -296,7 +296,7 @@ def _add_run(
         raise
     if kept is not None:
         metadata = RunMetadata.from_json(row["metadata_json"][0])  # as load_run reads it
-        timeline = run.timeline.select(list(TIMELINE_SCHEMA)).cast(dict(TIMELINE_SCHEMA))
+        timeline = run.timeline.select(list(TIMELINE_SCHEMA)).cast(TIMELINE_SCHEMA)
         kept[run_id] = StoredRun(ImportedRun(timeline, metadata), facts)
     return ImportOutcome(run.metadata.source, outcome, run_id, set_name)
 

@@ -44,7 +44,7 @@ def read_table(
             str(path), f"{what} lacks columns", key=missing[0], expected=", ".join(schema)
         )
     try:
-        frame = frame.select(list(schema)).cast(dict(schema))
+        frame = frame.select(list(schema)).cast(schema)
     except pl.exceptions.PolarsError as error:
         raise InputFileError(str(path), f"{what} has wrong column types ({error})") from None
     if ids is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
+from textual.binding import BindingType
 from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
@@ -70,7 +71,7 @@ class TrnTuiApp(App[None]):
     TITLE = "trntui"
     CSS_PATH = "trntui.tcss"
     DEFAULT_MODE = "inventory"
-    BINDINGS: ClassVar = app_bindings()
+    BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())  # a list of the base's type
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
     save_delay_s: float = SAVE_DELAY_S
     """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
@@ -317,7 +318,7 @@ class TrnTuiApp(App[None]):
             await self.run_action(escape.binding.action, escape.node)
         self.call_later(self.post_message, events.Key(key, key))
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         """Quit, asking first about what would be lost; once the focused field has handled
         the keys typed before ctrl+q (a priority key: it arrives ahead of them)."""
         focused = self.focused

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
@@ -190,7 +191,7 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         print(f"  skipped: {note}")
 
 
-def _print_table(headings: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _print_table(headings: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     if not rows:
         print("  (no prices found)")
         return

@@ -100,6 +100,7 @@ def break_even(trainium: TargetEstimate, gpu_total: float) -> BreakEven:
     low, high = (observed.low, observed.high) if measured else (None, None)
     unit = f"{trainium.work_unit or 'work units'}/s"
     r1 = observed.value
+    assert r1 is not None  # a priced total had its throughput
     solved = solve_throughput(trainium.values(), gpu_total, r1, trainium.block_billed)
     if solved.required is None:
         if solved.stepped:

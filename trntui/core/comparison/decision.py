@@ -139,10 +139,12 @@ def decide(
             ]
             return Decision(TRY_ANOTHER, tuple(facts + blockers))
     effort, unestimated = inventory.open_risk_effort()
-    if comparable and trainium.total_usd >= gpu.total_usd:
+    # Comparable: both targets are there and priced.
+    trainium_usd = trainium.total_usd if comparable else None
+    gpu_usd = gpu.total_usd if comparable and gpu is not None else None
+    if trainium_usd is not None and gpu_usd is not None and trainium_usd >= gpu_usd:
         facts = [
-            f"Trainium3 costs ${trainium.total_usd:,.2f} to the result, the GPU "
-            f"${gpu.total_usd:,.2f}",
+            f"Trainium3 costs ${trainium_usd:,.2f} to the result, the GPU ${gpu_usd:,.2f}",
         ]
         if even is not None:
             best = even.observed_high
@@ -158,15 +160,14 @@ def decide(
         return Decision(TRY_ANOTHER, tuple(facts + protocol_notes + limits))
     if blockers:
         return Decision(PAUSE, tuple(blockers + limits))
+    assert stats is not None  # no runs paused above
     facts = [
         f"quality reached in {stats.verified} run(s) of {run_set!r}",
         "no open porting question",
         "every cost stage is measured",
     ]
-    if comparable:
-        facts.append(
-            f"Trainium3 ${trainium.total_usd:,.2f} vs GPU ${gpu.total_usd:,.2f} to the same result"
-        )
+    if trainium_usd is not None and gpu_usd is not None:
+        facts.append(f"Trainium3 ${trainium_usd:,.2f} vs GPU ${gpu_usd:,.2f} to the same result")
     else:
         facts.append("not compared with the GPU: " + "; ".join(reasons))
     return Decision(CONTINUE, tuple(facts + limits))

@@ -88,6 +88,9 @@ def compare(
     comparable = not reasons
     ratio = saving = even = None
     if comparable:
+        # no reasons: both targets are there and priced
+        assert trainium is not None and gpu is not None
+        assert trainium.total_usd is not None and gpu.total_usd is not None
         ratio = trainium.total_usd / gpu.total_usd
         saving = gpu.total_usd - trainium.total_usd
         even = break_even(trainium, gpu.total_usd)

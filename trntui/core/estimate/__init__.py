@@ -83,7 +83,6 @@ from trntui.core.estimate.inputs import (
     TERM_INPUTS,
     TERMS,
     THROUGHPUT_UNITS,
-    UNKNOWN,
     ZERO_GATES,
     Input,
     InputSpec,
@@ -121,6 +120,7 @@ from trntui.core.estimate.result import (
     input_variant,
     prepare,
 )
+from trntui.core.format import UNKNOWN  # a provenance kind too (``PROVENANCE_KINDS``)
 from trntui.core.run_facts import Spread
 
 __all__ = [

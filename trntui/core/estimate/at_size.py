@@ -164,9 +164,9 @@ def _interpolated(
         else:
             value = a + share * (b - a)
         inputs[key] = Input(key, value, Provenance(DERIVED, source, detail), target.name)
-    ratios = [_work_ratio(context, family, p.run_set) for p in (low, high)]
-    if None not in ratios and goal_work.value is not None:
-        ratio = math.exp(math.log(ratios[0]) + share * (math.log(ratios[1]) - math.log(ratios[0])))
+    low_ratio, high_ratio = (_work_ratio(context, family, p.run_set) for p in (low, high))
+    if low_ratio is not None and high_ratio is not None and goal_work.value is not None:
+        ratio = math.exp(math.log(low_ratio) + share * (math.log(high_ratio) - math.log(low_ratio)))
         inputs["work_amount"] = _work_input(goal_work, ratio, family, detail, context)
     return SizedInputs(inputs, EMPTY_SAMPLES)
 
@@ -186,11 +186,11 @@ def _work_ratio(context: EstimateContext, family: Family, run_set: str) -> float
             return None
         return spread.median
 
-    reference = next((p for p in family.points if needed(p.run_set)), None)
+    reference = next((work for p in family.points if (work := needed(p.run_set))), None)
     here = needed(run_set)
     if reference is None or here is None:
         return None
-    return here / needed(reference.run_set)
+    return here / reference
 
 
 def _scaled_work(
@@ -225,15 +225,17 @@ def _nodes(count: int) -> str:
 def _work_input(
     work: Input, ratio: float, family: Family, why: str, context: EstimateContext
 ) -> Input:
+    goal = work.value
+    assert goal is not None  # both callers pass a goal with a value
     smallest = family.points[0].nodes
     unit = context.inventory.goal.work_unit or "work units"
     detail = (
-        f"goal {work.value:,.6g} {unit}, read at {_nodes(smallest)} (the family's smallest "
+        f"goal {goal:,.6g} {unit}, read at {_nodes(smallest)} (the family's smallest "
         f"measured size) x {ratio:,.4g}: {why}"
     )
     return dataclasses.replace(
         work,
-        value=work.value * ratio,
+        value=goal * ratio,
         low=None if work.low is None else work.low * ratio,
         high=None if work.high is None else work.high * ratio,
         provenance=Provenance(DERIVED, f"goal and scaling family {family.name!r}", detail),

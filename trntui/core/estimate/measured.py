@@ -20,13 +20,13 @@ from trntui.core.estimate.inputs import (
     _unknown,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
-from trntui.core.hardware import TargetSize, target_size
+from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
 from trntui.core.run_facts import Spread
 from trntui.core.scaling import INTERPOLATED, Family, throughput_at
 from trntui.core.scaling import MEASURED as SCALE_MEASURED
-from trntui.core.system_size import SetSize, size_problem
+from trntui.core.system_size import SetSize, TargetSize, size_problem
 
 
 def _run_set_inputs(
@@ -174,7 +174,7 @@ def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input
         how = "no checkpoint interval planned (distribution.checkpoint_interval_steps)"
         return Input("checkpoint_s", 0.0, Provenance(ASSUMPTION, owner, how), name)
     stats = context.run_set(target.run_set) if target.run_set else None
-    if stats is not None and stats.counted and stats.checkpoint_measured:
+    if target.run_set and stats is not None and stats.counted and stats.checkpoint_measured:
         how = "the logs show the saves: they are in the overhead ratio"
         return Input("checkpoint_s", 0.0, Provenance(MEASURED, target.run_set, how), name)
     planned = inventory.planned_steps()

@@ -18,6 +18,7 @@ from trntui.core.estimate.inputs import OBSERVED_INPUTS, PROTOCOL_FACT_KEYS
 from trntui.core.inventory import Inventory
 from trntui.core.quotes import QuoteBook
 from trntui.core.run_facts import SUSPECT, RunFacts, Spread
+from trntui.core.scalars import number_or_none
 from trntui.core.scaling import Family, families
 from trntui.core.system_size import SetSize, set_size
 from trntui.core.timeline import RunMetadata, SystemSize
@@ -116,7 +117,8 @@ def observation_row(
         )
     )
     retry = (phases.recovery_s or 0.0) + (phases.redone_s or 0.0)
-    has_training = training_s is not None and training_s > 0
+    # The ratios' base: the run's own training time, when it has some.
+    base_s = training_s if training_s is not None and training_s > 0 else None
     facts_text = metadata.facts if metadata is not None else {}
     benchmark = next((facts_text[k] for k in PROTOCOL_FACT_KEYS if k in facts_text), None)
     if system is None and metadata is not None:
@@ -146,8 +148,8 @@ def observation_row(
         ),
         "before_init_s": phases.before_init_s,
         "training_s": training_s,
-        "overhead_ratio": overhead / training_s if has_training else None,
-        "retry_ratio": retry / training_s if has_training else None,
+        "overhead_ratio": overhead / base_s if base_s is not None else None,
+        "retry_ratio": retry / base_s if base_s is not None else None,
         "total_s": facts.total_s if facts.total_s is not None else facts.run_s,
         "restarts": facts.restarts,
         "redone_steps": facts.redone_steps,
@@ -194,16 +196,17 @@ class EstimateContext:
     is read back as it was priced then."""
     family_names: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     """Run set -> scaling family name a person gave (``core.scaling``)."""
-    families_cache: list = dataclasses.field(default_factory=list, compare=False, repr=False)
+    families_cache: list[tuple[pl.DataFrame, tuple[Family, ...]]] = dataclasses.field(
+        default_factory=list, compare=False, repr=False
+    )
 
     def families(self) -> tuple[Family, ...]:
         """The scaling families of the observations (computed once per observations frame)."""
-        if not self.families_cache or self.families_cache[0] is not self.observations:
+        if not self.families_cache or self.families_cache[0][0] is not self.observations:
             self.families_cache[:] = [
-                self.observations,
-                families(self.observations, self.family_names),
+                (self.observations, families(self.observations, self.family_names)),
             ]
-        return self.families_cache[1]
+        return self.families_cache[0][1]
 
     """Run-set statistics by set name, kept while ``observations`` is the same frame (so an
     edited copy made with ``dataclasses.replace`` reuses them)."""
@@ -312,7 +315,7 @@ def run_set_stats(observations: pl.DataFrame, set_name: str) -> RunSetStats:
             (str(limit), int(count))
             for limit, count in kept["limit"].drop_nulls().value_counts(sort=True).iter_rows()
         ),
-        steady_utilization_pct=kept["steady_utilization_pct"].median(),
+        steady_utilization_pct=number_or_none(kept["steady_utilization_pct"].median()),
         checkpoint_measured=bool(kept["checkpoint_measured"].fill_null(False).any()),
         size=set_size([_observed_size(row) for row in runs.iter_rows(named=True)]),
         protocol={fact: frozenset(values) for fact, values in protocol.items()},

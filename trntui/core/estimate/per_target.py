@@ -154,7 +154,7 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             "data_prep_usd_per_hour", prep_type, target.region, ON_DEMAND, book, name
         )
         inputs["data_prep_usd_per_hour"] = prep_price
-    flags = ()
+    flags: tuple[QuoteFlag, ...] = ()
     if quote is not None:
         flags = quote_flags(
             quote,

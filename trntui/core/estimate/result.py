@@ -161,7 +161,8 @@ class TargetEstimate:
         return {i.key: i.value for i in self.inputs}
 
     def term(self, key: str) -> float | None:
-        return getattr(self, key)
+        value: float | None = getattr(self, key)
+        return value
 
     def term_unknowns(self, key: str) -> tuple[str, ...]:
         """Unknown inputs that keep one cost term from being a number (none when it is one)."""
@@ -231,7 +232,8 @@ def _commitment_beyond(row: Mapping[str, Any], years: int | None) -> float | Non
     rate, count, wall = row["usd_per_hour"], row["instance_count"], row["wall_h"]
     if rate is None or count is None or wall is None:
         return None
-    return max(0.0, rate * count * (years * HOURS_PER_YEAR - wall))
+    beyond: float = max(0.0, rate * count * (years * HOURS_PER_YEAR - wall))
+    return beyond
 
 
 def estimate_from_inputs(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from trntui.core.fields import FieldValueError, spec_field
 from trntui.core.quality import QualityTarget
@@ -44,6 +44,20 @@ PURCHASE_OPTIONS = (
     "negotiated",
 )
 """The names price quotes use too, so a target finds its quote by exact match."""
+
+
+class Section(Protocol):
+    """A section class as a form and the TOML check use it: a frozen dataclass of
+    ``spec_field``s with a title."""
+
+    TITLE: ClassVar[str]
+
+
+class ListSection(Section, Protocol):
+    """An item of a list section (risks, targets): the columns its table shows."""
+
+    COLUMNS: ClassVar[tuple[str, ...]]
+
 
 _INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
@@ -370,7 +384,7 @@ class TrainingTarget:
 
 
 # The single-table sections in file order: TOML table name -> class.
-SECTIONS: dict[str, type] = {
+SECTIONS: dict[str, type[Section]] = {
     "project": ProjectInfo,
     "model": ModelInfo,
     "software": SoftwareStack,
@@ -380,4 +394,4 @@ SECTIONS: dict[str, type] = {
     "side_costs": SideCosts,
 }
 # The list sections (TOML arrays of tables): table name -> item class.
-LIST_SECTIONS: dict[str, type] = {"risks": MigrationRisk, "targets": TrainingTarget}
+LIST_SECTIONS: dict[str, type[ListSection]] = {"risks": MigrationRisk, "targets": TrainingTarget}

@@ -42,6 +42,7 @@ from trntui.core.run_facts.steady import (
     _useful_work,
     _with_phases,
 )
+from trntui.core.scalars import number
 from trntui.core.timeline import (
     ImportedRun,
     Kind,
@@ -167,7 +168,7 @@ def _clocks(
         compiles = tl.filter(
             (pl.col("kind") == Kind.COMPILE_STOP) & (pl.col("t_s") <= first_progress_t)
         )["t_s"]
-        training_start = float(compiles.max()) if compiles.len() else first_progress_t
+        training_start = number(compiles.max()) if compiles.len() else first_progress_t
     init_start = _first_t(tl, Kind.INIT_START)
     init_s = (
         training_start - (init_start if init_start is not None and run_start else 0.0)
@@ -181,8 +182,9 @@ def _clocks(
     )
     run_s = None
     ends_at_planned_step = False
-    if run_stop is not None and (run_start is not None or training_start is not None):
-        run_s = run_stop - (run_start if run_start is not None else training_start)
+    start = run_start if run_start is not None else training_start
+    if run_stop is not None and start is not None:
+        run_s = run_stop - start
     elif (
         _ends_at_planned_step(tl, status, planned) and iv is not None and training_start is not None
     ):
@@ -355,7 +357,7 @@ def _after_training(
     ends = iv["t_s"].drop_nulls()
     if not ends.len():
         return None
-    last = float(ends.max())
+    last = number(ends.max())
     later = pl.concat(
         [
             _paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
@@ -473,7 +475,7 @@ def run_facts(
     steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
     status = _diverged(tl, _status(tl, meta, final_step, planned), notes)
-    total_s = float(tl["t_s"].max()) if has_clock else None
+    total_s = number(tl["t_s"].max()) if has_clock else None
     judged = _judged(tl, meta, target, status, recorded, total_s, notes)
     target, reached = judged.target, judged.reached
     counts = status == SUCCEEDED and reached is not False

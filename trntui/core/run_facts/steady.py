@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from trntui.core.run_facts.facts import STALL_FACTOR, WARMUP_CONFIRM_INTERVALS, WARMUP_TOLERANCE
+from trntui.core.scalars import number
 from trntui.core.timeline import (
     Kind,
     RunMetadata,
@@ -123,7 +124,7 @@ _INTERVAL_COLUMNS = (
 def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame) -> pl.DataFrame:
     """Progress rows with their interval: steps, wall time, busy time and time per step."""
     # One query over the columns the rules read (a long run has a row per step).
-    anchors = (
+    query = (
         timeline.lazy()
         .select(name for name in _INTERVAL_COLUMNS if name in timeline.columns)
         .filter(
@@ -133,7 +134,7 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFra
         )
         .with_row_index("order")
     )
-    anchors = anchors.with_columns(
+    query = query.with_columns(
         pl.col("step").alias("logged_step"),
         pl.when(pl.col("kind") == progress_kind)
         .then(
@@ -148,7 +149,7 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFra
         .alias("step"),
     )
     # A progress row without any counter cannot be placed in the run.
-    anchors = anchors.filter(
+    anchors = query.filter(
         (pl.col("kind") != progress_kind) | pl.col("step").is_not_null()
     ).collect()
     loads = anchors.filter(pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD]))
@@ -210,7 +211,7 @@ def _classified(iv: pl.DataFrame) -> pl.DataFrame:
 
 def _median_step(iv: pl.DataFrame) -> float | None:
     paces = iv.filter(pl.col("t_s").is_not_null())["per_step_s"].drop_nulls()
-    return float(paces.median()) if paces.len() else None
+    return number(paces.median()) if paces.len() else None
 
 
 def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
@@ -262,7 +263,7 @@ def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float |
         return steps * meta.samples_per_step / busy, "samples/s"
     own = steady["throughput"].drop_nulls()
     if own.len():
-        return float(own.median()), meta.throughput_unit
+        return number(own.median()), meta.throughput_unit
     if busy > 0:
         counts_epochs = (
             steady["logged_step"].is_null().all() and steady["epoch"].is_not_null().all()
@@ -308,7 +309,7 @@ def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None)
         .sum()
     ).item()
     total = float(gaps or 0.0)
-    last_t = float(iv["t_s"].drop_nulls().max())
+    last_t = number(iv["t_s"].drop_nulls().max())
     if end_t is not None and (evals["eval_t"] >= last_t).any():
         later = _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP).filter(
             pl.col("t_s") > last_t
@@ -325,18 +326,18 @@ def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float
     if unit == "samples/s":
         samples = tl["samples"].drop_nulls()
         if samples.len():
-            return float(samples.max())
+            return number(samples.max())
         steps = tl["step"].drop_nulls()
         if steps.len() and meta.samples_per_step:
-            return float(steps.max()) * meta.samples_per_step
+            return number(steps.max()) * meta.samples_per_step
         return None
     if unit == "tokens/s":
         tokens = tl["tokens"].drop_nulls()
-        return float(tokens.max()) if tokens.len() else None
+        return number(tokens.max()) if tokens.len() else None
     if unit == "steps/s":
         steps = tl["step"].drop_nulls()
-        return float(steps.max()) if steps.len() else None
+        return number(steps.max()) if steps.len() else None
     if unit == "epochs/s":
         epochs = tl["epoch"].drop_nulls()
-        return float(epochs.max()) if epochs.len() else None
+        return number(epochs.max()) if epochs.len() else None
     return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from trntui.core.scalars import moment_or_none, number_or_none
 from trntui.core.timeline import (
     TIMELINE_SCHEMA,
     ImportedRun,
@@ -113,7 +114,7 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     events, time_source = _clock(events)
     steps.at(0.8)
 
-    planned = iterations["planned"].max()
+    planned = number_or_none(iterations["planned"].max())
     planned_steps = int(args.get("train_iters", planned)) if planned is not None else None
     seq_length = args.get("seq_length")
     batch = iterations["batch"].drop_nulls()
@@ -145,7 +146,7 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     )
     metric_names = events["metric_name"].drop_nulls() if "metric_name" in events.columns else None
     metric_name = metric_names[0] if metric_names is not None and metric_names.len() else None
-    first_wall = events["wall"].min()
+    first_wall = moment_or_none(events["wall"].min())
 
     notes = []
     if time_source is TimeSource.REBUILT:

@@ -17,7 +17,7 @@ from trntui.pricing.extract.offer import _LEASE_YEARS, _PURCHASE_PAYMENT, OfferS
 from trntui.pricing.extract.scan import (
     _LINE,
     USABLE,
-    Plan,
+    RowPlan,
     RowQuery,
     mark_prices,
     scan_offer_file,
@@ -78,7 +78,9 @@ _ROW_COLUMNS = (
 )
 
 
-def instance_plan(instance_types: Sequence[str] | None = None, region: str | None = None) -> Plan:
+def instance_plan(
+    instance_types: Sequence[str] | None = None, region: str | None = None
+) -> RowPlan:
     """The query for the on-demand and reserved Linux rows of ``instance_types`` (all when
     None): the file's columns say whether Local Zone and licensed rows of ``region`` must be
     filtered out and whether a ``GPU`` count is there to read."""

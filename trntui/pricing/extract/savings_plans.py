@@ -16,7 +16,7 @@ from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _proven
 from trntui.pricing.extract.scan import (
     _LINE,
     USABLE,
-    Plan,
+    RowPlan,
     RowQuery,
     _groups,
     mark_prices,
@@ -51,7 +51,7 @@ def _savings_plan_filter(
     return expr
 
 
-def savings_plan_plan(instance_types: Sequence[str] | None, region: str) -> Plan:
+def savings_plan_plan(instance_types: Sequence[str] | None, region: str) -> RowPlan:
     """The query for the Savings Plans rows of ``instance_types`` (all when None) in
     ``region``; the file's columns say which of region and type it states."""
 

@@ -102,6 +102,10 @@ class RowQuery:
         )
 
 
+RowPlan = Callable[[Sequence[str]], RowQuery]
+"""A ``Plan`` of one query: an extraction's rows, for a file with these columns."""
+
+
 @dataclass(frozen=True)
 class RowQueries:
     """Several queries answered from one parse of each block (a ``records.Query`` too): the
@@ -230,7 +234,8 @@ def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
     return first_line + start - 1
 
 
-def _groups(frame: pl.DataFrame, by: str | list[str]) -> Iterable[tuple[object, pl.DataFrame]]:
-    keys = [by] if isinstance(by, str) else by
-    for key, group in frame.sort(keys, maintain_order=True).group_by(keys, maintain_order=True):
-        yield (key[0] if isinstance(by, str) else key), group
+def _groups(
+    frame: pl.DataFrame, keys: list[str]
+) -> Iterable[tuple[tuple[object, ...], pl.DataFrame]]:
+    """The rows of each value of ``keys``, in key order: (the values, the rows)."""
+    yield from frame.sort(keys, maintain_order=True).group_by(keys, maintain_order=True)

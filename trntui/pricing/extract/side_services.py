@@ -3,7 +3,7 @@ data transfer offer files: each service's usage type and unit, its tiers from on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +11,6 @@ import polars as pl
 
 from trntui.core.quotes import RateTier, ServiceRate, SideService
 from trntui.pricing.extract.offer import OfferSource, _provenance
-from trntui.pricing.extract.records import Plan
 from trntui.pricing.extract.scan import RowQueries, RowQuery, _groups, scan_offer_file
 
 
@@ -58,7 +57,7 @@ def side_services_in(offer_code: str) -> tuple[SideService, ...]:
     )
 
 
-def side_plan(offer_code: str) -> Plan:
+def side_plan(offer_code: str) -> Callable[[Sequence[str]], RowQueries]:
     """One query per side service priced in ``offer_code``'s file, answered from one parse."""
 
     def plan(_columns: Sequence[str]) -> RowQueries:
@@ -128,7 +127,7 @@ def _side_rate(
         rows = rows.filter(pl.col("price_usd") > 0)
     candidates = [
         group.sort("start")
-        for _sku, group in _groups(rows, "SKU")
+        for _sku, group in _groups(rows, ["SKU"])
         if (group["price_usd"] > 0).any()
     ]
     if len(candidates) != 1:

@@ -76,7 +76,7 @@ def render_project_toml(inventory: Inventory, previous: str | None = None) -> st
     return updated_toml(previous, document, header + dump_toml(document), identity=_IDENTITY)
 
 
-_IDENTITY = {"targets": ("name",), "risks": ("title",)}
+_IDENTITY: dict[str, tuple[str, ...]] = {"targets": ("name",), "risks": ("title",)}
 """What tells the items of each list apart (a target's name is unique in an inventory)."""
 
 
@@ -97,6 +97,7 @@ def read_inventory(root: Path) -> LoadedInventory:
     document = parse_toml(path, text)
     version = document.get("schema_version")
     inventory = _inventory_from_document(path, text, document)
+    assert isinstance(version, int)  # _inventory_from_document refuses any other
     return LoadedInventory(inventory, _digest(data), version)
 
 

@@ -203,7 +203,7 @@ def attach_capture(
         return AttachOutcome(str(path), MISMATCH, problem + "; not attached", kind=kind)
     if kind == COMPILE:
         coverage = None  # a compiler log covers its compilations, not a share of the run
-    metadata_json = summary_to_json(summary) if kind == COMPILE else telemetry.metadata.to_json()
+    metadata_json = summary_to_json(summary) if telemetry is None else telemetry.metadata.to_json()
     row = pl.DataFrame(
         [
             {

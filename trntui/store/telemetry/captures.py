@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from trntui.core.utilization import Telemetry
 
 CAPTURES_SCHEMA = pl.Schema(
-    {
+    {  # type: ignore[arg-type]  # dtype classes and an instance: mypy joins to object
         "capture_id": pl.String,
         "run_id": pl.String,
         "kind": pl.String,

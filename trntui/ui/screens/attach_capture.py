@@ -111,6 +111,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
         if event.worker.group != "attach":
             return
         if event.state == WorkerState.SUCCESS:
+            assert event.worker.result is not None  # _read_capture returned its pair
             outcome, text = event.worker.result
             if outcome in (ATTACHED, DUPLICATE):
                 self.dismiss(text)

@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -49,7 +50,12 @@ _WAY_FORWARD = (
 )
 
 
-class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] | None]):
+Fetched = tuple[list[PriceQuote], list[ServiceRate], tuple[PriceLookup, ...]]
+"""What a fetch hands back: the quotes picked, the side-service rates, the lookups that found
+no quote."""
+
+
+class FetchPricesScreen(WorkerModal[Fetched | None]):
     DEFAULT_CSS = """
     FetchPricesScreen .row > Label { width: 8; }
     FetchPricesScreen #results { height: 1fr; }
@@ -58,7 +64,7 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
     """
 
     BINDINGS = [
-        Binding("space", "toggle", "Pick", id="fetch.toggle"),
+        Binding("space", "pick", "Pick", id="fetch.toggle"),
         Binding("ctrl+s", "keep", "Keep picked", priority=True, id="fetch.keep"),
         Binding("escape", "cancel", "Cancel", id="fetch.cancel"),
     ]
@@ -201,13 +207,13 @@ class FetchPricesScreen(WorkerModal[tuple[list[PriceQuote], list[ServiceRate]] |
             text = str(error) if isinstance(error, UserError) else f"Fetch failed: {error!r}"
             self._message(f"{text}. {_WAY_FORWARD}.", error=True)
 
-    def action_toggle(self) -> None:
+    def action_pick(self) -> None:
         table = self.query_one("#results", DataTable)
         if not self.quotes or table.cursor_row < 0:
             return
         index = table.cursor_row
         self.picked ^= {index}
-        table.update_cell_at((index, 0), "✓" if index in self.picked else " ")
+        table.update_cell_at(Coordinate(index, 0), "✓" if index in self.picked else " ")
 
     @after_typing
     def action_keep(self) -> None:

@@ -33,6 +33,7 @@ from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
     Inventory,
+    Section,
     effort_text,
     specs_of,
 )
@@ -206,7 +207,8 @@ class ItemTable(SessionView, Vertical):
 
 
 def _with_items(inventory: Inventory, section: str, items: tuple[Any, ...]) -> Inventory:
-    return dataclasses.replace(inventory, **{section: items})
+    changes: dict[str, Any] = {section: items}
+    return dataclasses.replace(inventory, **changes)
 
 
 class ItemFormScreen(Dialog[Any]):
@@ -227,7 +229,7 @@ class ItemFormScreen(Dialog[Any]):
 
     def __init__(
         self,
-        cls: type,
+        cls: type[Section],
         item: Any,
         *,
         title: str,

@@ -93,13 +93,13 @@ class MappingScreen(Dialog[ColumnMapping | None]):
             return Select(options, value=mapping.counts, allow_blank=False, compact=True,
                           id="counts", classes="extra")  # fmt: skip
         if role == "metric":
-            options = [("higher is better", True), ("lower is better", False)]
+            directions = [("higher is better", True), ("lower is better", False)]
             value = (
                 Select.NULL
                 if mapping.metric_higher_is_better is None
                 else mapping.metric_higher_is_better
             )
-            return Select(options, value=value, prompt="direction?", compact=True,
+            return Select(directions, value=value, prompt="direction?", compact=True,
                           id="direction", classes="extra")  # fmt: skip
         return None
 

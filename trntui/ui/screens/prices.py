@@ -45,7 +45,7 @@ from trntui.store.quotes import (
 from trntui.ui.format import distinct_labels, short_option
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.screens.fetch_prices import FetchPricesScreen
+from trntui.ui.screens.fetch_prices import Fetched, FetchPricesScreen
 from trntui.ui.screens.inventory import ItemFormScreen
 from trntui.ui.session import Session
 from trntui.ui.widgets.area_bar import AreaBar
@@ -281,7 +281,7 @@ class PricesScreen(SessionScreen):
         wanted = [(t.instance_type, t.purchase_option) for t in targets]
         self.app.push_screen(FetchPricesScreen(region, wanted), self._fetched)
 
-    def _fetched(self, result: tuple[list[PriceQuote], list, tuple] | None) -> None:
+    def _fetched(self, result: Fetched | None) -> None:
         if not result:
             return
         quotes, rates, misses = result

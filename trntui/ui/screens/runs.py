@@ -14,6 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
@@ -336,7 +337,7 @@ class RunsScreen(SessionScreen):
         table = self.query_one("#runs", DataTable)
         if self.runs.is_empty() or table.cursor_row < 0 or not table.row_count:
             return None
-        return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
 
     @on(DataTable.RowSelected, "#runs")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

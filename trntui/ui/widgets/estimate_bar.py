@@ -33,6 +33,7 @@ FULL, SHORT, NONE = 2, 1, 0
 nothing (``t``: the t prediction interval, ``core.prediction``)."""
 # (target name, missing-input label, say why the ratio is n/a, band): shorter and shorter; the
 # band is shortened first, then names, what a target lacks last.
+_LEVELS: tuple[tuple[int | None, int | None, bool, int], ...]
 _LEVELS = ((None, None, True, FULL), (None, None, False, FULL), (None, None, False, SHORT),
            (None, None, False, NONE), (24, None, False, SHORT), (16, None, False, SHORT),
            (12, None, False, SHORT),

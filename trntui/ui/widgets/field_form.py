@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static
 
 from trntui.core.fields import FieldSpec, FieldValueError, specs_of
-from trntui.core.inventory import parse_value
+from trntui.core.inventory import Section, parse_value
 from trntui.ui.widgets.text_field import TextField
 
 IDLE_COMMIT_S = 1.0
@@ -54,7 +54,7 @@ class FieldRow(Vertical):
 
     def __init__(
         self,
-        cls: type,
+        cls: type[Section],
         key: str,
         spec: FieldSpec,
         value: Any,
@@ -130,9 +130,15 @@ class FieldRow(Vertical):
         """The error line, once a first error has made it."""
         return next(iter(self.query_children(".field-error").results(Static)), None)
 
+    def _entry(self) -> Input | Select[Any]:
+        """The field's own widget: a Select where it picks from choices, else an Input."""
+        widget = self.query_one(f"#field-{self.key}")
+        assert isinstance(widget, Input | Select)  # FieldRow.compose yields one of the two
+        return widget
+
     def parse(self) -> Any:
         """The current entry as a value; raises ``FieldValueError`` when it is not valid."""
-        widget = self.query_one(f"#field-{self.key}")
+        widget = self._entry()
         if isinstance(widget, Select):
             value = widget.value
             if value is Select.NULL:
@@ -144,7 +150,7 @@ class FieldRow(Vertical):
 
     def set_value(self, value: Any) -> None:
         """Show ``value`` (after a reload or undo) without posting an edit."""
-        widget = self.query_one(f"#field-{self.key}")
+        widget = self._entry()
         with widget.prevent(Input.Changed, Select.Changed):
             if isinstance(widget, Select):
                 widget.value = value if value is not None else Select.NULL
@@ -199,7 +205,7 @@ class FieldForm(VerticalScroll, can_focus=False):
 
     def __init__(
         self,
-        cls: type,
+        cls: type[Section],
         obj: Any,
         *,
         read_only: bool = False,

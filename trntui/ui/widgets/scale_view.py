@@ -45,11 +45,11 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
     else:
         text.append(f"Family {family.name}\n", style="dim")
         text.append("  nodes  runs  median to train  run set\n", style="dim")
-        names = distinct_labels([point.run_set for point in family.points], 40)
-        for point in family.points:
+        names = distinct_labels([measured.run_set for measured in family.points], 40)
+        for measured in family.points:
             text.append(
-                f"  {point.nodes:>5}  {point.runs:>4}  {point.time_s / 60:10.2f} min   "
-                f"{names[point.run_set]}\n"
+                f"  {measured.nodes:>5}  {measured.runs:>4}  {measured.time_s / 60:10.2f} min   "
+                f"{names[measured.run_set]}\n"
             )
     limits = []
     if plan.deadline is not None:
@@ -62,9 +62,9 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
         "  count  inputs          to result  eff.        total  on time  budget\n", style="bold"
     )
     for point in plan.points:
-        chosen = plan.recommended is not None and point is plan.recommended
+        marked = plan.recommended is not None and point is plan.recommended
         eff = "-" if point.efficiency is None else f"{point.efficiency:.2f}"
-        text.append(("> " if chosen else "  ") + f"{point.instance_count:>5}  ")
+        text.append(("> " if marked else "  ") + f"{point.instance_count:>5}  ")
         text.append(f"{point.source:13}", style=_SOURCE_STYLE.get(point.source, "yellow"))
         text.append(f" {wall_clock(point.wall_clock_hours):>11}  {eff:>4}  ")
         text.append(f"{usd(point.total_usd):>11}  ")

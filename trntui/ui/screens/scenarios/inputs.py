@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static, TabPane
 
 from trntui.core.estimate import Estimate, Override
@@ -75,7 +76,7 @@ class InputsPane(TabPane):
         table = self.query_one("#inputs", DataTable)
         if not table.row_count or table.cursor_row < 0:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return self._row_inputs.get(key or "")
 
     def show_detail(self, analysis: Analysis | None, overrides: tuple[Override, ...]) -> None:

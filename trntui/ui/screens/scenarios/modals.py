@@ -165,9 +165,9 @@ class OverrideScreen(Dialog[Override | None]):
         error = self.query_one("#error", Static)
         try:
             value = parse_number(text)
-        except FieldValueError as problem:
+        except FieldValueError as unreadable:
             error.update(
-                f"Not kept: {problem}"
+                f"Not kept: {unreadable}"
                 if text
                 else "Not kept: give a value (x drops an override on the Inputs tab)"
             )
@@ -283,7 +283,9 @@ class DiffScreen(Dialog[None]):
             other = b_targets.get(item.name)
             text.append(f"{item.name[:22]}: ", style="bold")
             text.append(f"A {item.headline()}  B {other.headline() if other else 'absent'}")
-            row = DiffRow(item.name, "total_usd", item.total_usd, other and other.total_usd)
+            row = DiffRow(
+                item.name, "total_usd", item.total_usd, other.total_usd if other else None
+            )
             if row.delta is not None:
                 pct = "" if row.delta_pct is None else f", {row.delta_pct:+.1f}%"
                 text.append(f"  ({row.delta:+,.2f}{pct})", style="bold")

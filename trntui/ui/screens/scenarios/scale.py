@@ -50,7 +50,9 @@ class ScalePane(TabPane):
         overrides: tuple[Override, ...],
     ) -> None:
         try:
-            text = Hanging(scale_text(scale_plan(context, target, overrides=overrides), targets))
+            text: Hanging | Text = Hanging(
+                scale_text(scale_plan(context, target, overrides=overrides), targets)
+            )
         except UserError as error:
             text = Text(str(error), style="yellow")
         if not get_current_worker().is_cancelled:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static, TabPane
 
 from trntui.core.estimate import Estimate
@@ -66,7 +67,7 @@ class SnapshotsPane(TabPane):
         table = self.query_one("#snapshots", DataTable)
         if not table.row_count or table.cursor_row < 0:
             return None
-        return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
 
     def show_opened(self, scenario: Scenario, now: Estimate | None, stale: tuple[str, ...]) -> None:
         """``scenario`` as saved, the estimate ``now`` beside it, and what changed since."""
