@@ -6,13 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from trntui.core.hardware import (
-    HARDWARE,
-    accelerators_per_instance,
-    instance_hardware,
-    usd_per_accelerator_hour,
-)
-from trntui.core.quotes import PriceQuote
+from trntui.core.hardware import HARDWARE, instance_hardware
+from trntui.core.quotes import PriceQuote, accelerators_per_instance, usd_per_accelerator_hour
 
 
 def quote(instance_type: str, usd: float | None, count: int | None = None) -> PriceQuote:

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trntui.core.quotes import PriceQuote
-from trntui.core.system_size import TargetSize
-
 _NEURON_ARCH = "AWS Neuron docs, about-neuron/arch/neuron-hardware/"
 _EC2_ACCELERATED = "AWS EC2 accelerated computing instance types page"
 
@@ -68,17 +65,17 @@ H100 = AcceleratorSpec("NVIDIA H100", None, None, None, _EC2_ACCELERATED + " (P5
 H200 = AcceleratorSpec("NVIDIA H200", None, None, None, _EC2_ACCELERATED + " (P5e/P5en)")
 B200 = AcceleratorSpec("NVIDIA B200", None, None, None, _EC2_ACCELERATED + " (P6-B200)")
 
-_TRN_INSTANCES = "AWS Neuron docs, Amazon EC2 Trn1 and Trn2 architecture pages"
+TRN_INSTANCES = "AWS Neuron docs, Amazon EC2 Trn1 and Trn2 architecture pages"
 
 HARDWARE: dict[str, InstanceHardware] = {
     row.instance_type: row
     for row in (
-        InstanceHardware("trn1.2xlarge", TRAINIUM1, 1, _TRN_INSTANCES, 2),
-        InstanceHardware("trn1.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES, 32),
-        InstanceHardware("trn1n.32xlarge", TRAINIUM1, 16, _TRN_INSTANCES, 32),
+        InstanceHardware("trn1.2xlarge", TRAINIUM1, 1, TRN_INSTANCES, 2),
+        InstanceHardware("trn1.32xlarge", TRAINIUM1, 16, TRN_INSTANCES, 32),
+        InstanceHardware("trn1n.32xlarge", TRAINIUM1, 16, TRN_INSTANCES, 32),
         # 8 physical NeuronCores per Trainium2 chip, 4 logical at the default LNC=2.
-        InstanceHardware("trn2.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES, 64),
-        InstanceHardware("trn2u.48xlarge", TRAINIUM2, 16, _TRN_INSTANCES, 64),
+        InstanceHardware("trn2.48xlarge", TRAINIUM2, 16, TRN_INSTANCES, 64),
+        InstanceHardware("trn2u.48xlarge", TRAINIUM2, 16, TRN_INSTANCES, 64),
         InstanceHardware("p4d.24xlarge", A100, 8, A100.source),
         InstanceHardware("p5.48xlarge", H100, 8, H100.source),
         InstanceHardware("p5e.48xlarge", H200, 8, H200.source),
@@ -102,46 +99,3 @@ def instance_hardware(instance_type: str) -> InstanceHardware | None:
         if family.startswith(prefix):
             return InstanceHardware(instance_type, accelerator, None, accelerator.source)
     return None
-
-
-def accelerators_per_instance(quote: PriceQuote) -> int | None:
-    """Chips per instance: the price list's GPU column when the quote carries it, else the table."""
-    if quote.accelerator_count:
-        return quote.accelerator_count
-    row = instance_hardware(quote.instance_type)
-    return None if row is None else row.chips
-
-
-def target_size(
-    instance_type: str,
-    instances: int,
-    stated: int | None,
-    quote: PriceQuote | None,
-    counts_neuron_cores: bool = False,
-) -> TargetSize:
-    """The target's instances and accelerators per instance, in the unit the run set counts:
-    stated on the target (an assumption) first, else the price list's GPU column, else the
-    hardware table (its NeuronCores when the run set counts NeuronCores)."""
-    row = instance_hardware(instance_type)
-    name = row.accelerator.name if row is not None else None
-    unit = "NeuronCores" if counts_neuron_cores else name or "accelerators"
-    per: int | None
-    if stated:
-        per, source = stated, "stated on the target"
-    elif counts_neuron_cores:
-        per, source = (row.neuron_cores if row is not None else None), _TRN_INSTANCES
-    elif quote is not None and quote.accelerator_count:
-        per, source = quote.accelerator_count, "the price list's GPU count"
-    else:
-        per, source = (row.chips if row is not None else None), (row.source if row else "unknown")
-    return TargetSize(instance_type, instances, per, unit, source, name)
-
-
-def usd_per_accelerator_hour(quote: PriceQuote, stated: int | None = None) -> float | None:
-    """Hourly price divided by chips; unknown when either the price or the chip count is.
-    ``stated``: the chips per instance a target states, used when neither the price list nor
-    the hardware table gives them (an instance type newer than the table)."""
-    chips = accelerators_per_instance(quote) or stated
-    if quote.usd_per_hour is None or not chips:
-        return None
-    return quote.usd_per_hour / chips

@@ -20,6 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trntui.core.hardware import TRN_INSTANCES, instance_hardware
+from trntui.core.quotes import PriceQuote
 from trntui.core.timeline import SystemSize
 
 
@@ -112,6 +114,31 @@ class TargetSize:
         per = "?" if self.per_instance is None else str(self.per_instance)
         total = "" if self.per_instance is None else f" = {self.instances * self.per_instance}"
         return f"{self.instances} x {self.instance_type} ({per} {self.unit} each){total}"
+
+
+def target_size(
+    instance_type: str,
+    instances: int,
+    stated: int | None,
+    quote: PriceQuote | None,
+    counts_neuron_cores: bool = False,
+) -> TargetSize:
+    """The target's instances and accelerators per instance, in the unit the run set counts:
+    stated on the target (an assumption) first, else the price list's GPU column, else the
+    hardware table (its NeuronCores when the run set counts NeuronCores)."""
+    row = instance_hardware(instance_type)
+    name = row.accelerator.name if row is not None else None
+    unit = "NeuronCores" if counts_neuron_cores else name or "accelerators"
+    per: int | None
+    if stated:
+        per, source = stated, "stated on the target"
+    elif counts_neuron_cores:
+        per, source = (row.neuron_cores if row is not None else None), TRN_INSTANCES
+    elif quote is not None and quote.accelerator_count:
+        per, source = quote.accelerator_count, "the price list's GPU count"
+    else:
+        per, source = (row.chips if row is not None else None), (row.source if row else "unknown")
+    return TargetSize(instance_type, instances, per, unit, source, name)
 
 
 _MODEL = re.compile(r"\b(Trainium\d?|TPU[- ]?v\w+|[A-Z]{1,3}\d{2,4}[A-Z]?)\b", re.IGNORECASE)

@@ -10,14 +10,17 @@ from datetime import UTC
 from typing import Any
 
 from trntui.core.format import usd
-from trntui.core.quotes import PriceQuote, ServiceRate, implausible_price
+from trntui.core.quotes import (
+    PriceQuote,
+    ServiceRate,
+    implausible_price,
+    usd_per_accelerator_hour,
+)
 from trntui.pricing.service import FetchResult, SideRatesResult
 
 
 def quote_to_json(quote: PriceQuote) -> dict[str, Any]:
     """A quote as plain JSON values (the documented ``--json`` shape)."""
-    from trntui.core.hardware import usd_per_accelerator_hour  # as in _print_fetch
-
     return {
         "instance_type": quote.instance_type,
         "region": quote.region,
@@ -160,10 +163,6 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         f"{what} for {result.region} (AWS Price List, "
         f"retrieved {status.retrieved_at:%Y-%m-%d %H:%M} UTC)"
     )
-    # Loaded here, not at the top: the hardware facts bring Polars, which ``price fetch``
-    # loads while the download runs (pricing.service), not before it starts.
-    from trntui.core.hardware import usd_per_accelerator_hour
-
     publication = result.quotes[0].publication_date if result.quotes else None
     if publication:
         print(f"price list published {publication}, source {status.url}")

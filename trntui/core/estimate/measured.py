@@ -20,13 +20,12 @@ from trntui.core.estimate.inputs import (
     _unknown,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
-from trntui.core.hardware import target_size
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
 from trntui.core.run_facts import Spread
 from trntui.core.scaling import INTERPOLATED, Family, throughput_at
 from trntui.core.scaling import MEASURED as SCALE_MEASURED
-from trntui.core.system_size import SetSize, TargetSize, size_problem
+from trntui.core.system_size import SetSize, TargetSize, size_problem, target_size
 
 
 def _run_set_inputs(

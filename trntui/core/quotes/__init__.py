@@ -17,7 +17,9 @@ The package, in the order data flows (each module imports only the ones above it
 1. ``options``: the purchase options by name (``ON_DEMAND``, reserved terms, Savings Plans,
    ``is_known_purchase_option``), the error a broken quote raises (``InvalidQuoteError``) and
    the checks every amount and date passes (``check_amount``).
-2. ``quote``: the price of one instance type (``PriceQuote``), checked as it is made.
+2. ``quote``: the price of one instance type (``PriceQuote``), checked as it is made; its
+   accelerators and their hourly price (``accelerators_per_instance``,
+   ``usd_per_accelerator_hour``): the price list's count, else ``core/hardware.py``'s table.
 3. ``rates``: side-service prices (``SideService``, ``RateTier``, ``ServiceRate``).
 4. ``flags``: the one plausibility band of every price-like number (``implausible_hourly_usd``,
    ``implausible_rate_usd``; of a quote or rate: ``implausible_price``, ``implausible_rate``)
@@ -71,7 +73,7 @@ from trntui.core.quotes.options import (
     savings_plan_option,
     term_years,
 )
-from trntui.core.quotes.quote import PriceQuote
+from trntui.core.quotes.quote import PriceQuote, accelerators_per_instance, usd_per_accelerator_hour
 from trntui.core.quotes.rates import RateTier, ServiceRate, SideService
 
 __all__ = [
@@ -98,6 +100,7 @@ __all__ = [
     "RateTier",
     "ServiceRate",
     "SideService",
+    "accelerators_per_instance",
     "check_amount",
     "find_quote",
     "implausible_hourly_usd",
@@ -114,4 +117,5 @@ __all__ = [
     "reserved_term_years",
     "savings_plan_option",
     "term_years",
+    "usd_per_accelerator_hour",
 ]

@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass
 from datetime import date
 
+from trntui.core.hardware import HARDWARE, instance_hardware
 from trntui.core.quotes.options import DEFAULT_MAX_AGE_DAYS
 from trntui.core.quotes.quote import PriceQuote
 from trntui.core.quotes.rates import ServiceRate, SideService
@@ -48,8 +49,6 @@ def implausible_hourly_usd(
     when a person confirms it (``--force``, or a confirmation in the app); a price that is not
     a finite positive number is refused outright (``check_amount``).
     """
-    from trntui.core.hardware import HARDWARE, instance_hardware
-
     low, high = PLAUSIBLE_USD_PER_ACCELERATOR_HOUR
     row = instance_hardware(instance_type) if instance_type else None
     chips = accelerator_count or (row.chips if row is not None else None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
+from trntui.core.hardware import instance_hardware
 from trntui.core.quotes.options import (
     _EXAMPLE,
     CAPACITY_BLOCK,
@@ -190,3 +191,21 @@ class PriceQuote:
 
     def age_days(self, today: date) -> int:
         return (today - self.retrieved_at.astimezone(UTC).date()).days
+
+
+def accelerators_per_instance(quote: PriceQuote) -> int | None:
+    """Chips per instance: the price list's GPU column when the quote carries it, else the table."""
+    if quote.accelerator_count:
+        return quote.accelerator_count
+    row = instance_hardware(quote.instance_type)
+    return None if row is None else row.chips
+
+
+def usd_per_accelerator_hour(quote: PriceQuote, stated: int | None = None) -> float | None:
+    """Hourly price divided by chips; unknown when either the price or the chip count is.
+    ``stated``: the chips per instance a target states, used when neither the price list nor
+    the hardware table gives them (an instance type newer than the table)."""
+    chips = accelerators_per_instance(quote) or stated
+    if quote.usd_per_hour is None or not chips:
+        return None
+    return quote.usd_per_hour / chips

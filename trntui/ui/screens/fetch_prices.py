@@ -19,9 +19,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
 from trntui.core.format import usd_price
-from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.inventory import check_region
-from trntui.core.quotes import PriceLookup, PriceQuote, ServiceRate, is_savings_plan
+from trntui.core.quotes import (
+    PriceLookup,
+    PriceQuote,
+    ServiceRate,
+    is_savings_plan,
+    usd_per_accelerator_hour,
+)
 from trntui.pricing.errors import PricingCancelledError, PricingError
 from trntui.pricing.service import (
     fetch_quotes_and_side_rates,

@@ -21,7 +21,6 @@ from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
 from trntui.core.format import usd_price
-from trntui.core.hardware import usd_per_accelerator_hour
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.quotes import (
@@ -33,6 +32,7 @@ from trntui.core.quotes import (
     implausible_price,
     implausible_rate,
     quote_flags,
+    usd_per_accelerator_hour,
 )
 from trntui.store.quotes import (
     add_quotes,
