@@ -30,7 +30,7 @@ from trntui.core.estimate import Override, estimate, prepare
 from trntui.core.report import analyze
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 from trntui.store.scenarios import load_context
 
 RUNS_PER_SET = 25

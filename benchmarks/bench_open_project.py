@@ -23,7 +23,7 @@ from benchmarks.bench_cli_start import timed, trntui_command
 from benchmarks.bench_estimate import configure
 from tests.loggen import MegatronSpec, write_megatron
 from trntui.store.project import init_project
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 
 
 def build_project(folder: Path, runs: int) -> Path:

@@ -29,7 +29,7 @@ from trntui.core.calibration import (
     overall,
 )
 from trntui.store.project import init_project
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 from trntui.store.scenarios import load_context
 
 DEFAULT = Path(__file__).resolve().parent.parent / "tests" / "data" / "mlperf"

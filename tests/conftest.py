@@ -19,7 +19,7 @@ from tests.loggen import NxdSpec, write_nxd
 from tests.test_pricing_support import FakePriceList, running_price_list
 from trntui.pricing.settings import CACHE_DIR_ENV, PRICING_URL_ENV
 from trntui.store.project import Project, init_project
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

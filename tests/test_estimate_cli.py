@@ -17,7 +17,7 @@ from tests.test_estimate import TRN, book, inventory
 from trntui.commands import estimate as commands
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates, remove_quote
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 
 GLOBAL_BATCH = 256
 TRN_STEP_TIMES = (2.0, 2.3, 2.6)

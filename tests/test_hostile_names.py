@@ -14,7 +14,8 @@ from trntui.cli import main
 from trntui.core.errors import InputFileError, UserError
 from trntui.core.text import name_problem
 from trntui.importers import import_file
-from trntui.store.runs import add_run, default_set_name, import_paths, load_runs
+from trntui.store.run_import import import_paths
+from trntui.store.runs import add_run, default_set_name, load_runs
 from trntui.store.set_sizes import load_family_names, name_family, sets_path
 
 BAD_NAMES = ["   ", "", "bad\udcff", "a\x1b]0;T\x07b", "rl\u202eo", "two\nlines", "x" * 201]

@@ -25,7 +25,8 @@ from trntui.core.errors import UserError
 from trntui.store import runs as runs_store
 from trntui.store import scenarios as scenarios_store
 from trntui.store.project import LOCK_FILE, Project, ReadOnlyProject
-from trntui.store.runs import import_paths, load_runs, remove_run
+from trntui.store.run_import import import_paths
+from trntui.store.runs import load_runs, remove_run
 from trntui.store.scenarios import check_name, load_scenario, scenario_path
 from trntui.store.telemetry import captures_path, load_captures
 

@@ -154,7 +154,8 @@ def test_latin1_bytes_and_glued_text_are_read_as_the_checker_reads_them(tmp_path
 
 def test_the_mlperf_score_drops_a_success_that_missed_the_target(tmp_path: Path) -> None:
     from trntui.store.project import Project, init_project
-    from trntui.store.runs import import_paths, run_sets
+    from trntui.store.run_import import import_paths
+    from trntui.store.runs import run_sets
 
     folder = tmp_path / "logs" / "llama2_70b_lora"
     folder.mkdir(parents=True)

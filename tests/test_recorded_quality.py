@@ -14,7 +14,7 @@ from trntui.core.run_facts import QualityTarget, RecordedQuality, run_facts
 from trntui.importers import import_file
 from trntui.store.project import init_project
 from trntui.store.quality import load_recorded_quality, quality_path, record_quality
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 
 TARGET = QualityTarget("eval_loss", 0.925, higher_is_better=False)
 SPEC = NxdSpec(total_steps=120, stall_at=None, crash_at=None, save_interval=50)

@@ -18,6 +18,7 @@ from trntui.core.mlperf_score import run_minutes
 from trntui.importers import Cancelled, import_file
 from trntui.store import runs as store
 from trntui.store.project import Project
+from trntui.store.run_import import import_paths
 
 DATA = MLPERF_DATA
 DELL = DATA / "v3.0/Dell/results/XE9680x8H100-SXM-80GB/resnet"
@@ -32,7 +33,7 @@ def megatron_log(tmp_path: Path) -> Path:
 
 
 def test_round_trip_and_duplicates(new_project: Path, megatron_log: Path, tmp_path: Path) -> None:
-    outcomes = store.import_paths(new_project, [megatron_log], set_name="trial")
+    outcomes = import_paths(new_project, [megatron_log], set_name="trial")
     assert [o.outcome for o in outcomes] == [store.ADDED]
     run_id = outcomes[0].run_id
     stored = store.load_run(new_project, run_id)
@@ -41,7 +42,7 @@ def test_round_trip_and_duplicates(new_project: Path, megatron_log: Path, tmp_pa
     assert stored.metadata == fresh.metadata
     copy = tmp_path / "copy.log"
     shutil.copy(megatron_log, copy)
-    again = store.import_paths(new_project, [copy, megatron_log])
+    again = import_paths(new_project, [copy, megatron_log])
     assert [o.outcome for o in again] == [store.DUPLICATE, store.DUPLICATE]
     assert {o.run_id for o in again} == {run_id}
     table = store.load_runs(new_project)
@@ -52,7 +53,7 @@ def test_round_trip_and_duplicates(new_project: Path, megatron_log: Path, tmp_pa
 
 def test_timelines_with_kind_as_text_still_load(new_project: Path, megatron_log: Path) -> None:
     """Projects written before ``kind`` became an enum keep loading; a stray kind is an error."""
-    run_id = store.import_paths(new_project, [megatron_log])[0].run_id
+    run_id = import_paths(new_project, [megatron_log])[0].run_id
     path = store.timeline_path(new_project, run_id)
     enum_timeline = pl.read_parquet(path)
     as_text = enum_timeline.with_columns(pl.col("kind").cast(pl.String))
@@ -72,7 +73,7 @@ def test_bad_file_in_a_batch_fails_alone(new_project: Path, megatron_log: Path, 
     lines = megatron_log.read_text().splitlines()
     last = max(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
     bad.write_text("\n".join([*lines[:last], lines[last][:50]]))
-    outcomes = store.import_paths(new_project, [bad, megatron_log], format="megatron")
+    outcomes = import_paths(new_project, [bad, megatron_log], format="megatron")
     assert [o.outcome for o in outcomes] == [store.FAILED, store.ADDED]
     assert f"{bad}:{last + 1}" in outcomes[0].error
     assert store.load_runs(new_project).height == 1
@@ -95,11 +96,11 @@ def test_a_failure_deriving_facts_or_writing_the_timeline_leaves_nothing_behind(
     else:
         monkeypatch.setattr(store, "write_timeline", broken)
     with pytest.raises(RuntimeError, match=f"{fails} broke"):
-        store.import_paths(new_project, [megatron_log])
+        import_paths(new_project, [megatron_log])
     monkeypatch.undo()
     assert store.load_runs(new_project).is_empty()
     assert not list((new_project / "runs" / "timelines").glob("*"))
-    assert [o.outcome for o in store.import_paths(new_project, [megatron_log])] == [store.ADDED]
+    assert [o.outcome for o in import_paths(new_project, [megatron_log])] == [store.ADDED]
 
 
 def test_failed_table_write_leaves_nothing_behind(
@@ -114,11 +115,11 @@ def test_failed_table_write_leaves_nothing_behind(
 
     monkeypatch.setattr(store, "atomic_write_with", failing)
     with pytest.raises(OSError):
-        store.import_paths(new_project, [megatron_log])
+        import_paths(new_project, [megatron_log])
     monkeypatch.undo()
     assert store.load_runs(new_project).is_empty()
     assert not list((new_project / "runs" / "timelines").glob("*"))
-    assert [o.outcome for o in store.import_paths(new_project, [megatron_log])] == [store.ADDED]
+    assert [o.outcome for o in import_paths(new_project, [megatron_log])] == [store.ADDED]
 
 
 def test_cancel_keeps_earlier_files(new_project: Path, tmp_path: Path) -> None:
@@ -137,7 +138,7 @@ def test_cancel_keeps_earlier_files(new_project: Path, tmp_path: Path) -> None:
             imported.append(fraction)
 
     with pytest.raises(Cancelled):
-        store.import_paths(new_project, paths, progress=progress, cancel=cancel)
+        import_paths(new_project, paths, progress=progress, cancel=cancel)
     assert store.load_runs(new_project).height == 1
 
 
@@ -173,7 +174,7 @@ def test_mlperf_score_drops_four_runs_for_unet3d_only(
         (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, value, True))
     for index in range(len(minutes), len(minutes) + 2):
         (folder / f"result_{index}.txt").write_text(_mlperf_result(benchmark, index, False))
-    store.import_paths(new_project, [folder], set_name="set")
+    import_paths(new_project, [folder], set_name="set")
     (info,) = store.run_sets(new_project)
     assert info.is_mlperf and info.runs == 10
     if benchmark == "unet3d":
@@ -184,7 +185,7 @@ def test_mlperf_score_drops_four_runs_for_unet3d_only(
 
 
 def test_folder_import_groups_sets_and_scores_mlperf(new_project: Path) -> None:
-    outcomes = store.import_paths(new_project, [DELL])
+    outcomes = import_paths(new_project, [DELL])
     kinds = {Path(o.path).name: o.outcome for o in outcomes}
     assert kinds["scaling.json"] == store.SKIPPED
     assert sum(o.outcome == store.ADDED for o in outcomes) == 5
@@ -206,7 +207,7 @@ def test_a_partial_mlperf_set_is_scored_by_the_rules_and_flagged(new_project: Pa
     not comparable with the published score of all 10, and said to be so."""
     folder = DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
     picked = [folder / f"result_{n}.txt" for n in (1, 5, 10)]
-    store.import_paths(new_project, picked, set_name="three")
+    import_paths(new_project, picked, set_name="three")
     (info,) = store.run_sets(new_project)
     minutes = sorted(run_minutes(import_file(path).timeline) for path in picked)
     factor = json.loads((folder / "scaling.json").read_text())["scaling_factor"]
@@ -220,9 +221,7 @@ def test_cli_runs_flags_a_partial_mlperf_set(
     new_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora"
-    store.import_paths(
-        new_project, [folder / "result_1.txt", folder / "result_2.txt"], set_name="two"
-    )
+    import_paths(new_project, [folder / "result_1.txt", folder / "result_2.txt"], set_name="two")
     assert _cli("runs", str(new_project), "--json") == 0
     (entry,) = json.loads(capsys.readouterr().out)["sets"]
     # Two runs leave nothing once the fastest and slowest are dropped.
@@ -242,7 +241,7 @@ def test_corrupt_runs_table_is_an_input_error(new_project: Path) -> None:
 
 
 def test_remove_run(new_project: Path, megatron_log: Path) -> None:
-    (outcome,) = store.import_paths(new_project, [megatron_log])
+    (outcome,) = import_paths(new_project, [megatron_log])
     store.remove_run(new_project, outcome.run_id)
     assert store.load_runs(new_project).is_empty()
     assert not store.timeline_path(new_project, outcome.run_id).exists()
@@ -339,7 +338,7 @@ def test_cli_reports_failures_and_missing_project(
 def test_assign_set(new_project: Path, megatron_log: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.log"
     loggen.write_megatron(other, loggen.MegatronSpec(seed=99))
-    outcomes = store.import_paths(new_project, [megatron_log, other], set_name="a")
+    outcomes = import_paths(new_project, [megatron_log, other], set_name="a")
     store.assign_set(new_project, [outcomes[1].run_id], "b")
     sets = {info.name: info.runs for info in store.run_sets(new_project)}
     assert sets == {"a": 1, "b": 1}
@@ -405,7 +404,7 @@ def test_a_run_read_by_older_rules_is_read_again_when_imported_again(
     new_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     oracle = MLPERF_DATA / "v4.0/Oracle/results/1xBM.GPU.H100.8/llama2_70b_lora/result_1.txt"
-    (outcome,) = store.import_paths(new_project, [oracle], set_name="gpu")
+    (outcome,) = import_paths(new_project, [oracle], set_name="gpu")
     runs = store.load_runs(new_project)
     old = json.loads(runs["metadata_json"][0])
     for key in ("system", "job_clock", "protocol", "importer_version"):
@@ -414,11 +413,11 @@ def test_a_run_read_by_older_rules_is_read_again_when_imported_again(
     runs.write_parquet(store.runs_path(new_project))
     assert _cli("runs", str(new_project)) == 0
     assert "1 run(s) were read by an older trntui" in capsys.readouterr().out
-    (again,) = store.import_paths(new_project, [oracle], set_name="elsewhere")
+    (again,) = import_paths(new_project, [oracle], set_name="elsewhere")
     assert (again.outcome, again.run_id, again.set_name) == ("refreshed", outcome.run_id, "gpu")
     meta = store.load_run(new_project, outcome.run_id).metadata
     assert meta.system is not None and meta.system.accelerators == 8
-    (third,) = store.import_paths(new_project, [oracle])
+    (third,) = import_paths(new_project, [oracle])
     assert third.outcome == "duplicate"
 
 

@@ -25,7 +25,7 @@ from trntui.core.inventory import TrainingTarget
 from trntui.core.scale_plan import scale_plan
 from trntui.store.project import init_project
 from trntui.store.quotes import add_quotes, add_rates
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 from trntui.store.scenarios import load_context
 
 RESULTS = {

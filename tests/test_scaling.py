@@ -21,7 +21,7 @@ from trntui.commands import scale as scale_commands
 from trntui.core.inventory import Distribution, TrainingGoal, TrainingTarget
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 from trntui.store.scenarios import load_context
 
 HPE = MLPERF_DATA / "v5.0/HPE/results"

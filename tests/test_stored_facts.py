@@ -19,7 +19,8 @@ from trntui.store import facts as stored_facts
 from trntui.store.facts import derive_facts, derived_runs, facts_path
 from trntui.store.project import Project, read_inventory
 from trntui.store.quality import load_recorded_quality, record_quality
-from trntui.store.runs import import_paths, load_run
+from trntui.store.run_import import import_paths
+from trntui.store.runs import load_run
 from trntui.store.scenarios import load_observations
 
 MLPERF_LOGS = sorted(MLPERF_DATA.rglob("result_*.txt"))[:6]

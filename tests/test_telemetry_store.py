@@ -15,7 +15,7 @@ from tests.telemetry_gen import MonitorSpec, Phase, nvidia_smi_lines, write_moni
 from trntui.commands import telemetry as telemetry_commands
 from trntui.core.verdict import Limit
 from trntui.store import telemetry as store
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 
 NXD = loggen.NxdSpec()
 

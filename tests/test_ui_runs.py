@@ -17,7 +17,8 @@ from tests.ui_support import settle, wait_until
 from trntui.importers import Cancelled, import_file
 from trntui.store.project import Project
 from trntui.store.quality import load_recorded_quality
-from trntui.store.runs import default_set_name, import_paths, load_runs
+from trntui.store.run_import import import_paths
+from trntui.store.runs import default_set_name, load_runs
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens import import_runs
 from trntui.ui.screens.import_runs import ImportRunsScreen

@@ -16,7 +16,7 @@ from tests.test_estimate import quote
 from trntui.core.inventory import TrainingTarget
 from trntui.store.project import Project
 from trntui.store.quotes import add_quotes
-from trntui.store.runs import import_paths
+from trntui.store.run_import import import_paths
 from trntui.ui.app import TrnTuiApp
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "llama2-70b-lora"

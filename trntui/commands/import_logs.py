@@ -57,7 +57,8 @@ def import_command(args: argparse.Namespace) -> int:
     _read_first_file_ahead(paths)
     from trntui.commands.runs import runs_report
     from trntui.store.project import Project
-    from trntui.store.runs import FAILED, import_paths
+    from trntui.store.run_import import import_paths
+    from trntui.store.runs import FAILED
 
     try:
         with Project.open(root) as project:

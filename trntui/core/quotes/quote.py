@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
+from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.hardware import instance_hardware
 from trntui.core.quotes.options import (
     _EXAMPLE,
@@ -113,8 +114,6 @@ class PriceQuote:
             )
 
     def _check_block(self) -> None:
-        from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
-
         what = f"quote for {self.instance_type} in {self.region}"
         block = (self.block_days, self.block_instances, self.availability_zone, self.start_date)
         if self.purchase_option != CAPACITY_BLOCK:

@@ -30,13 +30,13 @@ from trntui.importers.mapped import (
     suggest_mapping,
 )
 from trntui.store.mappings import remember_mapping, remembered_mapping
+from trntui.store.run_import import expand_paths
 from trntui.store.runs import (
     ADDED,
     DUPLICATE,
     REFRESHED,
     add_run,
     default_set_name,
-    expand_paths,
     load_runs,
 )
 from trntui.ui.format import UNKNOWN
