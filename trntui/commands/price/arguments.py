@@ -27,7 +27,7 @@ def region_code(text: str) -> str:
     return text
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
     value = finite_float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(
@@ -43,14 +43,14 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
-def _block_days(text: str) -> int:
+def block_days(text: str) -> int:
     days = _whole(text)
     if not is_block_days(days):
         raise argparse.ArgumentTypeError(f"a Capacity Block lasts {block_days_help()}; got {days}")
     return days
 
 
-def _block_instances(text: str) -> int:
+def block_instances(text: str) -> int:
     count = _whole(text)
     if not 1 <= count <= MAX_BLOCK_INSTANCES:
         raise argparse.ArgumentTypeError(
@@ -59,7 +59,7 @@ def _block_instances(text: str) -> int:
     return count
 
 
-def _date(text: str) -> date:
+def iso_date(text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from trntui.commands import json_text
 from trntui.commands.price.arguments import refuse_implausible
-from trntui.commands.price.output import _fetch_json, _print_fetch, _progress_printer
+from trntui.commands.price.output import fetch_json, print_fetch, progress_printer
 from trntui.pricing.service import (
     FetchResult,
     SideRatesResult,
@@ -24,7 +24,7 @@ from trntui.pricing.settings import PricingSettings
 def cmd_fetch(args: argparse.Namespace) -> int:
     overrides = {} if args.deadline is None else {"deadline_s": args.deadline}
     settings = PricingSettings.from_env(args.pricing_url, **overrides).started()
-    progress = _progress_printer()
+    progress = progress_printer()
     try:
         options = {"settings": settings, "progress": progress, "offline": args.offline}
         side: SideRatesResult | None = None
@@ -43,9 +43,9 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if args.save:
         _save_into_project(Path(args.save), result, side, plans, args.force)
     if args.json:
-        print(json_text(_fetch_json(result, side, plans)))
+        print(json_text(fetch_json(result, side, plans)))
     else:
-        _print_fetch(result, side, plans)
+        print_fetch(result, side, plans)
     return 0
 
 

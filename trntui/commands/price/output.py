@@ -71,7 +71,7 @@ def rate_to_json(rate: ServiceRate) -> dict[str, Any]:
     }
 
 
-def _progress_printer() -> Any:
+def progress_printer() -> Any:
     if not sys.stderr.isatty():
         return None
     last = [-1]
@@ -86,7 +86,7 @@ def _progress_printer() -> Any:
     return report
 
 
-def _fetch_json(
+def fetch_json(
     result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None = None
 ) -> dict[str, Any]:
     document: dict[str, Any] = {"region": result.region, **_quotes_json(result)}
@@ -134,7 +134,7 @@ def _quotes_json(result: FetchResult) -> dict[str, Any]:
     }
 
 
-def _print_fetch(
+def print_fetch(
     result: FetchResult, side: SideRatesResult | None, plans: FetchResult | None = None
 ) -> None:
     _print_quotes(result, "Prices")
@@ -143,7 +143,7 @@ def _print_fetch(
         _print_quotes(plans, "Savings Plans rates")
     if side is not None:
         print()
-        _print_table(
+        print_table(
             ("side service", "unit", "USD/unit (first tier)", "tiers"),
             [
                 (rate.service.value, rate.unit, usd(rate.first_tier_usd_per_unit, 6),
@@ -176,9 +176,7 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         )
         for quote in result.quotes
     ]
-    _print_table(
-        ("instance type", "purchase option", "USD/hour", "upfront", "USD/accel-hour"), rows
-    )
+    print_table(("instance type", "purchase option", "USD/hour", "upfront", "USD/accel-hour"), rows)
     for lookup in result.missing:
         print(f"  {lookup.message}")
     for quote in result.quotes:
@@ -190,7 +188,7 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         print(f"  skipped: {note}")
 
 
-def _print_table(headings: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+def print_table(headings: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     if not rows:
         print("  (no prices found)")
         return

@@ -8,10 +8,10 @@ import sys
 from trntui.commands import help_of, non_negative_float
 from trntui.commands.price.arguments import (
     DEFAULT_REGION,
-    _block_days,
-    _block_instances,
-    _date,
-    _positive_float,
+    block_days,
+    block_instances,
+    iso_date,
+    positive_float,
     region_code,
 )
 from trntui.commands.price.fetch import cmd_fetch
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--save", metavar="DIR", help="copy the fetched quotes into the project in DIR"
     )
     fetch.add_argument(
-        "--deadline", type=_positive_float, metavar="S",
+        "--deadline", type=positive_float, metavar="S",
         help=f"seconds the whole fetch may take (default: ${DEADLINE_ENV} or "
         f"{DEFAULT_DEADLINE_S:g}); past it the cached copy is used",
     )  # fmt: skip
@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--region", required=True, type=region_code)
     add.add_argument(
         "--usd-per-hour",
-        type=_positive_float,
+        type=positive_float,
         metavar="X",
         help="the hourly price (recurring part of a term; a Capacity Block's hourly equivalent "
         "per instance)",
@@ -99,13 +99,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--block-instances then counts UltraServers",
     )
     block = add.add_argument_group("Capacity Block (--purchase-option capacity-block)")
-    block.add_argument("--block-days", type=_block_days, metavar="D", help=block_days_help())
+    block.add_argument("--block-days", type=block_days, metavar="D", help=block_days_help())
     block.add_argument(
-        "--block-instances", type=_block_instances, metavar="N", help="instances in the block"
+        "--block-instances", type=block_instances, metavar="N", help="instances in the block"
     )
     block.add_argument("--availability-zone", metavar="AZ", help="the block's zone")
-    block.add_argument("--start-date", type=_date, help="the block's start, YYYY-MM-DD")
-    add.add_argument("--date", type=_date, help="date of the quote, YYYY-MM-DD (default today)")
+    block.add_argument("--start-date", type=iso_date, help="the block's start, YYYY-MM-DD")
+    add.add_argument("--date", type=iso_date, help="date of the quote, YYYY-MM-DD (default today)")
     add.add_argument(
         "--pin",
         action="store_true",
@@ -134,7 +134,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="one flat rate (inter-AZ: per GB in each direction)",
     )  # fmt: skip
     rate.add_argument("--source", required=True, help="where the rate comes from (who, what)")
-    rate.add_argument("--date", type=_date, help="date of the rate, YYYY-MM-DD (default today)")
+    rate.add_argument("--date", type=iso_date, help="date of the rate, YYYY-MM-DD (default today)")
     rate.add_argument(
         "--force",
         action="store_true",

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time
 from pathlib import Path
 
 from trntui.commands.price.arguments import refuse_implausible
-from trntui.commands.price.output import _print_table, quote_to_json, rate_to_json
+from trntui.commands.price.output import print_table, quote_to_json, rate_to_json
 from trntui.core.errors import UserError
 from trntui.core.format import usd
 from trntui.core.quotes import (
@@ -158,10 +158,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         for quote in book.quotes
     ]
-    _print_table(("instance type", "region", "option", "USD/hour", "source", "date", "notes"), rows)
+    print_table(("instance type", "region", "option", "USD/hour", "source", "date", "notes"), rows)
     if book.rates:
         print()
-        _print_table(
+        print_table(
             ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
             [
                 (rate.service.value, rate.region, rate.unit,
