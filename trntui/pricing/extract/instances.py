@@ -13,9 +13,14 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.quotes import HOURS_PER_YEAR, ON_DEMAND, PriceQuote, reserved_option
-from trntui.pricing.extract.offer import _LEASE_YEARS, _PURCHASE_PAYMENT, OfferSource, _provenance
+from trntui.pricing.extract.offer import (
+    LEASE_YEARS,
+    PURCHASE_PAYMENT,
+    OfferSource,
+    provenance_fields,
+)
 from trntui.pricing.extract.scan import (
-    _LINE,
+    LINE_COLUMN,
     USABLE,
     RowPlan,
     RowQuery,
@@ -89,7 +94,7 @@ def instance_plan(
         present = set(columns)
         extra = tuple(name for name in ("GPU",) if name in present)
         predicate = _instance_filter(instance_types, present, region)
-        return RowQuery(predicate, (*_ROW_COLUMNS, *extra, _LINE), _LINE)
+        return RowQuery(predicate, (*_ROW_COLUMNS, *extra, LINE_COLUMN), LINE_COLUMN)
 
     return plan
 
@@ -172,7 +177,7 @@ def _on_demand_quotes(
             pl.struct(pl.all()).filter(~priced).first().alias("unusable"),
         )
     )
-    provenance = _provenance(source)
+    provenance = provenance_fields(source)
     quotes = []
     for row in groups.iter_rows(named=True):
         ambiguous = row["prices"] > 1
@@ -236,11 +241,11 @@ def _reserved_quotes(
         )
         .filter((pl.col("hourly_rows") == 1) & (pl.col("upfront_rows") <= 1))
     )
-    provenance = _provenance(source)
+    provenance = provenance_fields(source)
     quotes = []
     for row in groups.iter_rows(named=True):
-        years = _LEASE_YEARS.get(row["first_LeaseContractLength"] or "")
-        payment = _PURCHASE_PAYMENT.get(row["first_PurchaseOption"] or "")
+        years = LEASE_YEARS.get(row["first_LeaseContractLength"] or "")
+        payment = PURCHASE_PAYMENT.get(row["first_PurchaseOption"] or "")
         offering_class = (row["first_OfferingClass"] or "").lower()
         if years is None or payment is None or offering_class not in {"standard", "convertible"}:
             continue

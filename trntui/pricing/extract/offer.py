@@ -3,9 +3,9 @@
 ``read_preamble`` checks the metadata rows and the columns this package filters on;
 ``check_offer_complete`` refuses a file cut mid-row; ``check_not_shrunk`` a file much smaller
 than the cached copy of the same version (cut at a record boundary); ``OfferSource`` is the
-provenance every quote made from the file carries (``_provenance``, as a quote's fields);
+provenance every quote made from the file carries (``provenance_fields``, as a quote's fields);
 ``price_problem`` says why a price column's text is unusable. The file's names for lease
-terms and payments (``_LEASE_YEARS``, ``_PURCHASE_PAYMENT``) are here too, read by the quote
+terms and payments (``LEASE_YEARS``, ``PURCHASE_PAYMENT``) are here too, read by the quote
 modules.
 """
 
@@ -63,8 +63,8 @@ _NAMED_OTHERWISE = {SAVINGS_PLAN_OFFER}
 """Offers whose file calls itself by another code (the Savings Plans file says
 ``AmazonComputeSavingsPlan``): their own code is not checked, their columns are."""
 
-_PURCHASE_PAYMENT = {"No Upfront": "no", "Partial Upfront": "partial", "All Upfront": "all"}
-_LEASE_YEARS = {"1yr": 1, "3yr": 3}
+PURCHASE_PAYMENT = {"No Upfront": "no", "Partial Upfront": "partial", "All Upfront": "all"}
+LEASE_YEARS = {"1yr": 1, "3yr": 3}
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def price_problem(text: object, *, zero_is_a_price: bool = True) -> str | None:
     return None
 
 
-def _provenance(source: OfferSource) -> dict[str, object]:
+def provenance_fields(source: OfferSource) -> dict[str, object]:
     return {
         "source_url": source.url,
         "offer_code": source.offer_code,

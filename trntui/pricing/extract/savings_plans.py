@@ -12,14 +12,14 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.quotes import PriceQuote, savings_plan_option
-from trntui.pricing.extract.offer import _PURCHASE_PAYMENT, OfferSource, _provenance
+from trntui.pricing.extract.offer import PURCHASE_PAYMENT, OfferSource, provenance_fields
 from trntui.pricing.extract.scan import (
-    _LINE,
+    LINE_COLUMN,
     USABLE,
     RowPlan,
     RowQuery,
-    _groups,
     mark_prices,
+    rows_by,
     scan_offer_file,
     unusable_price,
 )
@@ -57,7 +57,7 @@ def savings_plan_plan(instance_types: Sequence[str] | None, region: str) -> RowP
 
     def plan(columns: Sequence[str]) -> RowQuery:
         predicate = _savings_plan_filter(instance_types, set(columns), region)
-        return RowQuery(predicate, (*_ROW_COLUMNS, *_PLAN, _LINE), _LINE)
+        return RowQuery(predicate, (*_ROW_COLUMNS, *_PLAN, LINE_COLUMN), LINE_COLUMN)
 
     return plan
 
@@ -96,12 +96,12 @@ def quotes_from_savings_plan_rows(
         pl.col("DiscountedUsageType").str.extract(_BOX_USAGE, 1).alias("type")
     )
     quotes = []
-    for key, group in _groups(rows, ["type", *_PLAN]):
+    for key, group in rows_by(rows, ["type", *_PLAN]):
         instance_type, family, length, unit, payment = (str(value or "") for value in key)
         years = int(length) if length in {"1", "3"} and unit.lower() == "year" else None
-        if years is None or payment not in _PURCHASE_PAYMENT:
+        if years is None or payment not in PURCHASE_PAYMENT:
             continue  # a term or payment this app has no purchase option for
-        option = savings_plan_option(_PLAN_KINDS[family], years, _PURCHASE_PAYMENT[payment])
+        option = savings_plan_option(_PLAN_KINDS[family], years, PURCHASE_PAYMENT[payment])
         found = list(group.iter_rows(named=True))
         priced = [(float(row["DiscountedRate"]), row) for row in found if row[USABLE]]
         rates = sorted({rate for rate, _row in priced})
@@ -127,7 +127,7 @@ def quotes_from_savings_plan_rows(
                 rate_code=first["RateCode"] if known else None,
                 effective_date=first["EffectiveDate"] if priced else None,
                 source_note=note,
-                **_provenance(source),  # type: ignore[arg-type]
+                **provenance_fields(source),  # type: ignore[arg-type]
             )
         )
     return sorted(quotes, key=lambda quote: (quote.instance_type, quote.purchase_option))

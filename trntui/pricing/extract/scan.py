@@ -23,7 +23,7 @@ from trntui.pricing.extract.records import BLOCK_BYTES, OfferRows, Plan
 
 _READ_BYTES = 1024 * 1024
 _SMALLEST_READ = 1024
-_LINE = "line"
+LINE_COLUMN = "line"
 _ROW = "\x00line"
 
 
@@ -68,7 +68,7 @@ def unusable_price(path: Path, row: dict[str, Any], column: str) -> str:
     what = row.get("Instance Type") or row.get("DiscountedUsageType")
     problem = price_problem(row[column], zero_is_a_price=False) or "not a number"
     return (
-        f"{path}:{row.get(_LINE, '?')}: {column} {row[column]!r} of "
+        f"{path}:{row.get(LINE_COLUMN, '?')}: {column} {row[column]!r} of "
         f"{row.get('RateCode') or row['SKU']}{f' ({what})' if what else ''} is {problem}"
     )
 
@@ -234,7 +234,7 @@ def _bad_record_line(block: bytes, width: int, first_line: int) -> int:
     return first_line + start - 1
 
 
-def _groups(
+def rows_by(
     frame: pl.DataFrame, keys: list[str]
 ) -> Iterable[tuple[tuple[object, ...], pl.DataFrame]]:
     """The rows of each value of ``keys``, in key order: (the values, the rows)."""

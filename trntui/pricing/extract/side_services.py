@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 
 from trntui.core.quotes import RateTier, ServiceRate, SideService
-from trntui.pricing.extract.offer import OfferSource, _provenance
-from trntui.pricing.extract.scan import RowQueries, RowQuery, _groups, scan_offer_file
+from trntui.pricing.extract.offer import OfferSource, provenance_fields
+from trntui.pricing.extract.scan import RowQueries, RowQuery, rows_by, scan_offer_file
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def _side_rate(
         rows = rows.filter(pl.col("price_usd") > 0)
     candidates = [
         group.sort("start")
-        for _sku, group in _groups(rows, ["SKU"])
+        for _sku, group in rows_by(rows, ["SKU"])
         if (group["price_usd"] > 0).any()
     ]
     if len(candidates) != 1:
@@ -150,7 +150,7 @@ def _side_rate(
         sku=first["SKU"],
         rate_code=first["RateCode"],
         effective_date=first["EffectiveDate"],
-        **_provenance(source),  # type: ignore[arg-type]
+        **provenance_fields(source),  # type: ignore[arg-type]
     )
 
 
