@@ -78,12 +78,12 @@ from trntui.pricing.errors import (
 from trntui.pricing.extract.offer import OfferPreamble, check_not_shrunk, checked_offer
 from trntui.pricing.extract.records import OfferRows, Plan
 from trntui.pricing.responses import (
-    _check_framed,
-    _check_not_html,
-    _check_status,
-    _content_length,
-    _decoded,
-    _load_region_index,
+    check_framed,
+    check_not_html,
+    check_status,
+    content_length,
+    decoded_body,
+    load_region_index,
 )
 from trntui.pricing.settings import (
     SPEED_LIMIT_ENV,
@@ -206,9 +206,9 @@ class PriceListClient:
             self.region_index_url(offer_code),
             target,
             max_bytes=self.settings.max_index_bytes,
-            validate=_load_region_index,
+            validate=load_region_index,
         )
-        regions = _load_region_index(cached.path)
+        regions = load_region_index(cached.path)
         version_url = regions.get(region)
         if not version_url:
             raise RegionNotInPriceListError(
@@ -309,9 +309,9 @@ class PriceListClient:
                     )
                     write_meta(confirmed, root=self.settings.cache_path)
                     return confirmed
-                _check_status(response, url)
-                _check_not_html(response, url)
-                _check_framed(response, url)
+                check_status(response, url)
+                check_not_html(response, url)
+                check_framed(response, url)
                 self._stream_to_cache(
                     response, url, target, max_bytes, validate, progress, cancel, tee
                 )
@@ -368,7 +368,7 @@ class PriceListClient:
         cancel: CancelCheck | None,
         tee: Callable[[bytes], None] | None = None,
     ) -> None:
-        total = _content_length(response)
+        total = content_length(response)
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding in ("", "identity"):
             decoder = None
@@ -405,7 +405,7 @@ class PriceListClient:
                 for raw in response.iter_raw():
                     received = response.num_bytes_downloaded
                     speed.check(received)
-                    for chunk in _decoded(decoder, raw):
+                    for chunk in decoded_body(decoder, raw):
                         self._time_left(url)
                         if cancel is not None and cancel():
                             raise PricingCancelledError(f"download of {url} cancelled", url=url)

@@ -18,7 +18,7 @@ from trntui.pricing.cache import load_json_bounded
 from trntui.pricing.errors import PricingFormatError, PricingHTTPError
 
 
-def _check_framed(response: httpx.Response, url: str) -> None:
+def check_framed(response: httpx.Response, url: str) -> None:
     """Refuse a body whose end only the closing connection marks: a cut one looks the same."""
     if not response.http_version.upper().startswith("HTTP/1"):
         return  # HTTP/2 frames every body
@@ -37,7 +37,7 @@ def _check_framed(response: httpx.Response, url: str) -> None:
 _PIECE_BYTES = 1024 * 1024
 
 
-def _decoded(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
+def decoded_body(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
     """``raw`` as it goes to the file: as it is, or gunzipped in pieces of at most 1 MB (so a
     bomb never sits whole in memory). Data after the gzip stream's end is refused."""
     if decoder is None:
@@ -54,7 +54,7 @@ def _decoded(decoder: zlib._Decompress | None, raw: bytes) -> Iterator[bytes]:
             yield piece
 
 
-def _content_length(response: httpx.Response) -> int | None:
+def content_length(response: httpx.Response) -> int | None:
     """The body's length on the wire (compressed, when it is), as the server stated it."""
     value = response.headers.get("Content-Length")
     if value is None:
@@ -65,7 +65,7 @@ def _content_length(response: httpx.Response) -> int | None:
         return None
 
 
-def _check_status(response: httpx.Response, url: str) -> None:
+def check_status(response: httpx.Response, url: str) -> None:
     status = response.status_code
     if status == 200:
         return
@@ -83,7 +83,7 @@ def _check_status(response: httpx.Response, url: str) -> None:
     raise PricingHTTPError(message, url=url, status_code=status)
 
 
-def _check_not_html(response: httpx.Response, url: str) -> None:
+def check_not_html(response: httpx.Response, url: str) -> None:
     content_type = response.headers.get("Content-Type", "").lower()
     if "html" in content_type:
         raise PricingFormatError(
@@ -93,7 +93,7 @@ def _check_not_html(response: httpx.Response, url: str) -> None:
         )
 
 
-def _load_region_index(path: Path) -> dict[str, str | None]:
+def load_region_index(path: Path) -> dict[str, str | None]:
     """Each region's version URL (None when its entry has none).
 
     Two shapes: an offer's index keys ``regions`` by region code, each entry with a
