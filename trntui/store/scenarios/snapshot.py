@@ -98,7 +98,7 @@ def current_user() -> str:
         return "unknown"
 
 
-def _who() -> str:
+def user_at_host() -> str:
     return f"{current_user()}@{socket.gethostname()}"
 
 
@@ -125,10 +125,10 @@ def _read(path: Path) -> dict[str, Any]:
         raise UserError(f"{path} is a symbolic link; trntui reads snapshots only from the project")
     if not stat.S_ISREG(mode):
         raise UserError(f"{path} is not a regular file; trntui will not read it")
-    return _document(path, decode_utf8(path, path.read_bytes()))
+    return checked_document(path, decode_utf8(path, path.read_bytes()))
 
 
-def _document(path: Path, text: str) -> dict[str, Any]:
+def checked_document(path: Path, text: str) -> dict[str, Any]:
     document = parse_toml(path, text)
     _check_fields(path, text, document)
     _check_runs(path, text, document)
@@ -227,10 +227,10 @@ def load_scenario(root: Path, name: str) -> Scenario:
     if not path.is_file():
         known = ", ".join(info.name for info in list_scenarios(root)) or "none saved yet"
         raise ScenarioNotFound(f"no scenario {name!r} in {root} (scenarios: {known})")
-    return _scenario_from_document(path, _read(path), name)
+    return scenario_from_document(path, _read(path), name)
 
 
-def _scenario_from_document(path: Path, document: dict[str, Any], name: str) -> Scenario:
+def scenario_from_document(path: Path, document: dict[str, Any], name: str) -> Scenario:
     """The snapshot a parsed file holds; ``InputFileError`` when it cannot be rebuilt."""
     saved_name = document.get("name", name)
     if not isinstance(saved_name, str) or not SCENARIO_NAME.fullmatch(saved_name):

@@ -29,11 +29,11 @@ from trntui.store.project import writes_project
 from trntui.store.scenarios.snapshot import (
     SCHEMA_VERSION,
     Scenario,
-    _document,
-    _scenario_from_document,
-    _who,
+    checked_document,
     load_scenario,
+    scenario_from_document,
     scenario_path,
+    user_at_host,
 )
 
 
@@ -159,7 +159,7 @@ def save_scenario(
     overrides = tuple(overrides)
     result = estimate(context, overrides)
     saved_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    who = saved_by or _who()
+    who = saved_by or user_at_host()
     text = render_scenario(
         name, context, overrides, result, note=note, saved_by=who, saved_at=saved_at
     )
@@ -167,7 +167,7 @@ def save_scenario(
     try:
         # Read back before anything on disk changes: a snapshot that would not reopen is
         # never written, and one saved under this name before stays whole.
-        _scenario_from_document(path, _document(path, text), name)
+        scenario_from_document(path, checked_document(path, text), name)
     except UserError as error:
         raise UserError(
             f"scenario {name!r} was not saved: it would not read back ({error}); "
