@@ -24,7 +24,6 @@ from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.project import read_inventory, writes_project
 from trntui.store.runs import load_run, load_runs, stored_source
 from trntui.store.telemetry.captures import (
-    _OFFSET_HINT,
     ATTACHED,
     CAPTURE_ID_LENGTH,
     CAPTURES_SCHEMA,
@@ -32,6 +31,7 @@ from trntui.store.telemetry.captures import (
     DUPLICATE,
     FAILED,
     MISMATCH,
+    OFFSET_HINT,
     UTILIZATION,
     AttachOutcome,
     captures_path,
@@ -62,7 +62,7 @@ def _placement(
             None,
             (
                 "the capture has no absolute time, so its overlap with the run cannot be "
-                "checked; state where it starts in run time" + _OFFSET_HINT
+                "checked; state where it starts in run time" + OFFSET_HINT
             ),
             "",
         )
@@ -72,7 +72,7 @@ def _placement(
             None,
             (
                 "the run's log has no absolute time, so the overlap cannot be checked; state the "
-                "capture's start in run time" + _OFFSET_HINT
+                "capture's start in run time" + OFFSET_HINT
             ),
             "",
         )
@@ -82,7 +82,7 @@ def _placement(
             None,
             (
                 "one clock has a time zone and the other is host local time, so they cannot be "
-                "compared; state the capture's start in run time" + _OFFSET_HINT
+                "compared; state the capture's start in run time" + OFFSET_HINT
             ),
             "",
         )

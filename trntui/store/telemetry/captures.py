@@ -78,7 +78,7 @@ class AttachOutcome:
     """Fraction of the run's launch-to-end time the capture covers."""
 
 
-_OFFSET_HINT = " (seconds after the run's start: the attach dialog's Offset, or --offset)"
+OFFSET_HINT = " (seconds after the run's start: the attach dialog's Offset, or --offset)"
 
 
 def captures_path(root: Path) -> Path:
