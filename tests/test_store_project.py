@@ -29,7 +29,7 @@ from trntui.store.project import (
     Project,
     ProjectLocked,
     ReadOnlyProject,
-    _acquire_lock,
+    acquire_lock,
     init_project,
     read_inventory,
     write_access,
@@ -200,7 +200,7 @@ def test_threads_writing_without_a_session_take_turns_under_the_lock(new_project
                 assert second_trying.wait(10)
             time.sleep(hold_s)  # b, started, is meanwhile at the lock
             # Another open file description (as another process would have) cannot get it.
-            other, _ = _acquire_lock(new_project)
+            other, _ = acquire_lock(new_project)
             lock_free_inside.append(other is not None)
             if other is not None:
                 other.close()

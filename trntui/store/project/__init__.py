@@ -30,7 +30,7 @@ The package, in the order data flows (each module imports only the ones above it
 
 1. ``project_file``: ``trntui.toml`` read and written (``read_inventory``,
    ``render_project_toml``, ``init_project``) and the errors a project raises.
-2. ``lock``: the write lock on ``.trntui.lock`` and the folder (``_acquire_lock``), and who
+2. ``lock``: the write lock on ``.trntui.lock`` and the folder (``acquire_lock``), and who
    holds it.
 3. ``access``: this process's open sessions and every store write under the lock
    (``write_access``, ``writes_project``, ``may_store_derived``).
@@ -42,7 +42,7 @@ Every public name is re-exported here: import from ``trntui.store.project``.
 from __future__ import annotations
 
 from trntui.store.project.access import may_store_derived, write_access, writes_project
-from trntui.store.project.lock import _acquire_lock as _acquire_lock
+from trntui.store.project.lock import acquire_lock
 from trntui.store.project.open_project import Project
 from trntui.store.project.project_file import (
     LOCK_FILE,
@@ -71,6 +71,7 @@ __all__ = [
     "Project",
     "ProjectLocked",
     "ReadOnlyProject",
+    "acquire_lock",
     "init_project",
     "may_store_derived",
     "project_file",

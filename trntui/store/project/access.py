@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from trntui.store.project.lock import (
-    _BRIEF_WAIT_S,
-    _NOBODY,
-    _acquire_lock,
-    _Lock,
-    _release_lock,
-    _why_nobody,
+    BRIEF_WAIT_S,
+    NOBODY,
+    Lock,
+    acquire_lock,
+    release_lock,
+    why_nobody,
 )
 from trntui.store.project.project_file import ProjectLocked, ReadOnlyProject, read_inventory
 
 _REGISTRY = threading.Lock()
-_SESSIONS: dict[Path, list[_Lock]] = {}
+_SESSIONS: dict[Path, list[Lock]] = {}
 """The locks of this process's open writable ``Project`` objects, by resolved root."""
 _BRIEF_GUARDS: dict[Path, threading.RLock] = {}
 """Per root: serialises this process's threads that write without an open ``Project``."""
@@ -35,7 +35,7 @@ _LOOKING: dict[Path, int] = {}
 """Open read-only ``Project`` objects of this process, by resolved root."""
 
 
-def _count_looking(key: Path, change: int) -> None:
+def count_looking(key: Path, change: int) -> None:
     with _REGISTRY:
         count = _LOOKING.get(key, 0) + change
         if count > 0:
@@ -52,7 +52,7 @@ def may_store_derived(root: Path) -> bool:
         return bool(_SESSIONS.get(key)) or _LOOKING.get(key, 0) == 0
 
 
-def _count_session(key: Path, change: int, lock: _Lock) -> None:
+def count_session(key: Path, change: int, lock: Lock) -> None:
     with _REGISTRY:
         locks = _SESSIONS.setdefault(key, [])
         if change > 0:
@@ -63,9 +63,9 @@ def _count_session(key: Path, change: int, lock: _Lock) -> None:
             _SESSIONS.pop(key, None)
 
 
-def _end_session(key: Path, lock: _Lock) -> None:
-    _count_session(key, -1, lock)
-    _release_lock(lock)
+def end_session(key: Path, lock: Lock) -> None:
+    count_session(key, -1, lock)
+    release_lock(lock)
 
 
 @contextmanager
@@ -93,10 +93,10 @@ def write_access(root: Path) -> Iterator[None]:
         entry = _BRIEF_HELD.get(key)
         if entry is None:
             read_inventory(root)  # not a project, or unreadable: say so, not "locked"
-            lock, holder = _acquire_lock(root, brief=True, wait_s=_BRIEF_WAIT_S)
+            lock, holder = acquire_lock(root, brief=True, wait_s=BRIEF_WAIT_S)
             if lock is None:
-                if holder.startswith(_NOBODY):
-                    raise ReadOnlyProject(f"{root} cannot be written: {_why_nobody(holder)}")
+                if holder.startswith(NOBODY):
+                    raise ReadOnlyProject(f"{root} cannot be written: {why_nobody(holder)}")
                 raise ProjectLocked(root, holder)
             entry = _BRIEF_HELD[key] = [lock, 0]
         else:
@@ -108,7 +108,7 @@ def write_access(root: Path) -> Iterator[None]:
             entry[1] -= 1
             if entry[1] == 0:
                 del _BRIEF_HELD[key]
-                _release_lock(entry[0])
+                release_lock(entry[0])
 
 
 _P = ParamSpec("_P")

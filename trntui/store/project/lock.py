@@ -1,7 +1,7 @@
 """The write lock: an exclusive ``flock`` on ``.trntui.lock`` (opened with ``O_NOFOLLOW``, and
 refused when it has a second name: a hard link to a file elsewhere, which is written in place) and
 on the project folder, the holder's text written into the file, and the checks that the lock
-is still on the file at that name (``_acquire_lock``, ``_Lock``).
+is still on the file at that name (``acquire_lock``, ``Lock``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from trntui.store.project.project_file import LOCK_FILE, ReadOnlyProject
 
 _BRIEF = "for one write"
 """In the holder text of a process that holds the lock for a single store write only."""
-_BRIEF_WAIT_S = 2.0
+BRIEF_WAIT_S = 2.0
 """How long to wait for a holder that writes once before reporting the project as locked."""
 
 
@@ -36,7 +36,7 @@ def _holder_text(brief: bool = False) -> str:
     return f"{user}@{socket.gethostname()} (pid {os.getpid()}, {when})"
 
 
-_NOBODY = "nobody"
+NOBODY = "nobody"
 _BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 _LOCK_FLAGS = (
     os.O_RDWR
@@ -51,7 +51,7 @@ _LOCK_TRIES = 5
 """Attempts when the lock file is deleted or replaced between opening and locking it."""
 
 
-class _Lock:
+class Lock:
     """The write lock, held: an exclusive ``flock`` on ``.trntui.lock`` and on the folder.
 
     The lock file names the holder for others to read; the lock on the project folder itself is
@@ -181,18 +181,18 @@ def _read_holder(fd: int) -> str:
         return ""
 
 
-def _release_lock(lock: _Lock) -> None:
+def release_lock(lock: Lock) -> None:
     lock.release()
 
 
-def _why_nobody(holder: str) -> str:
+def why_nobody(holder: str) -> str:
     """Why nobody can hold the lock, from a holder text ``nobody (<why>)``."""
-    return holder.removeprefix(_NOBODY).strip().removeprefix("(").removesuffix(")")
+    return holder.removeprefix(NOBODY).strip().removeprefix("(").removesuffix(")")
 
 
-def _acquire_lock(
+def acquire_lock(
     root: Path, *, brief: bool = False, wait_s: float = 0.0
-) -> tuple[_Lock | None, str]:
+) -> tuple[Lock | None, str]:
     """Take the exclusive lock; on failure return ``(None, <who holds it>)``.
 
     A holder that writes once (``brief``) is waited for, up to ``wait_s`` seconds. The lock
@@ -207,7 +207,7 @@ def _acquire_lock(
         try:
             fd = _open_lock_file(path)
         except _LockRefused as refused:
-            return None, f"{_NOBODY} ({refused})"
+            return None, f"{NOBODY} ({refused})"
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -224,7 +224,7 @@ def _acquire_lock(
             os.close(fd)
             tries += 1
             if tries >= _LOCK_TRIES:
-                return None, f"{_NOBODY} ({path} keeps being deleted or replaced)"
+                return None, f"{NOBODY} ({path} keeps being deleted or replaced)"
             continue
         folder = _lock_folder(root)
         if isinstance(folder, str):
@@ -237,7 +237,7 @@ def _acquire_lock(
             continue
         holder = _holder_text(brief)
         _write_holder(fd, holder)
-        return _Lock(root, fd, folder, holder), holder
+        return Lock(root, fd, folder, holder), holder
 
 
 def _lock_folder(root: Path) -> int | str:
@@ -245,7 +245,7 @@ def _lock_folder(root: Path) -> int | str:
     try:
         folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
     except OSError as error:
-        return f"{_NOBODY} ({root} cannot be opened: {error.strerror})"
+        return f"{NOBODY} ({root} cannot be opened: {error.strerror})"
     try:
         fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:

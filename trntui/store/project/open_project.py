@@ -9,14 +9,14 @@ from pathlib import Path
 
 from trntui.core.inventory import Inventory
 from trntui.store.atomic import atomic_write_bytes, remove_stale_temp_files
-from trntui.store.project.access import _count_looking, _count_session, _end_session
+from trntui.store.project.access import count_looking, count_session, end_session
 from trntui.store.project.lock import (
-    _BRIEF_WAIT_S,
-    _NOBODY,
-    _acquire_lock,
-    _Lock,
-    _release_lock,
-    _why_nobody,
+    BRIEF_WAIT_S,
+    NOBODY,
+    Lock,
+    acquire_lock,
+    release_lock,
+    why_nobody,
 )
 from trntui.store.project.project_file import (
     PROJECT_FILE,
@@ -25,7 +25,7 @@ from trntui.store.project.project_file import (
     LoadedInventory,
     ProjectLocked,
     ReadOnlyProject,
-    _digest,
+    file_digest,
     project_file,
     read_inventory,
     render_project_toml,
@@ -38,7 +38,7 @@ class Project:
     Use as a context manager, or call ``close`` to release the lock.
     """
 
-    def __init__(self, root: Path, loaded: LoadedInventory, lock: _Lock | None, holder: str):
+    def __init__(self, root: Path, loaded: LoadedInventory, lock: Lock | None, holder: str):
         self.root = Path(root)
         self.inventory = loaded.inventory
         self._digest = loaded.digest
@@ -51,12 +51,12 @@ class Project:
             # Registered under the path resolved now (a later chdir cannot change the key), and
             # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
             key = self.root.resolve()
-            _count_session(key, +1, lock)
-            self._session = weakref.finalize(self, _end_session, key, lock)
+            count_session(key, +1, lock)
+            self._session = weakref.finalize(self, end_session, key, lock)
         else:
             key = self.root.resolve()
-            _count_looking(key, +1)
-            self._session = weakref.finalize(self, _count_looking, key, -1)
+            count_looking(key, +1)
+            self._session = weakref.finalize(self, count_looking, key, -1)
 
     @classmethod
     def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
@@ -68,16 +68,16 @@ class Project:
         loaded = read_inventory(root)
         if read_only:
             return cls(root, loaded, None, "")
-        lock, holder = _acquire_lock(root, wait_s=_BRIEF_WAIT_S)
+        lock, holder = acquire_lock(root, wait_s=BRIEF_WAIT_S)
         if lock is None and not allow_read_only:
-            if holder.startswith(_NOBODY):
-                raise ReadOnlyProject(f"{root} cannot be written: {_why_nobody(holder)}")
+            if holder.startswith(NOBODY):
+                raise ReadOnlyProject(f"{root} cannot be written: {why_nobody(holder)}")
             raise ProjectLocked(root, holder)
         if lock is not None:
             try:
                 remove_stale_temp_files(root)
             except BaseException:
-                _release_lock(lock)
+                release_lock(lock)
                 raise
         return cls(root, loaded, lock, holder)
 
@@ -89,21 +89,21 @@ class Project:
             return True
         if not self.holder:
             return False
-        lock, holder = _acquire_lock(self.root, wait_s=_BRIEF_WAIT_S)
+        lock, holder = acquire_lock(self.root, wait_s=BRIEF_WAIT_S)
         self.holder = holder
         if lock is None:
             return False
         try:
             remove_stale_temp_files(self.root)
         except BaseException:
-            _release_lock(lock)
+            release_lock(lock)
             raise
         if self._session is not None:
             self._session()  # no longer only looking
         self._lock = lock
         key = self.root.resolve()
-        _count_session(key, +1, lock)
-        self._session = weakref.finalize(self, _end_session, key, lock)
+        count_session(key, +1, lock)
+        self._session = weakref.finalize(self, end_session, key, lock)
         return True
 
     @property
@@ -121,8 +121,8 @@ class Project:
             return ""
         if not self.holder:
             return "opened read-only on request"
-        if self.holder.startswith(_NOBODY):
-            return _why_nobody(self.holder)
+        if self.holder.startswith(NOBODY):
+            return why_nobody(self.holder)
         return f"{self.holder} has it open for writing"
 
     def require_writable(self) -> None:
@@ -135,7 +135,7 @@ class Project:
         if self._lock is not None:
             self._lock.reassert()
         current = self.path.read_bytes() if self.path.exists() else b""
-        if _digest(current) != self._digest:
+        if file_digest(current) != self._digest:
             raise ChangedOnDisk(
                 f"{self.path} was changed outside this session since it was opened; "
                 "your edit was not saved (reload to see the file's content, then edit again)"
@@ -152,7 +152,7 @@ class Project:
             )
         atomic_write_bytes(self.path, data, root=self.root)
         self.inventory = inventory
-        self._digest = _digest(data)
+        self._digest = file_digest(data)
         self._version = SCHEMA_VERSION
 
     def reload(self) -> Inventory:

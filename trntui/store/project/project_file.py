@@ -98,7 +98,7 @@ def read_inventory(root: Path) -> LoadedInventory:
     version = document.get("schema_version")
     inventory = _inventory_from_document(path, text, document)
     assert isinstance(version, int)  # _inventory_from_document refuses any other
-    return LoadedInventory(inventory, _digest(data), version)
+    return LoadedInventory(inventory, file_digest(data), version)
 
 
 def _inventory_from_document(path: Path, text: str, document: dict[str, Any]) -> Inventory:
@@ -164,5 +164,5 @@ def init_project(root: Path, name: str | None = None) -> Path:
     return root
 
 
-def _digest(data: bytes) -> str:
+def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
