@@ -28,7 +28,7 @@ _SAVINGS_PLAN_PATTERN = re.compile(
     r"^savings-plan-(?:compute|ec2-instance)-(?P<years>[13])yr-(?:no|partial|all)-upfront$"
 )
 _TRAINIUM3_PATTERN = re.compile(r"^trn3", re.IGNORECASE)
-_EXAMPLE = re.compile(r"\bEXAMPLE\b")
+EXAMPLE_MARK = re.compile(r"\bEXAMPLE\b")
 
 
 class InvalidQuoteError(UserError):
@@ -119,7 +119,7 @@ _CLOCK_SLACK = timedelta(days=1)
 """A date typed in a time zone ahead of UTC may be tomorrow in UTC."""
 
 
-def _refuse_future(when: datetime, what: str) -> None:
+def refuse_future(when: datetime, what: str) -> None:
     """A price is dated when it was given or retrieved, which cannot be in the future."""
     if when.tzinfo is not None and when > datetime.now(UTC) + _CLOCK_SLACK:
         raise InvalidQuoteError(

@@ -10,14 +10,14 @@ from datetime import UTC, date, datetime
 from trntui.core.capacity_block import MAX_BLOCK_INSTANCES, block_days_help, is_block_days
 from trntui.core.hardware import instance_hardware
 from trntui.core.quotes.options import (
-    _EXAMPLE,
     CAPACITY_BLOCK,
+    EXAMPLE_MARK,
     NEGOTIATED,
     InvalidQuoteError,
-    _refuse_future,
     check_amount,
     is_known_purchase_option,
     purchase_option_help,
+    refuse_future,
 )
 
 
@@ -99,7 +99,7 @@ class PriceQuote:
             raise InvalidQuoteError(
                 f"quote for {self.instance_type}: retrieval time needs a time zone"
             )
-        _refuse_future(self.retrieved_at, f"quote for {self.instance_type}")
+        refuse_future(self.retrieved_at, f"quote for {self.instance_type}")
         self._check_block()
         if self.ultraserver_instances is not None and self.ultraserver_instances < 2:
             raise InvalidQuoteError(
@@ -173,7 +173,7 @@ class PriceQuote:
     @property
     def is_example(self) -> bool:
         """Marked as illustration (``EXAMPLE`` in its source note): never a real price."""
-        return _EXAMPLE.search(self.source_note) is not None
+        return EXAMPLE_MARK.search(self.source_note) is not None
 
     @property
     def verified(self) -> bool:

@@ -8,7 +8,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from trntui.core.quotes.options import InvalidQuoteError, _refuse_future, check_amount
+from trntui.core.quotes.options import InvalidQuoteError, check_amount, refuse_future
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class ServiceRate:
             )
         if self.retrieved_at.tzinfo is None:
             raise InvalidQuoteError(f"{self.service} rate: retrieval time needs a time zone")
-        _refuse_future(self.retrieved_at, f"{self.service} rate")
+        refuse_future(self.retrieved_at, f"{self.service} rate")
 
     @property
     def unit(self) -> str:
