@@ -35,12 +35,12 @@ import polars as pl
 
 from trntui.core.estimate.inputs import DERIVED, MEASURED, OBSERVED_INPUTS, Input, Provenance
 from trntui.core.estimate.measured import (
-    _checkpoint_input,
-    _run_set_inputs,
-    _scaled_throughput,
-    _tied_to_size,
-    _work_range,
     along_family,
+    checkpoint_input,
+    run_set_inputs,
+    scaled_throughput,
+    tied_to_size,
+    work_range,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
 from trntui.core.inventory import TrainingTarget
@@ -77,7 +77,7 @@ def sized_inputs(
     if size is None or throughput.provenance.kind != MEASURED:
         return SizedInputs({}, own_samples)
     count = target.instance_count
-    tied = _tied_to_size(throughput, target, count, quote, size, family, scaling)
+    tied = tied_to_size(throughput, target, count, quote, size, family, scaling)
     if family is None or not along_family(target, count, quote, size):
         # The set's own size (or one it cannot scale to): its inputs, and the work scaled to
         # it along its family.
@@ -97,9 +97,9 @@ def sized_inputs(
     if below and above:
         return _interpolated(context, target, family, below[-1], above[0], own["work_amount"])
     edge = (above[0] if above else below[-1]) if with_rate else None
-    inputs = {"steady_throughput": _scaled_throughput(family, count, target, scaling)}
+    inputs = {"steady_throughput": scaled_throughput(family, count, target, scaling)}
     if edge is not None:
-        at_edge, _ = _run_set_inputs(context, dataclasses.replace(target, run_set=edge.run_set))
+        at_edge, _ = run_set_inputs(context, dataclasses.replace(target, run_set=edge.run_set))
         note = f"as measured at {edge.nodes} nodes, the nearest measured size"
         for key in SIZE_INPUTS:
             if key != "steady_throughput" and key in at_edge:
@@ -126,10 +126,10 @@ def _measured_at(
 ) -> SizedInputs:
     """Every input of the run set the family measured at the target's count."""
     there = dataclasses.replace(target, run_set=point.run_set)
-    found, samples = _run_set_inputs(context, there)
+    found, samples = run_set_inputs(context, there)
     note = f"measured at {point.nodes} nodes (run set {point.run_set!r})"
     inputs = {key: _noted(found[key], note) for key in SIZE_INPUTS if key in found}
-    inputs["checkpoint_s"] = _checkpoint_input(context, there)
+    inputs["checkpoint_s"] = checkpoint_input(context, there)
     inputs.update(_scaled_work(context, there, family, point.run_set, point.nodes, goal_work))
     return SizedInputs(inputs, samples)
 
@@ -146,7 +146,7 @@ def _interpolated(
     count = target.instance_count
     share = (math.log(count) - math.log(low.nodes)) / (math.log(high.nodes) - math.log(low.nodes))
     sides = [
-        _run_set_inputs(context, dataclasses.replace(target, run_set=p.run_set))[0]
+        run_set_inputs(context, dataclasses.replace(target, run_set=p.run_set))[0]
         for p in (low, high)
     ]
     detail = f"interpolated between measured {low.nodes} and {high.nodes} nodes"
@@ -206,7 +206,7 @@ def _scaled_work(
     if family is None or run_set is None or goal_work.value is None:
         return {}
     ratio = _work_ratio(context, family, run_set)
-    ranged = _work_range(goal_work, context, dataclasses.replace(target, run_set=run_set))
+    ranged = work_range(goal_work, context, dataclasses.replace(target, run_set=run_set))
     if ratio is None or math.isclose(ratio, 1.0):
         return {"work_amount": ranged} if ranged is not goal_work else {}
     smallest = family.points[0].nodes

@@ -277,5 +277,5 @@ def check_value(key: str, value: Any, *, where: str = "", unit: str | None = Non
     return number
 
 
-def _unknown(key: str, why: str, target: str | None = None) -> Input:
+def unknown_input(key: str, why: str, target: str | None = None) -> Input:
     return Input(key, None, Provenance(UNKNOWN, why), target)

@@ -17,7 +17,7 @@ from trntui.core.estimate.inputs import (
     THROUGHPUT_UNITS,
     Input,
     Provenance,
-    _unknown,
+    unknown_input,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
 from trntui.core.inventory import Inventory, TrainingTarget
@@ -28,7 +28,7 @@ from trntui.core.scaling import MEASURED as SCALE_MEASURED
 from trntui.core.system_size import SetSize, TargetSize, size_problem, target_size
 
 
-def _run_set_inputs(
+def run_set_inputs(
     context: EstimateContext, target: TrainingTarget
 ) -> tuple[dict[str, Input], pl.DataFrame]:
     """Measured inputs of a target from its run set: medians of the runs that count, with the
@@ -38,7 +38,9 @@ def _run_set_inputs(
     empty = EMPTY_SAMPLES
     if not target.run_set:
         why = "no run set measures this target (set 'Measured by run set' on the target)"
-        return _with_stated_launch(context, {key: _unknown(key, why, name) for key in keys}), empty
+        return _with_stated_launch(
+            context, {key: unknown_input(key, why, name) for key in keys}
+        ), empty
     source = target.run_set
     stats = context.run_set(source)
     ids = ", ".join(stats.suspect)
@@ -47,7 +49,9 @@ def _run_set_inputs(
         why = f"run set {source!r} has no imported runs"
         if stats.suspect:
             why = f"every run of {source!r} is suspect: {ids} (`trntui runs` says why)"
-        return _with_stated_launch(context, {key: _unknown(key, why, name) for key in keys}), empty
+        return _with_stated_launch(
+            context, {key: unknown_input(key, why, name) for key in keys}
+        ), empty
     failed = stats.runs - stats.counted
     inputs = {
         "failed_fraction": Input(
@@ -65,7 +69,7 @@ def _run_set_inputs(
         )
     elif times.n == 0:
         why = "the runs that did not count have no clock"
-        inputs["failed_run_s"] = _unknown("failed_run_s", why, name)
+        inputs["failed_run_s"] = unknown_input("failed_run_s", why, name)
     else:
         inputs["failed_run_s"] = _measured(
             "failed_run_s", times, source, name, "runs that did not count"
@@ -74,7 +78,7 @@ def _run_set_inputs(
         why = (
             f"none of the {stats.runs} runs in {source!r} finished with the quality target reached"
         )
-        inputs.update({key: _unknown(key, why, name) for key in OBSERVED_INPUTS})
+        inputs.update({key: unknown_input(key, why, name) for key in OBSERVED_INPUTS})
         return inputs, empty
     for key in OBSERVED_INPUTS:
         spread = stats.spreads[key]
@@ -84,7 +88,7 @@ def _run_set_inputs(
         elif key == "steady_throughput":
             problem = _unit_problem(set(stats.units), context.inventory.goal.work_unit, source)
         inputs[key] = (
-            _unknown(key, problem, name)
+            unknown_input(key, problem, name)
             if problem
             else _measured(key, spread, source, name, "counted runs")
         )
@@ -117,7 +121,7 @@ def _launch_stated(inventory: Inventory, source: str, target: str) -> Input:
             f"the logs of {source!r} do not show the time before their first line (no job "
             "wrapper clock): state it in the inventory (software.launch_minutes)"
         )
-        return _unknown("launch_s", why, target)
+        return unknown_input("launch_s", why, target)
     owner = inventory.project.owner or "the project owner"
     how = f"inventory software.launch_minutes ({minutes:g} min); the logs do not show it"
     return Input("launch_s", minutes * 60.0, Provenance(ASSUMPTION, owner, how), target)
@@ -162,7 +166,7 @@ def _unit_problem(units: set[str | None], work_unit: str | None, source: str) ->
     return None
 
 
-def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input:
+def checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input:
     """Time for the planned checkpoint saves that the trial logs do not show (see the module
     docstring); saves the logs show are already in ``overhead_ratio``."""
     inventory, name = context.inventory, target.name
@@ -179,21 +183,21 @@ def _checkpoint_input(context: EstimateContext, target: TrainingTarget) -> Input
     planned = inventory.planned_steps()
     if planned is None:
         why = "planned steps are not known (goal work and batch size)"
-        return _unknown("checkpoint_s", why, name)
+        return unknown_input("checkpoint_s", why, name)
     minutes = distribution.checkpoint_save_minutes
     if minutes is None:
         why = (
             f"checkpoints every {every} steps are planned, the trial logs do not show a save, "
             "and the inventory states no save time (distribution.checkpoint_save_minutes)"
         )
-        return _unknown("checkpoint_s", why, name)
+        return unknown_input("checkpoint_s", why, name)
     saves = planned // every
     noun = "save" if saves == 1 else "saves"
     how = f"{saves} {noun} ({planned} steps / every {every}) x {minutes:g} min, inventory"
     return Input("checkpoint_s", saves * minutes * 60.0, Provenance(ASSUMPTION, owner, how), name)
 
 
-def _work_range(work: Input, context: EstimateContext, target: TrainingTarget) -> Input:
+def work_range(work: Input, context: EstimateContext, target: TrainingTarget) -> Input:
     """The goal's work with the range its run set's verified runs show, scaled to the goal.
 
     The goal's work stays the value (an assumption, with its provenance); when two or more
@@ -248,7 +252,7 @@ def along_family(
     return size_problem(size, same_nodes, target.run_set or "") is None
 
 
-def _tied_to_size(
+def tied_to_size(
     throughput: Input,
     target: TrainingTarget,
     instances: int,
@@ -269,10 +273,10 @@ def _tied_to_size(
     wanted = _wanted(target, instances, quote, size)
     problem = size_problem(size, wanted, target.run_set or "")
     if problem is not None and family is not None and along_family(target, instances, quote, size):
-        return _scaled_throughput(family, instances, target, scaling)
+        return scaled_throughput(family, instances, target, scaling)
     if problem is not None:
         why = f"{problem}; the measured throughput does not apply (override it, with who and why)"
-        return _unknown("steady_throughput", why, target.name)
+        return unknown_input("steady_throughput", why, target.name)
     detail = f"{throughput.provenance.detail}, on {size.text()}"
     if wanted.source == "stated on the target":
         detail += f" ({wanted.per_instance} per {target.instance_type} stated on the target)"
@@ -281,7 +285,7 @@ def _tied_to_size(
     )
 
 
-def _scaled_throughput(
+def scaled_throughput(
     family: Family, instances: int, target: TrainingTarget, scaling: tuple[float | None, str]
 ) -> Input:
     """The family's throughput at ``instances`` nodes, with its provenance: measured,
@@ -290,7 +294,7 @@ def _scaled_throughput(
     scaled = throughput_at(family, instances, per_doubling)
     if scaled.value is None:
         why = f"scaling family {family.name!r}: {scaled.detail}"
-        return _unknown("steady_throughput", why, target.name)
+        return unknown_input("steady_throughput", why, target.name)
     if scaled.source == SCALE_MEASURED:
         provenance = Provenance(MEASURED, scaled.run_set or family.name, scaled.detail)
     elif scaled.source == INTERPOLATED:

@@ -20,19 +20,19 @@ from trntui.core.estimate.inputs import (
     InvalidInputError,
     Override,
     Provenance,
-    _unknown,
     check_value,
+    unknown_input,
 )
-from trntui.core.estimate.measured import _checkpoint_input, _run_set_inputs, _work_range
+from trntui.core.estimate.measured import checkpoint_input, run_set_inputs, work_range
 from trntui.core.estimate.observations import EstimateContext
 from trntui.core.estimate.prices import (
-    _RATES,
-    _block_input,
-    _price_input,
-    _rate_input,
-    _rate_quantity,
-    _whole_ultraservers,
+    RATES,
+    block_input,
     data_prep_instance_type,
+    price_input,
+    rate_input,
+    rate_quantity,
+    whole_ultraservers,
 )
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import CAPACITY_BLOCK, ON_DEMAND, SPOT, PriceQuote, QuoteFlag, quote_flags
@@ -41,7 +41,7 @@ from trntui.core.scaling import family_of
 
 def _assumed(inventory: Inventory, key: str, value: float | None, field: str) -> Input:
     if value is None:
-        return _unknown(key, f"not set in the inventory ({field})")
+        return unknown_input(key, f"not set in the inventory ({field})")
     owner = inventory.project.owner or "the project owner"
     return Input(key, float(value), Provenance(ASSUMPTION, owner, f"inventory {field}"))
 
@@ -51,7 +51,7 @@ def global_inputs(inventory: Inventory) -> dict[str, Input]:
     goal, side, prep = inventory.goal, inventory.side_costs, inventory.data_prep
     inputs = {"work_amount": _assumed(inventory, "work_amount", goal.work_amount, "goal")}
     if goal.work_amount is not None and goal.work_unit is None:
-        inputs["work_amount"] = _unknown("work_amount", "the goal's work unit is not set")
+        inputs["work_amount"] = unknown_input("work_amount", "the goal's work unit is not set")
     for key in (
         "dataset_gb",
         "checkpoint_gb",
@@ -92,7 +92,7 @@ class TargetInputs:
 def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInputs:
     inventory, book = context.inventory, context.book
     name = target.name
-    measured, samples = _run_set_inputs(context, target)
+    measured, samples = run_set_inputs(context, target)
     inputs = global_inputs(inventory)
     inputs["instance_count"] = Input(
         "instance_count",
@@ -100,10 +100,10 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         Provenance(ASSUMPTION, inventory.project.owner or "the project owner", "target"),
         name,
     )
-    price, quote, quote_reason = _price_input(
+    price, quote, quote_reason = price_input(
         "usd_per_hour", target.instance_type, target.region, target.purchase_option, book, name
     )
-    inputs["usd_per_hour"] = _whole_ultraservers(price, quote, target.instance_count)
+    inputs["usd_per_hour"] = whole_ultraservers(price, quote, target.instance_count)
     if (
         target.purchase_option == CAPACITY_BLOCK
         and target.instance_count > MAX_BLOCK_INSTANCES_TOTAL
@@ -112,9 +112,9 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             f"Capacity Blocks hold at most {MAX_BLOCK_INSTANCES_TOTAL} instances across blocks; "
             f"{target.instance_count} cannot be bought that way"
         )
-        inputs["usd_per_hour"] = _unknown("usd_per_hour", why, name)
-    inputs["capacity_block"] = _block_input(target, quote, inventory)
-    inputs["restart_cost_s"] = _unknown(
+        inputs["usd_per_hour"] = unknown_input("usd_per_hour", why, name)
+    inputs["capacity_block"] = block_input(target, quote, inventory)
+    inputs["restart_cost_s"] = unknown_input(
         "restart_cost_s",
         f"no run of {target.run_set!r} restarted, so no restart was measured: state one "
         "as a scenario override (Inputs tab) or import a run that restarted"
@@ -123,9 +123,9 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         name,
     )
     inputs.update(measured)
-    inputs["work_amount"] = _work_range(inputs["work_amount"], context, target)
+    inputs["work_amount"] = work_range(inputs["work_amount"], context, target)
     inputs["spot_interruptions_per_day"] = _spot_input(target, inventory)
-    inputs["checkpoint_s"] = _checkpoint_input(context, target)
+    inputs["checkpoint_s"] = checkpoint_input(context, target)
     family = family_of(context.families(), target.run_set) if target.run_set else None
     scaling = (
         inventory.distribution.scaling_efficiency_per_doubling,
@@ -135,10 +135,10 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
         sized = sized_inputs(context, target, quote, inputs, samples, family, scaling)
         inputs.update(sized.inputs)
         samples = sized.samples
-    for key, service in _RATES.items():
-        quantity = _rate_quantity(key, inputs, target.instance_count)
+    for key, service in RATES.items():
+        quantity = rate_quantity(key, inputs, target.instance_count)
         rate = book.rate(service, target.region)
-        inputs[key] = _rate_input(key, rate, quantity, target.region, name)
+        inputs[key] = rate_input(key, rate, quantity, target.region, name)
     prep_type = data_prep_instance_type(inventory.data_prep.runs_on)
     if prep_type is None:
         runs_on = inventory.data_prep.runs_on
@@ -148,9 +148,9 @@ def target_inputs(context: EstimateContext, target: TrainingTarget) -> TargetInp
             if runs_on
             else "data_prep.runs_on is not set"
         )
-        inputs["data_prep_usd_per_hour"] = _unknown("data_prep_usd_per_hour", why, name)
+        inputs["data_prep_usd_per_hour"] = unknown_input("data_prep_usd_per_hour", why, name)
     else:
-        prep_price, _, _ = _price_input(
+        prep_price, _, _ = price_input(
             "data_prep_usd_per_hour", prep_type, target.region, ON_DEMAND, book, name
         )
         inputs["data_prep_usd_per_hour"] = prep_price
@@ -182,7 +182,7 @@ def _spot_input(target: TrainingTarget, inventory: Inventory) -> Input:
         return Input(key, 0.0, Provenance(DERIVED, "target", why), name)
     if target.spot_interruptions_per_day is None:
         why = "state the interruptions per instance-day you expect on this spot target"
-        return _unknown(key, why, name)
+        return unknown_input(key, why, name)
     owner = inventory.project.owner or "the project owner"
     how = "target spot_interruptions_per_day"
     return Input(key, target.spot_interruptions_per_day, Provenance(ASSUMPTION, owner, how), name)

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from trntui.core.estimate.inputs import DERIVED, QUOTED, Input, Provenance, _unknown
+from trntui.core.estimate.inputs import DERIVED, QUOTED, Input, Provenance, unknown_input
 from trntui.core.format import usd
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import (
@@ -48,22 +48,22 @@ def quote_source(quote: PriceQuote | ServiceRate) -> str:
     return f"{', '.join(parts)}; retrieved {when}"
 
 
-def _price_input(
+def price_input(
     key: str, lookup_type: str, region: str, option: str, book: QuoteBook, target: str
 ) -> tuple[Input, PriceQuote | None, str]:
     """The price input, the quote it comes from and why that quote (``find_quote``)."""
     found = find_quote(book.quotes, lookup_type, region, option, book.misses)
     if found.status is not LookupStatus.FOUND or found.quote is None:
-        return _unknown(key, found.message, target), None, found.message
+        return unknown_input(key, found.message, target), None, found.message
     if found.quote.usd_per_hour is None:
         why = f"the quote {quote_id(found.quote)} has no hourly price"
-        return _unknown(key, why, target), None, why
+        return unknown_input(key, why, target), None, why
     quote = found.quote
     provenance = Provenance(QUOTED, quote_id(quote), quote_source(quote))
     return Input(key, quote.usd_per_hour, provenance, target), quote, found.reason
 
 
-def _whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> Input:
+def whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> Input:
     """A price per UltraServer holds for whole UltraServers only: another count is unknown."""
     size = quote.ultraserver_instances if quote is not None else None
     if size is None or price.value is None:
@@ -73,7 +73,7 @@ def _whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> I
             f"{quote.instance_type} is sold as UltraServers of {size} instances; "  # type: ignore[union-attr]
             f"{count} instances is not a whole number of them"
         )
-        return _unknown(price.key, why, price.target)
+        return unknown_input(price.key, why, price.target)
     how = (
         f"{count // size} UltraServer(s) of {size} at "
         f"${quote.usd_per_ultraserver_hour:,.4g}/h each; {price.provenance.detail}"  # type: ignore[union-attr]
@@ -81,7 +81,7 @@ def _whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> I
     return dataclasses.replace(price, provenance=dataclasses.replace(price.provenance, detail=how))
 
 
-_RATES = {
+RATES = {
     "s3_usd_per_gb_month": SideService.S3_STANDARD_STORAGE,
     "ebs_usd_per_gb_month": SideService.EBS_GP3_STORAGE,
     "transfer_usd_per_gb": SideService.INTER_AZ_TRANSFER,
@@ -90,7 +90,7 @@ _RATES = {
 }
 
 
-def _rate_quantity(key: str, inputs: Mapping[str, Input], instance_count: int) -> float | None:
+def rate_quantity(key: str, inputs: Mapping[str, Input], instance_count: int) -> float | None:
     """The monthly (or one-off) quantity a rate is applied to, for walking its tiers."""
 
     def value(name: str) -> float | None:
@@ -109,14 +109,14 @@ def _rate_quantity(key: str, inputs: Mapping[str, Input], instance_count: int) -
     return value("log_gb")
 
 
-def _rate_input(
+def rate_input(
     key: str, rate: ServiceRate | None, quantity: float | None, region: str, target: str
 ) -> Input:
     """The rate per unit, quoted as is; a quantity that reaches past the first price tier
     gets the average rate over the tiers it spans, a figure derived from the quote."""
-    service = _RATES[key]
+    service = RATES[key]
     if rate is None:
-        return _unknown(
+        return unknown_input(
             key, f"no {service.value} rate for {region} in the project's prices", target
         )
     first = rate.tiers[0]
@@ -141,7 +141,7 @@ def data_prep_instance_type(runs_on: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def _block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inventory) -> Input:
+def block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inventory) -> Input:
     """Whether instance time is paid in whole Capacity Block days: it is for a target bought as
     a block (the purchase option says so, whatever the quote's own option is)."""
     name = target.name

@@ -28,7 +28,7 @@ from trntui.core.estimate.inputs import (
 )
 from trntui.core.estimate.observations import EstimateContext
 from trntui.core.estimate.per_target import TargetInputs, apply_overrides, target_inputs
-from trntui.core.estimate.prices import _RATES, data_prep_instance_type
+from trntui.core.estimate.prices import RATES, data_prep_instance_type
 from trntui.core.format import usd
 from trntui.core.inventory import Inventory, MigrationRisk, TrainingTarget, effort_text
 from trntui.core.quotes import (
@@ -307,7 +307,7 @@ def implausible_overrides(
     doubts = []
     prep_type = data_prep_instance_type(inventory.data_prep.runs_on)
     for override in overrides:
-        service = _RATES.get(override.input)
+        service = RATES.get(override.input)
         label = INPUT_SPECS[override.input].label if override.input in INPUT_SPECS else ""
         if service is not None:
             why = implausible_rate_usd(service, override.value)
