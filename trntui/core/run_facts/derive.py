@@ -20,27 +20,27 @@ from trntui.core.run_facts.facts import (
     Stall,
 )
 from trntui.core.run_facts.outcome import (
-    _ends_at_planned_step,
-    _first_t,
-    _last_t,
-    _misses_own_rule,
-    _own_target,
-    _quality,
-    _status,
+    first_t,
+    last_t,
+    misses_own_rule,
+    own_target_of,
+    quality_of,
+    status_of,
+    stops_at_planned_step,
 )
 from trntui.core.run_facts.steady import (
-    _STARTS,
-    _classified,
-    _intervals,
-    _median_step,
-    _overheads,
-    _paired_durations,
-    _progress_kind,
-    _steady_throughput,
-    _sum_overheads,
-    _unstated_eval_time,
-    _useful_work,
-    _with_phases,
+    STARTS,
+    classified,
+    intervals_of,
+    median_step,
+    overheads_of,
+    paired_durations,
+    progress_kind_of,
+    steady_throughput_of,
+    sum_overheads,
+    unstated_eval_time,
+    useful_work_of,
+    with_phases,
 )
 from trntui.core.scalars import number
 from trntui.core.timeline import (
@@ -111,12 +111,12 @@ def _judged(
     a success that breaks the format's own rule is missed; a recorded evaluation stands in
     where the log holds none, and overrides the log's own where it holds one (a person can
     see an evaluation is wrong: the override says whose source and what the log said)."""
-    own_target = _own_target(meta)
+    own_target = own_target_of(meta)
     if target is None:
         target = own_target
-    quality = _quality(tl, meta, target, status)
+    quality = quality_of(tl, meta, target, status)
     quality_value, reached, reached_at = quality.value, quality.reached, quality.reached_at
-    rule_missed = _misses_own_rule(tl, meta, own_target, status)
+    rule_missed = misses_own_rule(tl, meta, own_target, status)
     if rule_missed is not None:
         notes.append(rule_missed)
         reached = False
@@ -160,8 +160,8 @@ def _clocks(
     """Training starts at run start, else when the last compile before the first progress
     ended; it runs until the run stop, else (no stop printed) the last logged step of a run
     that reached its planned steps. ``iv`` is the progress intervals, ``None`` if none."""
-    run_start = _first_t(tl, Kind.RUN_START)
-    run_stop = _last_t(tl, Kind.RUN_STOP)
+    run_start = first_t(tl, Kind.RUN_START)
+    run_stop = last_t(tl, Kind.RUN_STOP)
     first_progress_t = iv["t_s"][0] if iv is not None else None
     training_start = run_start
     if training_start is None and first_progress_t is not None:
@@ -169,7 +169,7 @@ def _clocks(
             (pl.col("kind") == Kind.COMPILE_STOP) & (pl.col("t_s") <= first_progress_t)
         )["t_s"]
         training_start = number(compiles.max()) if compiles.len() else first_progress_t
-    init_start = _first_t(tl, Kind.INIT_START)
+    init_start = first_t(tl, Kind.INIT_START)
     init_s = (
         training_start - (init_start if init_start is not None and run_start else 0.0)
         if training_start is not None
@@ -186,7 +186,7 @@ def _clocks(
     if run_stop is not None and start is not None:
         run_s = run_stop - start
     elif (
-        _ends_at_planned_step(tl, status, planned) and iv is not None and training_start is not None
+        stops_at_planned_step(tl, status, planned) and iv is not None and training_start is not None
     ):
         # The format prints no run stop (neuronx-distributed): the run succeeded by reaching
         # the planned steps, and training ran until its last logged step (which includes any
@@ -206,7 +206,7 @@ class _Steady:
     """What rules 3-5 find: restarts and their cost, warm-up, stalls, the steady window."""
 
     iv: pl.DataFrame | None
-    """The intervals with their phases (``_with_phases``), when there is a median pace."""
+    """The intervals with their phases (``with_phases``), when there is a median pace."""
     restarts: int = 0
     redone: int | None = None
     recovery_s: float = 0.0
@@ -253,7 +253,7 @@ def _steady_state(
     with no clock has only its whole-run average throughput."""
     unit = meta.throughput_unit
     if iv is not None and median:
-        iv = _with_phases(iv, median)
+        iv = with_phases(iv, median)
         restart_rows = iv.filter(pl.col("restart"))
         redone = int(restart_rows["redone"].sum())
         # Only the columns read below: the steady rows are nearly all of a long run.
@@ -264,7 +264,7 @@ def _steady_state(
         if not steady.is_empty():
             warmup_end_s = steady_start = float(steady["t_s"][0] - steady["busy_s"][0])
             steady_end = float(steady["t_s"][-1])
-            steady_throughput, unit = _steady_throughput(steady, meta)
+            steady_throughput, unit = steady_throughput_of(steady, meta)
         return _Steady(
             iv=iv,
             restarts=restart_rows.height,
@@ -305,15 +305,15 @@ def _phase_split(
     steady: _Steady,
 ) -> PhaseSplit:
     """Where the launch-to-end time went; training is what the other phases leave."""
-    checkpoint_s = _sum_overheads(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP)
-    eval_s = _sum_overheads(tl, Kind.EVAL_START, Kind.EVAL_STOP)
+    checkpoint_s = sum_overheads(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP)
+    eval_s = sum_overheads(tl, Kind.EVAL_START, Kind.EVAL_STOP)
     if steady.iv is not None and not (tl["kind"] == Kind.EVAL_STOP).any():
         end_t = clocks.run_stop if clocks.run_stop is not None else total_s
-        unstated = _unstated_eval_time(tl, steady.iv, end_t)
+        unstated = unstated_eval_time(tl, steady.iv, end_t)
         if unstated is not None:
             eval_s = (eval_s or 0.0) + unstated
     between_s = after_s = None
-    if has_rows and progress_kind in _STARTS and between is not None:
+    if has_rows and progress_kind in STARTS and between is not None:
         between_s = float(between["overhead_s"].sum())
         after_s = _after_training(tl, steady.iv, total_s)
     if not has_clock:
@@ -360,15 +360,15 @@ def _after_training(
     last = number(ends.max())
     later = pl.concat(
         [
-            _paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
-            _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+            paired_durations(tl, Kind.EVAL_START, Kind.EVAL_STOP),
+            paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
         ]
     ).filter(pl.col("t_s") > last)
     return max(0.0, total_s - last - float(later["overhead_s"].sum()))
 
 
 def _counter_unit(tl: pl.DataFrame, progress_kind: str | None) -> str | None:
-    """The unit of the counter progress intervals are counted in (``steady._intervals``: the
+    """The unit of the counter progress intervals are counted in (``steady.intervals_of``: the
     step, else the epoch, else samples, else tokens of the progress rows)."""
     if progress_kind is None:
         return None
@@ -459,7 +459,7 @@ def run_facts(
     final checkpoint); where the log holds its own evaluations, it overrides them (a person
     who sees the log's evaluation is wrong can always correct it), and the notes say so.
 
-    The rules in turn: the outcome (``_status``, ``_judged``), the intervals and their median
+    The rules in turn: the outcome (``status_of``, ``_judged``), the intervals and their median
     (rules 1-3, ``steady``), the clocks (``_clocks``), warm-up, stalls and the steady window
     (rules 4-5, ``_steady_state``), the phase split (``_phase_split``), the useful work.
     """
@@ -471,10 +471,10 @@ def run_facts(
     planned = judged_plan(meta, planned_steps)
     notes: list[str] = []
     has_clock = tl["t_s"].drop_nulls().len() > 0
-    progress_kind = _progress_kind(tl)
+    progress_kind = progress_kind_of(tl)
     steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
-    status = _diverged(tl, _status(tl, meta, final_step, planned), notes)
+    status = _diverged(tl, status_of(tl, meta, final_step, planned), notes)
     total_s = number(tl["t_s"].max()) if has_clock else None
     judged = _judged(tl, meta, target, status, recorded, total_s, notes)
     target, reached = judged.target, judged.reached
@@ -483,11 +483,11 @@ def run_facts(
     between = None
     iv = None
     if progress_kind and has_clock:
-        inner, between = _overheads(tl, progress_kind)
-        iv = _classified(_intervals(tl, progress_kind, pl.concat([inner, between])))
+        inner, between = overheads_of(tl, progress_kind)
+        iv = classified(intervals_of(tl, progress_kind, pl.concat([inner, between])))
     has_rows = iv is not None and not iv.is_empty()
     rows = iv if has_rows else None
-    median = _median_step(rows) if rows is not None else None
+    median = median_step(rows) if rows is not None else None
     clocks = _clocks(tl, rows, status, planned, has_clock)
     steady = _steady_state(tl, meta, rows, median, has_clock, notes)
     steady_throughput, unit = steady.steady_throughput, steady.unit
@@ -495,7 +495,7 @@ def run_facts(
     tokens_per_s = _tokens_per_s(steady_throughput, unit, meta, notes)
     phases = _phase_split(tl, progress_kind, between, total_s, has_clock, has_rows, clocks, steady)
 
-    useful = _useful_work(tl, meta, unit)
+    useful = useful_work_of(tl, meta, unit)
     effective = None
     if not counts:
         effective = 0.0

@@ -26,7 +26,7 @@ SUSPECT = "suspect"
 negative steps): nothing is derived from it, and it counts neither as done nor as failed."""
 TOKENS_FROM_SEQUENCE_LENGTH = "tokens/s = samples/s x the sequence length"
 """The note that begins where steady tokens/s assume every sample is a full sequence."""
-_SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
+SUCCESS_WORDS = {"success", "succeeded", "pass", "passed", "ok", "completed"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The outcome rules: how a run ended (``_status``) and whether it reached its quality
+"""The outcome rules: how a run ended (``status_of``) and whether it reached its quality
 target, judged by the given target, the log's own rule or a recorded evaluation (``_judged``)."""
 
 from __future__ import annotations
@@ -8,20 +8,20 @@ from dataclasses import dataclass
 import polars as pl
 
 from trntui.core.quality import QualityTarget
-from trntui.core.run_facts.facts import _SUCCESS_WORDS, ABORTED, INCOMPLETE, SUCCEEDED
+from trntui.core.run_facts.facts import ABORTED, INCOMPLETE, SUCCEEDED, SUCCESS_WORDS
 from trntui.core.timeline import (
     Kind,
     RunMetadata,
 )
 
 
-def _status(
+def status_of(
     timeline: pl.DataFrame, meta: RunMetadata, final_step: int | None, planned: int | None
 ) -> str:
     stops = timeline.filter(pl.col("kind") == Kind.RUN_STOP)["status"].to_list()
     if stops:
         words = {str(s).lower() for s in stops if s is not None}
-        if words & _SUCCESS_WORDS:
+        if words & SUCCESS_WORDS:
             return SUCCEEDED
         return ABORTED
     if meta.prints_run_stop:
@@ -31,7 +31,7 @@ def _status(
     return INCOMPLETE
 
 
-def _ends_at_planned_step(timeline: pl.DataFrame, status: str, planned: int | None) -> bool:
+def stops_at_planned_step(timeline: pl.DataFrame, status: str, planned: int | None) -> bool:
     """True when success comes from reaching the planned steps in a log with no run stop."""
     return (
         status == SUCCEEDED
@@ -40,12 +40,12 @@ def _ends_at_planned_step(timeline: pl.DataFrame, status: str, planned: int | No
     )
 
 
-def _first_t(timeline: pl.DataFrame, kind: str) -> float | None:
+def first_t(timeline: pl.DataFrame, kind: str) -> float | None:
     values = timeline.filter(pl.col("kind") == kind)["t_s"].drop_nulls()
     return float(values[0]) if values.len() else None
 
 
-def _last_t(timeline: pl.DataFrame, kind: str) -> float | None:
+def last_t(timeline: pl.DataFrame, kind: str) -> float | None:
     values = timeline.filter(pl.col("kind") == kind)["t_s"].drop_nulls()
     return float(values[-1]) if values.len() else None
 
@@ -83,7 +83,7 @@ def _work(row: pl.DataFrame) -> float | None:
     return None
 
 
-def _quality(
+def quality_of(
     timeline: pl.DataFrame, meta: RunMetadata, target: QualityTarget | None, status: str
 ) -> Quality:
     """The best value, whether the target was reached, and when: the first evaluation that
@@ -106,7 +106,7 @@ def _quality(
     last = float(evals["metric"][-1]) if not evals.is_empty() else None
     if meta.success_means_target_reached and status == SUCCEEDED:
         stops = timeline.filter(pl.col("kind") == Kind.RUN_STOP)
-        stop_t = _last_t(timeline, Kind.RUN_STOP)
+        stop_t = last_t(timeline, Kind.RUN_STOP)
         verified = evals
         if not stops.is_empty() and "line" in stops.columns and stops["line"][-1] is not None:
             verified = evals.filter(pl.col("line") < stops["line"][-1])
@@ -117,7 +117,7 @@ def _quality(
     return Quality(last, None, None)
 
 
-def _own_target(meta: RunMetadata) -> QualityTarget | None:
+def own_target_of(meta: RunMetadata) -> QualityTarget | None:
     """The target the log's own rules set (MLPerf's compliance target for its benchmark)."""
     if meta.quality_target_value is None or meta.quality_higher_is_better is None:
         return None
@@ -126,7 +126,7 @@ def _own_target(meta: RunMetadata) -> QualityTarget | None:
     )
 
 
-def _misses_own_rule(
+def misses_own_rule(
     timeline: pl.DataFrame, meta: RunMetadata, own: QualityTarget | None, status: str
 ) -> str | None:
     """Why a run whose log says success does not succeed by its format's own rule (MLPerf's

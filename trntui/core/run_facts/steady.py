@@ -15,7 +15,7 @@ from trntui.core.timeline import (
 )
 
 
-def _progress_kind(timeline: pl.DataFrame) -> str | None:
+def progress_kind_of(timeline: pl.DataFrame) -> str | None:
     """Step rows, else epoch stops, else block stops: the first kind with two rows that
     carry a count of work (an epoch stop without one says nothing about progress), else the
     first kind present at all."""
@@ -33,7 +33,7 @@ def _progress_kind(timeline: pl.DataFrame) -> str | None:
     return present
 
 
-def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataFrame:
+def paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataFrame:
     """``t_s`` (the stop) and ``duration_s`` of each start/stop pair, or a stated duration."""
     rows = timeline.filter(pl.col("kind").is_in([start, stop]) & pl.col("t_s").is_not_null())
     rows = rows.with_columns(
@@ -53,7 +53,7 @@ def _paired_durations(timeline: pl.DataFrame, start: str, stop: str) -> pl.DataF
     )
 
 
-_STARTS = {str(Kind.EPOCH_STOP): str(Kind.EPOCH_START), str(Kind.BLOCK_STOP): str(Kind.BLOCK_START)}
+STARTS = {str(Kind.EPOCH_STOP): str(Kind.EPOCH_START), str(Kind.BLOCK_STOP): str(Kind.BLOCK_START)}
 
 
 def _between_blocks(
@@ -65,7 +65,7 @@ def _between_blocks(
     Logs that bracket their training in start/stop events (MLPerf blocks and epochs) say when
     training was *not* running; that time is not steady training, whatever it was spent on.
     """
-    start_kind = _STARTS.get(progress_kind)
+    start_kind = STARTS.get(progress_kind)
     empty = pl.DataFrame(schema={"t_s": pl.Float64, "overhead_s": pl.Float64})
     if start_kind is None:
         return empty
@@ -96,13 +96,13 @@ def _between_blocks(
     )
 
 
-def _overheads(timeline: pl.DataFrame, progress_kind: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def overheads_of(timeline: pl.DataFrame, progress_kind: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Checkpoint saves and evaluations (``t_s`` of their end, ``overhead_s``), and the time
     between blocks that they do not account for (``_between_blocks``)."""
     inner = pl.concat(
         [
-            _paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
-            _paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
+            paired_durations(timeline, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP),
+            paired_durations(timeline, Kind.EVAL_START, Kind.EVAL_STOP),
         ]
     )
     return inner, _between_blocks(timeline, progress_kind, inner)
@@ -121,7 +121,9 @@ _INTERVAL_COLUMNS = (
 """The timeline columns the intervals carry: what rules 1-5 and the throughput read."""
 
 
-def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame) -> pl.DataFrame:
+def intervals_of(
+    timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFrame
+) -> pl.DataFrame:
     """Progress rows with their interval: steps, wall time, busy time and time per step."""
     # One query over the columns the rules read (a long run has a row per step).
     query = (
@@ -197,7 +199,7 @@ def _intervals(timeline: pl.DataFrame, progress_kind: str, overheads: pl.DataFra
     )
 
 
-def _classified(iv: pl.DataFrame) -> pl.DataFrame:
+def classified(iv: pl.DataFrame) -> pl.DataFrame:
     """Mark segments; a restart's first interval without a stated step time has no pace."""
     unknown_pace = pl.col("restart") & pl.col("step_time_s").is_null()
     return iv.with_columns(
@@ -209,12 +211,12 @@ def _classified(iv: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("segment_first").cast(pl.Int64).cum_sum().alias("segment"))
 
 
-def _median_step(iv: pl.DataFrame) -> float | None:
+def median_step(iv: pl.DataFrame) -> float | None:
     paces = iv.filter(pl.col("t_s").is_not_null())["per_step_s"].drop_nulls()
     return number(paces.median()) if paces.len() else None
 
 
-def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
+def with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
     """Flag warm-up, stall and steady intervals and the cost of each restart."""
     ok = (pl.col("per_step_s") <= WARMUP_TOLERANCE * median).fill_null(False)
     confirmed = ok
@@ -250,7 +252,9 @@ def _with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
     )
 
 
-def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float | None, str | None]:
+def steady_throughput_of(
+    steady: pl.DataFrame, meta: RunMetadata
+) -> tuple[float | None, str | None]:
     """Work over busy time in the unit the log counts: samples, else tokens, else steps times
     the stated samples per step, else the log's own rate, else epochs or steps."""
     busy = float(steady["busy_s"].sum())
@@ -272,14 +276,14 @@ def _steady_throughput(steady: pl.DataFrame, meta: RunMetadata) -> tuple[float |
     return None, None
 
 
-def _sum_overheads(tl: pl.DataFrame, start: str, stop: str) -> float | None:
+def sum_overheads(tl: pl.DataFrame, start: str, stop: str) -> float | None:
     if not (tl["kind"] == stop).any():
         return None
-    pairs = _paired_durations(tl, start, stop)
+    pairs = paired_durations(tl, start, stop)
     return float(pairs["overhead_s"].sum()) if not pairs.is_empty() else None
 
 
-def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) -> float | None:
+def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) -> float | None:
     """Evaluation time a log leaves unstated (Megatron prints its own step time only): the
     part of an interval holding an ``eval`` row beyond its steps and stated overheads, and the
     time from the last step to the end when the final evaluation comes after it."""
@@ -311,14 +315,14 @@ def _unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None)
     total = float(gaps or 0.0)
     last_t = number(iv["t_s"].drop_nulls().max())
     if end_t is not None and (evals["eval_t"] >= last_t).any():
-        later = _paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP).filter(
+        later = paired_durations(tl, Kind.CHECKPOINT_START, Kind.CHECKPOINT_STOP).filter(
             pl.col("t_s") > last_t
         )
         total += max(0.0, end_t - last_t - float(later["overhead_s"].sum()))
     return total
 
 
-def _useful_work(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
+def useful_work_of(tl: pl.DataFrame, meta: RunMetadata, unit: str | None) -> float | None:
     """Work that counts once: the highest cumulative count reached (redone steps add none).
     The run start's count (where the work began) is no progress."""
     counters = [name for name in ("samples", "step", "tokens", "epoch") if name in tl.columns]
