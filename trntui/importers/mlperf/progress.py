@@ -11,14 +11,14 @@ from typing import Any
 from trntui.core.mlperf_rules import EPOCHS, SAMPLES, STEPS, BenchmarkRules
 from trntui.importers._base import json_number
 
-_TRAINING_STATS = "throughput"
-_VALIDATION_STATS = "validation_throughput"
+TRAINING_STATS = "throughput"
+VALIDATION_STATS = "validation_throughput"
 _TRUSTED = ("eval_start", "eval_accuracy", "eval_stop", "run_stop")
 """Events whose count is the work done so far in every implementation seen."""
 _EPOCH_KEYS = ("epoch_num", "first_epoch_num")
 
 
-def _work_unit(
+def work_unit(
     events: list[dict[str, Any]], rules: BenchmarkRules | None, per_epoch: float | None
 ) -> str:
     """The unit the log counts progress in (package docstring)."""
@@ -44,7 +44,7 @@ def _work_unit(
     return EPOCHS
 
 
-def _epoch_base(events: list[dict[str, Any]]) -> float:
+def epoch_base(events: list[dict[str, Any]]) -> float:
     """The number of the first epoch (0 or 1: implementations differ)."""
     for event in events:
         meta = event["metadata"]
@@ -55,7 +55,7 @@ def _epoch_base(events: list[dict[str, Any]]) -> float:
     return 0.0
 
 
-def _position(event: dict[str, Any], unit: str, base: float) -> float | None:
+def work_position(event: dict[str, Any], unit: str, base: float) -> float | None:
     """Work done when ``event`` happened, as it states it (``None`` when it does not).
 
     Counts of samples, steps or tokens are positions already. A whole epoch number names an
@@ -113,16 +113,16 @@ def _block_end(
     stop = events[index]
     start_key = stop["key"].replace("_stop", "_start")
     own_start = next((e for e in reversed(events[:index]) if e["key"] == start_key), None)
-    began = _position(own_start, unit, base) if own_start is not None else None
+    began = work_position(own_start, unit, base) if own_start is not None else None
     for event in events[index + 1 :]:
         if event["key"] in _TRUSTED:
-            position = _position(event, unit, base)
+            position = work_position(event, unit, base)
             if position is not None and (began is None or position > began):
                 return position
         if event["key"] == start_key:
             if unit != STEPS and (position := _first_epoch(event, unit, base)) is not None:
                 return position
-            if starts_are_positions and (position := _position(event, unit, base)) is not None:
+            if starts_are_positions and (position := work_position(event, unit, base)) is not None:
                 return position
             break
     if own_start is None:
@@ -131,7 +131,7 @@ def _block_end(
     count = json_number(own_start["metadata"].get("epoch_count"))
     if first is not None and count is not None and unit != STEPS:
         return first + count
-    ended = _position(stop, unit, base)
+    ended = work_position(stop, unit, base)
     return ended if began is not None and ended is not None and ended > began else None
 
 
@@ -145,7 +145,7 @@ def _own_rate_end(events: list[dict[str, Any]], index: int, unit: str, base: flo
     opened = next((i for i in range(index - 1, -1, -1) if events[i]["key"] == start_key), None)
     if opened is None:
         return None
-    began = _position(events[opened], unit, base)
+    began = work_position(events[opened], unit, base)
     if began is None:
         return None
     # The block's own rate is printed inside it or right after its stop (within a second).
@@ -153,21 +153,21 @@ def _own_rate_end(events: list[dict[str, Any]], index: int, unit: str, base: flo
     for event in events[opened + 1 :]:
         if event["key"] == start_key or event["time_ms"] > stop["time_ms"] + 1000:
             break
-        if (value := _training_stats(event)) is not None:
-            rate = json_number(value[_TRAINING_STATS])
+        if (value := training_stats(event)) is not None:
+            rate = json_number(value[TRAINING_STATS])
     if not rate or rate <= 0:
         return None
     return began + rate * (stop["time_ms"] - events[opened]["time_ms"]) / 1000.0
 
 
-def _training_stats(event: dict[str, Any]) -> dict[str, Any] | None:
+def training_stats(event: dict[str, Any]) -> dict[str, Any] | None:
     value = event.get("value")
-    if isinstance(value, dict) and _TRAINING_STATS in value:
+    if isinstance(value, dict) and TRAINING_STATS in value:
         return value
     return None
 
 
-def _progress(
+def progress_of(
     events: list[dict[str, Any]], unit: str, base: float, stop: int | None
 ) -> tuple[str | None, dict[int, float], set[int]]:
     """Which events are progress rows, the work done at each (strictly rising), and which of
@@ -185,7 +185,7 @@ def _progress(
             if event["key"] != key:
                 continue
             position = (
-                _position(event, unit, base)
+                work_position(event, unit, base)
                 if key == "eval_accuracy"
                 else _block_end(events, index, unit, base, positions)
             )
@@ -203,16 +203,14 @@ def _progress(
     return None, {}, set()
 
 
-def _implied_samples_per_epoch(
-    events: list[dict[str, Any]], done: dict[int, float]
-) -> float | None:
+def implied_samples_per_epoch(events: list[dict[str, Any]], done: dict[int, float]) -> float | None:
     """Samples per epoch that the log's own training rate implies (its ``tracked_stats``
     throughput x the time between two progress rows / their epochs apart), to check a
     stated ``train_samples`` against; ``None`` when the log prints no rate."""
     stats = [
-        (e["time_ms"], value[_TRAINING_STATS])
+        (e["time_ms"], value[TRAINING_STATS])
         for e in events
-        if (value := _training_stats(e)) is not None and json_number(value[_TRAINING_STATS])
+        if (value := training_stats(e)) is not None and json_number(value[TRAINING_STATS])
     ]
     points = sorted((events[i]["time_ms"], work) for i, work in done.items())
     implied = []
@@ -223,7 +221,7 @@ def _implied_samples_per_epoch(
     return statistics.median(implied) if implied else None
 
 
-def _rising(done: dict[int, float]) -> tuple[dict[int, float], int]:
+def rising_work(done: dict[int, float]) -> tuple[dict[int, float], int]:
     """Keep the progress rows whose work rises above every row before them."""
     kept: dict[int, float] = {}
     highest = 0.0

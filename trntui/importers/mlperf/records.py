@@ -16,7 +16,7 @@ from trntui.importers._base import Steps, json_number
 
 NAME = "mlperf"
 MARKER = ":::MLLOG"
-_INTERVAL_KEYS = {
+INTERVAL_KEYS = {
     "init_start",
     "init_stop",
     "run_start",
@@ -28,8 +28,8 @@ _INTERVAL_KEYS = {
     "eval_start",
     "eval_stop",
 }
-_FACT_KEYS_SKIPPED = {"weights_initialization", "cache_clear", "tracked_stats", "eval_accuracy"}
-_MAX_FACT_CHARS = 200
+FACT_KEYS_SKIPPED = {"weights_initialization", "cache_clear", "tracked_stats", "eval_accuracy"}
+MAX_FACT_CHARS = 200
 _LATEST_MS = 32_503_680_000_000.0
 _RECORD = '":::MLLOG {"key": ..., "time_ms": ..., ...}"'
 
@@ -60,7 +60,7 @@ def _decode(payload: str, path: str, line: int) -> Any:
     )
 
 
-def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str, Any]]:
+def parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str, Any]]:
     events = []
     total = max(1, frame.height)
     for index, (line, payload) in enumerate(frame.iter_rows()):
@@ -97,7 +97,7 @@ def _parse_events(path: str, frame: pl.DataFrame, steps: Steps) -> list[dict[str
     return events
 
 
-def _deduplicate(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def deduplicate(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     seen = set()
     unique = []
     for event in events:
@@ -114,7 +114,7 @@ def _deduplicate(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], in
     return unique, len(events) - len(unique)
 
 
-def _timed_run(events: list[dict[str, Any]]) -> tuple[int | None, int | None, int]:
+def timed_run(events: list[dict[str, Any]]) -> tuple[int | None, int | None, int]:
     """Indexes of the run_start and run_stop that bound the timed run, and run_start count."""
     starts = [i for i, e in enumerate(events) if e["key"] == "run_start"]
     stops = [i for i, e in enumerate(events) if e["key"] == "run_stop"]

@@ -10,12 +10,12 @@ from trntui.core.mlperf_rules import SAMPLES, STEPS, TOKENS, BenchmarkRules
 from trntui.core.timeline import Kind
 from trntui.importers._base import json_number, json_whole
 from trntui.importers.mlperf.progress import (
-    _TRAINING_STATS,
-    _VALIDATION_STATS,
-    _position,
-    _training_stats,
+    TRAINING_STATS,
+    VALIDATION_STATS,
+    training_stats,
+    work_position,
 )
-from trntui.importers.mlperf.records import _FACT_KEYS_SKIPPED, _INTERVAL_KEYS, _MAX_FACT_CHARS
+from trntui.importers.mlperf.records import FACT_KEYS_SKIPPED, INTERVAL_KEYS, MAX_FACT_CHARS
 
 
 def _metric(event: dict[str, Any]) -> float | None:
@@ -45,7 +45,7 @@ def _with_work(row: dict[str, Any], done: float | None, unit: str, per_unit: flo
         row["samples"] = done * per_unit if per_unit else None
 
 
-def _setup_phases(events: list[dict[str, Any]]) -> dict[str, float]:
+def setup_phases_of(events: list[dict[str, Any]]) -> dict[str, float]:
     """Set-up timings that NeMo logs print as ``tracked_stats`` before the run starts
     (``before_model_init``, ``warmup_time``, ...): seconds by name."""
     phases: dict[str, float] = {}
@@ -57,12 +57,12 @@ def _setup_phases(events: list[dict[str, Any]]) -> dict[str, float]:
             continue
         for name, seconds in value.items():
             number = json_number(seconds)
-            if number is not None and name not in (_TRAINING_STATS, _VALIDATION_STATS):
+            if number is not None and name not in (TRAINING_STATS, VALIDATION_STATS):
                 phases[str(name)] = number
     return phases
 
 
-def _evaluations(
+def evaluations_of(
     events: list[dict[str, Any]], rules: BenchmarkRules | None, unit: str, base: float
 ) -> dict[int, dict[str, Any]]:
     """One evaluation per ``eval_accuracy`` line, except where lines name their ``metric``
@@ -85,7 +85,7 @@ def _evaluations(
         primary = named[0][1]["metadata"]["metric"] if named else None
     groups: dict[Any, list[dict[str, Any]]] = {}
     for _, event in named:
-        groups.setdefault(_position(event, unit, base), []).append(event)
+        groups.setdefault(work_position(event, unit, base), []).append(event)
     evaluations: dict[int, dict[str, Any]] = {}
     for index, event in enumerate(events):
         if event["key"] != "eval_accuracy":
@@ -93,7 +93,7 @@ def _evaluations(
         metric = event["metadata"].get("metric")
         if primary is not None and metric not in (None, primary):
             continue
-        position = _position(event, unit, base)
+        position = work_position(event, unit, base)
         group = groups.get(position, [event]) if metric is not None else [event]
         missed = None
         for requirement in rules.also if rules is not None and metric is not None else ():
@@ -113,7 +113,7 @@ def _evaluations(
     return evaluations
 
 
-def _rows(
+def rows_of(
     events: list[dict[str, Any]],
     keep: set[int],
     unit: str,
@@ -123,7 +123,7 @@ def _rows(
 ) -> list[dict[str, Any]]:
     """Timeline rows: intervals, progress (with the work done at each), evaluations (each
     with the work it evaluated, at the time its last metric was printed; ``status`` says why
-    one cannot reach the target: ``_evaluations``).
+    one cannot reach the target: ``evaluations_of``).
 
     Training ``tracked_stats`` (the log's own rate) are attached to the progress row they
     report on, the nearest in time.
@@ -139,7 +139,7 @@ def _rows(
             continue
         row: dict[str, Any] = {"t_s": (event["time_ms"] - t0_ms) / 1000.0, "line": event["line"]}
         if key == "tracked_stats":
-            value = _training_stats(event)
+            value = training_stats(event)
             if value is not None:
                 stats.append((row["t_s"], value))
             continue
@@ -158,7 +158,7 @@ def _rows(
                 _with_work(step_row, done[index], unit, per_unit)
                 progress_rows.append(step_row)
                 rows.append(step_row)
-        elif key in _INTERVAL_KEYS:
+        elif key in INTERVAL_KEYS:
             row["kind"] = key
             if key == "run_stop":
                 status = event["metadata"].get("status")
@@ -175,24 +175,24 @@ def _rows(
         if not progress_rows:
             break
         nearest = min(progress_rows, key=lambda r: abs(r["t_s"] - at))
-        nearest["throughput"] = json_number(value.get(_TRAINING_STATS))
+        nearest["throughput"] = json_number(value.get(TRAINING_STATS))
     return sorted(rows, key=lambda r: r["t_s"])
 
 
-def _facts(events: list[dict[str, Any]]) -> dict[str, str]:
+def facts_of(events: list[dict[str, Any]]) -> dict[str, str]:
     facts: dict[str, str] = {}
     for event in events:
         key = event["key"]
-        if key in _INTERVAL_KEYS or key in _FACT_KEYS_SKIPPED or key in facts:
+        if key in INTERVAL_KEYS or key in FACT_KEYS_SKIPPED or key in facts:
             continue
         value = event.get("value")
         if isinstance(value, dict | list):
             continue
-        facts[key] = str(value)[:_MAX_FACT_CHARS]
+        facts[key] = str(value)[:MAX_FACT_CHARS]
     return facts
 
 
-def _protocol(
+def protocol_of(
     facts: dict[str, str], benchmark: str, rules: BenchmarkRules | None
 ) -> dict[str, str]:
     """The protocol facts the log states (``PROTOCOL_FACTS``), by their MLPerf keys."""

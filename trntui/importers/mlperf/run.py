@@ -32,14 +32,20 @@ from trntui.importers.launch import (
     weighed_size,
 )
 from trntui.importers.mlperf.progress import (
-    _epoch_base,
-    _implied_samples_per_epoch,
-    _progress,
-    _rising,
-    _work_unit,
+    epoch_base,
+    implied_samples_per_epoch,
+    progress_of,
+    rising_work,
+    work_unit,
 )
-from trntui.importers.mlperf.records import MARKER, NAME, _deduplicate, _parse_events, _timed_run
-from trntui.importers.mlperf.rows import _evaluations, _facts, _protocol, _rows, _setup_phases
+from trntui.importers.mlperf.records import MARKER, NAME, deduplicate, parse_events, timed_run
+from trntui.importers.mlperf.rows import (
+    evaluations_of,
+    facts_of,
+    protocol_of,
+    rows_of,
+    setup_phases_of,
+)
 
 MAX_RECORD_BYTES = 64 * 1024
 """The longest MLLOG line taken: real ones are a JSON object of a key, a value and a little
@@ -74,30 +80,30 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
     if records.is_empty():
         raise no_events_error(source, "MLPerf", '":::MLLOG {json}" lines')
     around = context_lines(lines.filter(~marked))
-    events = _parse_events(source.name, records, steps)
-    events, duplicates = _deduplicate(events)
+    events = parse_events(source.name, records, steps)
+    events, duplicates = deduplicate(events)
     steps.at(0.75)
 
-    start_index, stop_index, run_starts = _timed_run(events)
-    facts = _facts(events)
+    start_index, stop_index, run_starts = timed_run(events)
+    facts = facts_of(events)
     benchmark = benchmark_of(facts, str(path))
     rules = rules_for(benchmark)
     per_epoch = json_number(_first_value(events, "samples_per_epoch")) or json_number(
         _first_value(events, "train_samples")
     )
-    unit = _work_unit(events, rules, per_epoch)
+    unit = work_unit(events, rules, per_epoch)
     per_unit = (
         json_number(_first_value(events, "global_batch_size")) if unit == STEPS else per_epoch
     )
-    key, done, by_rate = _progress(events, unit, _epoch_base(events), stop_index)
-    done, dropped = _rising(done)
+    key, done, by_rate = progress_of(events, unit, epoch_base(events), stop_index)
+    done, dropped = rising_work(done)
     by_rate &= set(done)
-    implied = _implied_samples_per_epoch(events, done) if unit == EPOCHS else None
+    implied = implied_samples_per_epoch(events, done) if unit == EPOCHS else None
     unsupported = implied is not None and per_unit and not 0.5 <= per_unit / implied <= 2.0
     keep = {i for i in (start_index, stop_index) if i is not None}
-    evaluations = _evaluations(events, rules, unit, _epoch_base(events))
+    evaluations = evaluations_of(events, rules, unit, epoch_base(events))
     timeline = rows_timeline(
-        _rows(events, keep, unit, None if unsupported else per_unit, (key, done), evaluations)
+        rows_of(events, keep, unit, None if unsupported else per_unit, (key, done), evaluations)
     )
 
     notes = []
@@ -150,8 +156,8 @@ def import_mlperf(path: Path, steps: Steps) -> ImportedRun:
         notes=tuple(notes),
         system=system,
         job_clock=clock,
-        protocol=_protocol(facts, benchmark, rules),
-        setup_phases=_setup_phases(events),
+        protocol=protocol_of(facts, benchmark, rules),
+        setup_phases=setup_phases_of(events),
         quality_target_value=rules.target if rules is not None else None,
     )
     return ImportedRun(timeline, metadata)
