@@ -215,7 +215,7 @@ ODD_LINES = (
 
 
 def _general_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(megatron_run, "_fast_split", lambda *args: None)
+    monkeypatch.setattr(megatron_run, "fast_split", lambda *args: None)
 
 
 def _both_parsers(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
@@ -272,8 +272,8 @@ def test_fast_path_on_edited_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def _assert_fast_path_agrees(path: Path, monkeypatch: pytest.MonkeyPatch) -> ImportedRun:
     """Import ``path`` by the fast path (which it must take) and by the general parser."""
     calls = []
-    real = megatron_run._fast_split
-    monkeypatch.setattr(megatron_run, "_fast_split", lambda *a: calls.append(real(*a)) or calls[-1])
+    real = megatron_run.fast_split
+    monkeypatch.setattr(megatron_run, "fast_split", lambda *a: calls.append(real(*a)) or calls[-1])
     fast = import_file(path)
     monkeypatch.undo()
     assert calls and calls[0] is not None, "the usual log must take the fast path"
@@ -293,7 +293,7 @@ def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
     assert "throughput per GPU" not in lines[index]
     path.write_text("\n".join(lines))
     source = read_source(path)
-    assert megatron_run._fast_split(source, read_lines(source), str(path)) is None
+    assert megatron_run.fast_split(source, read_lines(source), str(path)) is None
 
 
 @settings(max_examples=100)

@@ -26,8 +26,8 @@ The package, in the order data flows (each module imports only the ones above it
 
 1. ``patterns``: the format's name (``NAME``), its sniff (``sniff``), the line patterns and
    field names read.
-2. ``iterations``: iteration lines, by the fast path (``_fast_split``) or the general parser
-   (``_iterations``), checked the same way.
+2. ``iterations``: iteration lines, by the fast path (``fast_split``) or the general parser
+   (``iteration_rows``), checked the same way.
 3. ``other_lines``: checkpoint, evaluation, init and marker lines, the arguments dump, and
    the system size.
 4. ``run``: the events on one clock, the run's end and its metadata (``import_megatron``).

@@ -12,27 +12,27 @@ from trntui.core.errors import InputFileError
 from trntui.core.timeline import Kind
 from trntui.importers._base import SourceFile
 from trntui.importers.megatron.patterns import (
-    _COUNTS,
-    _ELAPSED,
-    _EXPECTED_ITERATION,
-    _FIELDS,
-    _ITERATION_HEAD,
-    _ITERATION_START,
-    _NUMBER,
-    _TIMESTAMP,
-    _TIMESTAMP_FORMAT,
-    _float,
+    COUNTS,
+    ELAPSED,
+    EXPECTED_ITERATION,
+    FIELDS,
+    ITERATION_HEAD,
+    ITERATION_START,
+    NUMBER,
+    TIMESTAMP,
+    TIMESTAMP_FORMAT,
+    float_expr,
 )
 
 
-def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
+def iteration_rows(lines: pl.DataFrame, path: str) -> pl.DataFrame:
     """Parse iteration lines; a line that starts like one but is incomplete is an error."""
     text = pl.col("text")
     not_validation = ~text.str.contains("validation loss", literal=True)
-    complete = text.str.contains(_ELAPSED, literal=True)
+    complete = text.str.contains(ELAPSED, literal=True)
     broken = (
         lines.filter(text.str.contains("iteration", literal=True) & ~complete & not_validation)
-        .filter(text.str.contains(_ITERATION_START))
+        .filter(text.str.contains(ITERATION_START))
         .head(1)
     )
     if not broken.is_empty():
@@ -40,7 +40,7 @@ def _iterations(lines: pl.DataFrame, path: str) -> pl.DataFrame:
             path,
             "iteration line is incomplete or malformed (truncated?)",
             line=int(broken["line"][0]),
-            expected=_EXPECTED_ITERATION,
+            expected=EXPECTED_ITERATION,
         )
     # Validation lines ("validation loss at iteration N | lm loss value: ...") carry no elapsed
     # time, so every line that does is an iteration line.
@@ -70,7 +70,7 @@ def _checked(parsed: pl.DataFrame, path: str) -> pl.DataFrame:
             path,
             "iteration line lacks the iteration number, consumed samples or elapsed time",
             line=int(unreadable["line"][0]),
-            expected=_EXPECTED_ITERATION,
+            expected=EXPECTED_ITERATION,
         )
     nonsense = parsed.filter(
         ~pl.col("step_ms").is_finite()
@@ -103,14 +103,14 @@ def _checked(parsed: pl.DataFrame, path: str) -> pl.DataFrame:
 
 def _layout(data: bytes) -> dict[str, tuple[int, str]] | None:
     """Where the first iteration line has each field: column -> (index after ``|``, name)."""
-    at = data.find(_ELAPSED.encode())
+    at = data.find(ELAPSED.encode())
     if at < 0:
         return None
     start = data.rfind(b"\n", 0, at) + 1
     end = data.find(b"\n", at)
     line = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
     fields = line.split("|")
-    if not re.search(_ITERATION_START, fields[0]):
+    if not re.search(ITERATION_START, fields[0]):
         return None
     where = _field_positions(fields)
     return where if {"samples", "step_ms"} <= where.keys() else None
@@ -122,12 +122,12 @@ def _field_positions(fields: list[str]) -> dict[str, tuple[int, str]]:
     where: dict[str, tuple[int, str]] = {}
     for index, value in enumerate(fields[1:], start=1):
         name = value.split(":", 1)[0].strip()
-        if name in _FIELDS and _FIELDS[name] not in where:
-            where[_FIELDS[name]] = (index, name)
+        if name in FIELDS and FIELDS[name] not in where:
+            where[FIELDS[name]] = (index, name)
     return where
 
 
-def _fast_split(
+def fast_split(
     source: SourceFile, lines: pl.DataFrame, path: str
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """Fast path for the usual log: every iteration line has the fields where the first has.
@@ -177,7 +177,7 @@ def _fast_split(
         .cast(pl.Int64, strict=False)
         .alias("planned"),
     ]
-    for column in _FIELDS.values():
+    for column in FIELDS.values():
         if column not in layout:
             columns.append(pl.lit(None, pl.Float64).alias(column))
             continue
@@ -208,11 +208,11 @@ def _fast_split(
     text = pl.col("text")
     # Lines the general parser would read as (or refuse as) iteration lines: let it decide.
     unusual = rest.filter(
-        text.str.contains(_ELAPSED, literal=True)
+        text.str.contains(ELAPSED, literal=True)
         | (
             text.str.contains("iteration", literal=True)
             & ~text.str.contains("validation loss", literal=True)
-            & text.str.contains(_ITERATION_START)
+            & text.str.contains(ITERATION_START)
         )
     )
     if not unusual.is_empty():
@@ -223,11 +223,11 @@ def _fast_split(
 def _head(column: pl.Expr) -> list[pl.Expr]:
     """Timestamp, iteration and planned iterations from the part before the first ``|``."""
     return [
-        column.str.extract(_TIMESTAMP, 1)
-        .str.strptime(pl.Datetime("us"), _TIMESTAMP_FORMAT, strict=False)
+        column.str.extract(TIMESTAMP, 1)
+        .str.strptime(pl.Datetime("us"), TIMESTAMP_FORMAT, strict=False)
         .alias("wall"),
-        column.str.extract(_ITERATION_HEAD, 1).cast(pl.Int64, strict=False).alias("step"),
-        column.str.extract(_ITERATION_HEAD, 2).cast(pl.Int64, strict=False).alias("planned"),
+        column.str.extract(ITERATION_HEAD, 1).cast(pl.Int64, strict=False).alias("step"),
+        column.str.extract(ITERATION_HEAD, 2).cast(pl.Int64, strict=False).alias("planned"),
     ]
 
 
@@ -237,7 +237,7 @@ def _fix_stamps(parsed: pl.DataFrame) -> pl.DataFrame:
     if parsed.select(odd.any()).item():
         parsed = parsed.with_columns(
             pl.when(odd)
-            .then(pl.col("stamp").str.strptime(pl.Datetime("us"), _TIMESTAMP_FORMAT, strict=False))
+            .then(pl.col("stamp").str.strptime(pl.Datetime("us"), TIMESTAMP_FORMAT, strict=False))
             .otherwise(pl.col("wall"))
             .alias("wall")
         )
@@ -279,9 +279,9 @@ def _split_fields(iterations: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         pl.col("stamp")
         .str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S.%6f", strict=False)
         .alias("wall"),
-        *_COUNTS,
+        *COUNTS,
     ]
-    for column in _FIELDS.values():
+    for column in FIELDS.values():
         if column not in where:
             columns.append(pl.lit(None, pl.Float64).alias(column))
             continue
@@ -303,8 +303,8 @@ def _extract_fields(iterations: pl.DataFrame) -> pl.DataFrame:
     return iterations.select(
         "line",
         *_head(pl.col("text")),
-        _float(r"consumed samples:\s*(\d+)").alias("samples"),
-        _float(r"elapsed time per iteration \(ms\):\s*" + _NUMBER).alias("step_ms"),
-        _float(r"global batch size:\s*(\d+)").alias("batch"),
-        _float(r"lm loss:\s*" + _NUMBER).alias("loss"),
+        float_expr(r"consumed samples:\s*(\d+)").alias("samples"),
+        float_expr(r"elapsed time per iteration \(ms\):\s*" + NUMBER).alias("step_ms"),
+        float_expr(r"global batch size:\s*(\d+)").alias("batch"),
+        float_expr(r"lm loss:\s*" + NUMBER).alias("loss"),
     )

@@ -10,10 +10,10 @@ import polars as pl
 
 from trntui.core.timeline import Kind, SystemSize
 from trntui.importers.launch import context_lines, first_size, launcher_size
-from trntui.importers.megatron.patterns import _NUMBER, _float, _int, _timestamp
+from trntui.importers.megatron.patterns import NUMBER, float_expr, int_expr, timestamp_expr
 
 
-def _other_events(lines: pl.DataFrame) -> pl.DataFrame:
+def other_events(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     keep = (
         text.str.contains("checkpoint", literal=True)
@@ -47,18 +47,20 @@ def _other_events(lines: pl.DataFrame) -> pl.DataFrame:
     return small.select(
         "line",
         kind.alias("kind"),
-        _timestamp(r"\] datetime:\s*(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)").alias("wall"),
-        _int(r"iteration\s+(\d+)").alias("step"),
+        timestamp_expr(r"\] datetime:\s*(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)").alias(
+            "wall"
+        ),
+        int_expr(r"iteration\s+(\d+)").alias("step"),
         pl.col("text").str.extract(r"\|\s*([\w ]+?) value:", 1).alias("metric_name"),
-        _float(r"value:\s*" + _NUMBER).alias("metric"),
+        float_expr(r"value:\s*" + NUMBER).alias("metric"),
         pl.coalesce(
-            _float(r"time to initialize megatron \(seconds\):\s*" + _NUMBER),
-            _float(r"save-checkpoint\s*\.*\s*:\s*\(\s*[0-9.]+\s*,\s*([0-9.]+)\s*\)") / 1000.0,
+            float_expr(r"time to initialize megatron \(seconds\):\s*" + NUMBER),
+            float_expr(r"save-checkpoint\s*\.*\s*:\s*\(\s*[0-9.]+\s*,\s*([0-9.]+)\s*\)") / 1000.0,
         ).alias("duration_s"),
     ).filter(pl.col("kind").is_not_null())
 
 
-def _attach_save_timers(events: pl.DataFrame) -> pl.DataFrame:
+def attach_save_timers(events: pl.DataFrame) -> pl.DataFrame:
     """Move each ``save-checkpoint`` timer onto the checkpoint_stop it follows."""
     timers = events.filter(pl.col("kind") == "save_timer").select(
         pl.col("line").alias("timer_line"), pl.col("duration_s").alias("timer_s")
@@ -89,22 +91,24 @@ _ARG_NAMES = (
 """Whole-number arguments of the dump (``  name ...... value``, rank 0 prints it once)."""
 
 
-def _args(lines: pl.DataFrame) -> dict[str, float]:
+def arguments_of(lines: pl.DataFrame) -> dict[str, float]:
     head = lines.filter(pl.col("text").str.contains(" ...", literal=True)).head(20_000)
     values = head.select(
-        _float(rf"^[>\s]*{name}\s*\.+\s*(\d+)\s*$").drop_nulls().first().alias(name)
+        float_expr(rf"^[>\s]*{name}\s*\.+\s*(\d+)\s*$").drop_nulls().first().alias(name)
         for name in _ARG_NAMES
     ).row(0, named=True)
     found = {key: value for key, value in values.items() if value is not None}
     if "world_size" not in found:
         # Older releases print only "using world size: 8, data-parallel size: 8, ...".
-        world = lines.head(20_000).select(_float(r"using world size:\s*(\d+)").drop_nulls().first())
+        world = lines.head(20_000).select(
+            float_expr(r"using world size:\s*(\d+)").drop_nulls().first()
+        )
         if world.item() is not None:
             found["world_size"] = float(world.item())
     return found
 
 
-def _system(lines: pl.DataFrame, args: dict[str, float], path: str) -> SystemSize | None:
+def system_of(lines: pl.DataFrame, args: dict[str, float], path: str) -> SystemSize | None:
     """The launcher's nodes x processes per node, else the world size the arguments state
     (one process per accelerator, Megatron's rule)."""
     world = args.get("world_size")
@@ -119,7 +123,7 @@ def _system(lines: pl.DataFrame, args: dict[str, float], path: str) -> SystemSiz
     return first_size(launched, stated)
 
 
-def _protocol(
+def protocol_of(
     args: dict[str, float], batch: float | None, metric_name: str | None
 ) -> dict[str, str]:
     protocol = {}

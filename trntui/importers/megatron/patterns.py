@@ -9,25 +9,25 @@ import re
 import polars as pl
 
 NAME = "megatron"
-_ITERATION_START = r"iteration\s+\d+\s*/"
-_ITERATION_HEAD = r"iteration\s+(\d+)\s*/\s*(\d+)"
-_TIMESTAMP = r"^\s*\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\]"
-_ELAPSED = "elapsed time per iteration (ms):"
-_FIELDS = {
+ITERATION_START = r"iteration\s+\d+\s*/"
+ITERATION_HEAD = r"iteration\s+(\d+)\s*/\s*(\d+)"
+TIMESTAMP = r"^\s*\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\]"
+ELAPSED = "elapsed time per iteration (ms):"
+FIELDS = {
     "consumed samples": "samples",
     "elapsed time per iteration (ms)": "step_ms",
     "global batch size": "batch",
     "lm loss": "loss",
 }
 _SNIFF = re.compile(r"iteration\s+\d+\s*/\s*\d+\s*\|\s*consumed (?:samples|tokens):")
-_TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
-_NUMBER = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
-_EXPECTED_ITERATION = (
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
+NUMBER = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
+EXPECTED_ITERATION = (
     "' iteration N/ TOTAL | consumed samples: N | elapsed time per iteration (ms): X | ... |'"
 )
 
 
-_COUNTS = (
+COUNTS = (
     pl.col("it").str.strip_chars().cast(pl.Int64, strict=False).alias("step"),
     pl.col("of").str.strip_chars().cast(pl.Int64, strict=False).alias("planned"),
 )
@@ -38,17 +38,17 @@ def sniff(head: str) -> bool:
     return _SNIFF.search(head) is not None
 
 
-def _float(pattern: str) -> pl.Expr:
+def float_expr(pattern: str) -> pl.Expr:
     return pl.col("text").str.extract(pattern, 1).cast(pl.Float64, strict=False)
 
 
-def _int(pattern: str) -> pl.Expr:
+def int_expr(pattern: str) -> pl.Expr:
     return pl.col("text").str.extract(pattern, 1).cast(pl.Int64, strict=False)
 
 
-def _timestamp(pattern: str) -> pl.Expr:
+def timestamp_expr(pattern: str) -> pl.Expr:
     return (
         pl.col("text")
         .str.extract(pattern, 1)
-        .str.strptime(pl.Datetime("us"), _TIMESTAMP_FORMAT, strict=False)
+        .str.strptime(pl.Datetime("us"), TIMESTAMP_FORMAT, strict=False)
     )

@@ -19,15 +19,15 @@ from trntui.core.timeline import (
     with_interval_steps,
 )
 from trntui.importers._base import Steps, no_events_error, read_lines, read_source
-from trntui.importers.megatron.iterations import _fast_split, _iterations
+from trntui.importers.megatron.iterations import fast_split, iteration_rows
 from trntui.importers.megatron.other_lines import (
-    _args,
-    _attach_save_timers,
-    _other_events,
-    _protocol,
-    _system,
+    arguments_of,
+    attach_save_timers,
+    other_events,
+    protocol_of,
+    system_of,
 )
-from trntui.importers.megatron.patterns import _EXPECTED_ITERATION, NAME
+from trntui.importers.megatron.patterns import EXPECTED_ITERATION, NAME
 
 
 def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
@@ -81,13 +81,13 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     lines = read_lines(source)
     steps.at(0.2)
-    fast = _fast_split(source, lines, source.name)
-    iterations, rest = fast if fast is not None else (_iterations(lines, source.name), lines)
+    fast = fast_split(source, lines, source.name)
+    iterations, rest = fast if fast is not None else (iteration_rows(lines, source.name), lines)
     steps.at(0.5)
     if iterations.is_empty():
-        raise no_events_error(source, "Megatron-LM iteration", _EXPECTED_ITERATION)
-    others = _attach_save_timers(_other_events(rest))
-    args = _args(rest)
+        raise no_events_error(source, "Megatron-LM iteration", EXPECTED_ITERATION)
+    others = attach_save_timers(other_events(rest))
+    args = arguments_of(rest)
     steps.at(0.6)
 
     init_starts = others.filter(pl.col("kind") == Kind.INIT_STOP).with_columns(
@@ -173,8 +173,8 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
         planned_steps=planned_steps,
         facts={k: str(int(v)) for k, v in args.items()},
         notes=tuple(notes),
-        system=_system(rest, args, source.name),
-        protocol=_protocol(args, samples_per_step, metric_name),
+        system=system_of(rest, args, source.name),
+        protocol=protocol_of(args, samples_per_step, metric_name),
     )
     steps.at(0.95)
     # Only the timeline's columns are filtered (the parse leaves more behind).
