@@ -5,6 +5,8 @@ a function (a start-up import) or under ``TYPE_CHECKING``.
 
 - No import cycle between trntui's modules: an import inside a function is there for start-up
   only, never to let two modules need each other.
+- ``_name`` is file-local: no module imports a name with a leading underscore from another.
+  A package split by size states its internal API: a name its modules share is public.
 """
 
 from __future__ import annotations
@@ -106,6 +108,16 @@ def test_the_graph_is_read_from_the_source():
 def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_a_private_name_from_another():
+    found = [
+        f"{module}:{node.lineno} imports {name} from {source}"
+        for module in MODULES
+        for node, source, name in imports(module)
+        if name is not None and name.startswith("_") and not name.startswith("__")
+    ]
+    assert not found, "\n".join(found)
 
 
 def test_no_module_imports_another_that_imports_it_back():
