@@ -1,7 +1,7 @@
 """The budget-approval report as one JSON-ready document (``report_document``).
 
-It gathers everything a reviewer needs to redo the estimate (SPEC §5, "keep everything
-traceable"): the inputs with their provenance, the price quotes with their source and date,
+It gathers everything a reviewer needs to redo the estimate when a price, region or code
+changes: the inputs with their provenance, the price quotes with their source and date,
 the formula, each billed stage, the cost terms, the sensitivity table over the observed range,
 the predictive P10-P90 band with its n and method, the Trainium3-vs-GPU comparison with its
 protocol check and decision note, the porting risks in days, and the caveats. Unknown values

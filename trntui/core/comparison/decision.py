@@ -57,7 +57,7 @@ def decide(
     needs: Requirement | None = None,
     trial: TrialRuns | None = None,
 ) -> Decision:
-    """The SPEC §5 decision note with the facts that triggered it.
+    """The decision note (the method's step 5 in the README) with the facts that triggered it.
 
     A protocol fact that only one side's logs state is not a difference, but it is not
     confirmed either: it keeps the decision from "continue". With no Trainium3 run measured

@@ -1,4 +1,4 @@
-"""The estimate of SPEC.md §4, per training target, with the provenance of every input.
+"""The estimate (README, the method's step 4) per training target, every input's provenance.
 
     cost = instance price x billed time (per stage, summed)
          + storage + transfers + logs/monitoring + data preparation + failures and retries

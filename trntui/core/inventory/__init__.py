@@ -1,4 +1,4 @@
-"""The workload inventory: what must be recorded before any estimate (SPEC.md §1).
+"""The workload inventory: what must be recorded before any estimate (README, step 1).
 
 Each section is a small frozen dataclass whose fields carry their ``FieldSpec`` (label, unit,
 range). ``Inventory.from_dict`` checks a parsed TOML document against those specs and reports

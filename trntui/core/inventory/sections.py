@@ -261,7 +261,8 @@ class DataPreparation:
 
 @dataclass(frozen=True)
 class SideCosts:
-    """Quantities for the side costs of SPEC.md §3; their prices come from the price lookup."""
+    """Quantities for the side costs (the method's step 3); their prices come from the price
+    lookup."""
 
     TITLE: ClassVar[str] = "Side costs"
     dataset_gb: float | None = spec_field("float", "Dataset size", unit="GB", minimum=0)

@@ -1,4 +1,4 @@
-"""The project directory, format v1.
+"""The project directory, format v2 (``SCHEMA_VERSION``).
 
 Layout (everything but the lock file is meant to be committed)::
 
