@@ -1,12 +1,11 @@
 """The Textual app: one mode per area (Inventory, Runs, Prices, Scenarios).
 
 The state lives in one ``Session`` (``ui/session.py``) that the App and every screen share:
-screens change it through its checked methods (an invalid value never reaches the disk), and
-the App listens: it saves shortly after the last keystroke (no separate "export" step),
-recomputes the estimate in a worker and updates the reactives the screens watch
-(``inventory``, ``analysis``, ``estimate_problem``, ``status``, ``quotes_changed``,
-``runs_changed``, ``facts_changed``). ctrl+z takes back the session's most recent change,
-whichever screen made it.
+screens change it through its checked methods (an invalid value never reaches the disk) and
+follow it through its typed ``signals``. The App listens: it saves shortly after the last
+keystroke (no separate "export" step), recomputes the estimate in a worker and hands the
+outcome to the session, which publishes it. ctrl+z takes back the session's most recent
+change, whichever screen made it.
 """
 
 from __future__ import annotations
@@ -23,13 +22,11 @@ from textual.binding import BindingType
 from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
-from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.inventory import Inventory
 from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.commands import (
@@ -45,7 +42,7 @@ from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_fo
 from trntui.ui.text import TerminalSafe
 
 if TYPE_CHECKING:
-    from trntui.core.report import Analysis
+    from trntui.core.analysis import Analysis
 
 SAVE_DELAY_S = 0.4
 _TERMINAL_SAFE = TerminalSafe()
@@ -92,34 +89,9 @@ class TrnTuiApp(App[None]):
             if command.title != "Quit":
                 yield command
 
-    status: reactive[tuple[str, str]] = reactive(("", ""))
-    """(message, level) shown on every screen's status line; level is '', 'warning' or 'error'."""
-
-    inventory: var[Inventory | None] = var(None)
-    """The session's inventory as last changed (screens watch it)."""
-
-    quotes_changed: var[int] = var(0)
-    """Counts changes of the project's quote book (a change, or its undo): Prices watches it."""
-
-    facts_changed: var[int] = var(0)
-    """Counts recomputes that finished (the estimate may have failed; the run facts did not):
-    the Runs screen watches it."""
-
-    runs_changed: var[int] = var(0)
-    """Counts changes of the stored runs (import, removal, size, move): Runs watches it."""
-
-    estimate_problem: reactive[str] = reactive("")
-    """Why the last recompute failed ('' when it succeeded); the estimate bar keeps showing it
-    next to the last valid figures until a recompute succeeds."""
-
-    analysis: var[Analysis | None] = var(None, always_update=True)
-    """The last valid estimate, comparison, sensitivity and resampling; ``None`` until the first
-    one is computed. A failed recompute never replaces it."""
-
     def __init__(self, project: Project) -> None:
         super().__init__()
         self.session = Session(project)
-        self.set_reactive(TrnTuiApp.inventory, self.session.inventory)
         for mode, (module, name) in MODES.items():
             self.add_mode(mode, _mode(self.session, module, name))
         self.session.listen(self._session_changed)
@@ -133,6 +105,25 @@ class TrnTuiApp(App[None]):
     @property
     def project(self) -> Project:
         return self.session.project
+
+    @property
+    def status(self) -> tuple[str, str]:
+        """(message, level) on every screen's status line (``SessionSignals.status``)."""
+        return self.session.signals.status.value
+
+    @status.setter
+    def status(self, status: tuple[str, str]) -> None:
+        self.session.signals.status.set(status)
+
+    @property
+    def analysis(self) -> Analysis | None:
+        """The session's last valid estimate (the session owns it; screens read it there)."""
+        return self.session.analysis
+
+    @property
+    def estimate_problem(self) -> str:
+        """Why the session's last recompute failed ('' when it succeeded)."""
+        return self.session.estimate_problem
 
     async def on_mount(self) -> None:
         self.sub_title = self._sub_title()
@@ -162,17 +153,12 @@ class TrnTuiApp(App[None]):
 
     def _session_changed(self, change: Change) -> None:
         if change in ("inventory", "inventory-replaced"):
-            self.inventory = self.session.inventory
             self.sub_title = self._sub_title()
             if self.session.dirty:
                 self.status = ("Saving...", "")
                 if self._save_timer is not None:
                     self._save_timer.stop()
                 self._save_timer = self.set_timer(self.save_delay_s, self.save_now)
-        elif change == "quotes":
-            self.quotes_changed += 1
-        elif change == "runs":
-            self.runs_changed += 1
         self._recompute()
 
     def _recompute(self) -> None:
@@ -198,12 +184,8 @@ class TrnTuiApp(App[None]):
         note = self.session.computed_ready(computed)
         if note:
             self.notify(f"Run {note}")
-        self.facts_changed += 1
         if computed.problem is not None:
             self._estimate_failed(computed.problem, generation)
-            return
-        self.estimate_problem = ""
-        self.analysis = computed.analysis
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A bug in a recompute must not leave the bar silently old: say so."""
@@ -213,7 +195,7 @@ class TrnTuiApp(App[None]):
     def _estimate_failed(self, message: str, generation: int) -> None:
         if generation != self._generation:
             return
-        self.estimate_problem = message
+        self.session.estimate_failed(message)
         self.status = (f"Estimate not updated (last valid one shown): {message}", "error")
 
     def save_now(self) -> bool:
@@ -291,8 +273,7 @@ class TrnTuiApp(App[None]):
             self.status = (f"Reload failed: {error}", "error")
             return
         self.sub_title = self._sub_title()
-        if became_writable:
-            self.mutate_reactive(TrnTuiApp.inventory)  # the forms are editable now
+        if became_writable:  # the forms followed the reload: they are editable now
             self.status = (f"Reloaded {self.session.short_path}; editing now (it was free)", "")
         elif self.project.read_only:
             self.status = (f"Reloaded; still {self.session.read_only_message.lower()}", "warning")

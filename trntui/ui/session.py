@@ -11,8 +11,10 @@ The App and every screen share one ``Session`` (a screen gets it in its construc
   by the Runs screen and the estimate alike), the estimate context and its prepared inputs.
 
 Every change goes through a method that checks it first: an invalid change is refused with the
-reason (a string) and changes nothing. Nothing here knows Textual: the App ``listen``\\s and
-turns each change into a save timer, a recompute and reactive updates that screens watch.
+reason (a string) and changes nothing. Nothing here knows Textual. Each change and each
+recompute's outcome is published on the session's ``signals`` (``SessionSignals``: typed, see
+``ui/signals.py``), which screens and widgets subscribe to; then the App, which ``listen``\\s,
+turns the change into a save timer and a recompute.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
+from trntui.ui.signals import Held, Signal
 
 if TYPE_CHECKING:
     from trntui.core.estimate import EstimateContext, Override, TargetInputs
@@ -73,6 +76,31 @@ class Computed:
     problem: str | None = None
 
 
+class SessionSignals:
+    """What screens and widgets follow (subscribed once mounted; ``ui/signals.py``)."""
+
+    def __init__(self) -> None:
+        self.inventory: Signal[Inventory] = Signal("inventory")
+        """The inventory was changed (an edit, an undo, a reload; or a reload took the lock):
+        forms show it again where it differs, lists and checks follow."""
+        self.quotes: Signal[None] = Signal("quotes")
+        """The project's quote book changed (a change, or its undo): read it again."""
+        self.runs: Signal[None] = Signal("runs")
+        """The stored runs changed (imported, removed, sized, moved, a quality result or a
+        capture): read them again."""
+        self.recomputed: Signal[Computed] = Signal("recomputed")
+        """A recompute finished: its run facts are derived, though its estimate may have
+        failed (``Computed.problem``)."""
+        self.analysis: Signal[Analysis] = Signal("analysis")
+        """A recompute made a valid estimate, now ``Session.analysis``."""
+        self.estimate_problem: Held[str] = Held("estimate_problem", "")
+        """Why the last recompute failed ('' when it succeeded): the estimate bar shows it
+        next to the last valid figures until a recompute succeeds."""
+        self.status: Held[tuple[str, str]] = Held("status", ("", ""))
+        """(message, level) for every screen's status line: what the last action did, or why
+        it did not; level is '', 'warning' or 'error'."""
+
+
 class Session:
     """The state of one open project (see the module docstring)."""
 
@@ -97,6 +125,7 @@ class Session:
         self.invalid: dict[str, str] = {}
         """Fields holding typed text that does not parse (label -> why), kept by the screen
         that shows them so that quitting can say what would be lost."""
+        self.signals = SessionSignals()
         self._clock = clock
         self._listeners: list[Callable[[Change], None]] = []
         self._typing: list[Callable[[], None]] = []
@@ -121,7 +150,8 @@ class Session:
         return f"{self.project.root.resolve().name}/{self.project.path.name}"
 
     def listen(self, listener: Callable[[Change], None]) -> None:
-        """Call ``listener`` after every change (the App: save, recompute, repaint)."""
+        """Call ``listener`` after every change, once the screens follow it (the App: save,
+        recompute)."""
         self._listeners.append(listener)
 
     def on_typing_kept(self, commit: Callable[[], None]) -> None:
@@ -135,6 +165,12 @@ class Session:
                 commit()
 
     def _changed(self, change: Change) -> None:
+        if change in ("inventory", "inventory-replaced"):
+            self.signals.inventory.publish(self.inventory)
+        elif change == "quotes":
+            self.signals.quotes.publish(None)
+        elif change == "runs":
+            self.signals.runs.publish(None)
         for listener in self._listeners:
             listener(change)
 
@@ -354,13 +390,29 @@ class Session:
         return Computed(context, derived, prepared, analysis)
 
     def computed_ready(self, computed: Computed) -> str | None:
-        """Keep a recompute's result; the note to show when run facts were derived again."""
+        """Keep a recompute's result and publish it; the note to show when run facts were
+        derived again."""
         previous = self.computed
         self.computed = computed
         if computed.problem is None:
             self.prepared, self.analysis = computed.prepared, computed.analysis
+        self.signals.recomputed.publish(computed)
+        if computed.problem is not None:
+            self.estimate_failed(computed.problem)
+        elif computed.analysis is not None:
+            self.signals.estimate_problem.set("")
+            self.signals.analysis.publish(computed.analysis)
         fresh = previous is None or previous.derived is not computed.derived
         return computed.derived.note if fresh else None
+
+    def estimate_failed(self, problem: str) -> None:
+        """The newest recompute failed: the last valid estimate stays, with why."""
+        self.signals.estimate_problem.set(problem)
+
+    @property
+    def estimate_problem(self) -> str:
+        """Why the last recompute failed ('' when it succeeded)."""
+        return self.signals.estimate_problem.value
 
     @property
     def estimate_context(self) -> EstimateContext | None:

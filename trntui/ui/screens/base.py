@@ -1,10 +1,12 @@
 """What every screen of the app shares: the session, the status message and the read-only
 guard.
 
-State flows down: a screen gets the ``Session`` in its constructor and watches the App's
-reactives (``inventory``, ``analysis``, ``estimate_problem``, ``status``, ``quotes_changed``,
-``runs_changed``) for changes. Outcomes flow up as messages: a ``Status`` goes to the App, which
-shows it on every screen's status line. No screen imports the App.
+State flows down: a screen gets the ``Session`` in its constructor, reads what it shows there
+and subscribes to the session's typed ``signals`` (``SessionSignals``: ``inventory``,
+``quotes``, ``runs``, ``recomputed``, ``analysis``, ``estimate_problem``, ``status``) for
+changes; no attribute of the App is watched by name. Outcomes flow up as messages: a
+``Status`` goes to the App, which sets ``signals.status`` for every screen's status line. No
+screen imports the App.
 """
 
 from __future__ import annotations

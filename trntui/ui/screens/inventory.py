@@ -1,8 +1,9 @@
 """The workload inventory screen: section list on the left, the section's form on the right.
 
 Edits go to the session (``Session.edit_inventory``), which checks the whole inventory; the App
-saves it. The screen shows the App's ``inventory`` as it changes (an edit here, an undo, a
-reload) and keeps the session's list of fields holding text that does not parse.
+saves it. The screen shows the session's ``inventory`` as it changes (``signals.inventory``:
+an edit here, an undo, a reload) and keeps the session's list of fields holding text that does
+not parse.
 """
 
 from __future__ import annotations
@@ -295,7 +296,7 @@ class ChecksPane(Vertical):
 
     def on_mount(self) -> None:
         # The run sets come with each recompute's run facts (also when the estimate fails).
-        self.watch(self.app, "facts_changed", lambda: self.show(self.session.inventory), init=False)
+        self.session.signals.recomputed.subscribe(self, lambda _: self.show(self.session.inventory))
         self.show(self.session.inventory)
 
     def show(self, inventory: Inventory) -> None:
@@ -393,8 +394,8 @@ class InventoryScreen(SessionScreen):
                 for name in LIST_SECTIONS:
                     yield SectionSlot(name, partial(ItemTable, name, self.session), built=False)
                 yield SectionSlot(CHECKS_ID, partial(ChecksPane, self.session), built=False)
-        yield EstimateBar()
-        yield StatusLine()
+        yield EstimateBar(self.session)
+        yield StatusLine(self.session.signals.status)
         yield Footer(compact=True)
 
     def _form(self, name: str) -> FieldForm:
@@ -413,7 +414,7 @@ class InventoryScreen(SessionScreen):
     def on_mount(self) -> None:
         self.query_one("#nav", OptionList).highlighted = 0
         self.refresh_from(self.session.inventory)
-        self.watch(self.app, "inventory", self.refresh_from, init=False)
+        self.session.signals.inventory.subscribe(self, self.refresh_from)
 
     async def show_section(self, section: str) -> SectionSlot:
         """Show ``section``'s pane, built and mounted."""

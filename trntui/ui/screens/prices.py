@@ -130,8 +130,8 @@ class PricesScreen(SessionScreen):
             yield table
             yield Static("", id="quote-detail")
             yield Static("", id="rates")
-        yield EstimateBar()
-        yield StatusLine()
+        yield EstimateBar(self.session)
+        yield StatusLine(self.session.signals.status)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -139,8 +139,9 @@ class PricesScreen(SessionScreen):
         for label in ("Instance", "Region", "Option", "$/h", "$/acc-h", "Source", "Age"):
             table.add_column(label)
         self.reload()
-        self.watch(self.app, "quotes_changed", self.reload, init=False)  # also an undo
-        self.watch(self.app, "inventory", self._targets_changed, init=False)
+        signals = self.session.signals
+        signals.quotes.subscribe(self, lambda _: self.reload())  # also an undo
+        signals.inventory.subscribe(self, lambda _: self._targets_changed())
 
     def on_screen_resume(self) -> None:
         self.reload()

@@ -129,8 +129,8 @@ class RunsScreen(SessionScreen):
             yield table
             yield Static("", id="set-summary")
             yield ThroughputPlot(id="plot")
-        yield EstimateBar()
-        yield StatusLine()
+        yield EstimateBar(self.session)
+        yield StatusLine(self.session.signals.status)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -138,8 +138,9 @@ class RunsScreen(SessionScreen):
         self._set_columns()
         # The facts come with each estimate: it follows every change of the goal (also an
         # undo while this screen shows) and every import.
-        self.watch(self.app, "facts_changed", self._show_facts, init=False)
-        self.watch(self.app, "runs_changed", self.reload_runs, init=False)
+        signals = self.session.signals
+        signals.recomputed.subscribe(self, lambda _: self._show_facts())
+        signals.runs.subscribe(self, lambda _: self.reload_runs())
         self.reload_runs()
 
     def reload_runs(self) -> None:

@@ -1,7 +1,7 @@
 """One line on every screen: each target's total (or what it lacks), where the next training's
 cost lands (its P10-P90 band with n, or why there is none) and the Trainium3/GPU ratio.
 
-The bar renders the app's last valid ``Analysis``; it never computes. An incomplete target
+The bar renders the session's last valid ``Analysis``; it never computes. An incomplete target
 names its first unknown input and how many more there are, so every target keeps its place on
 the bar (the Scenarios screen lists them all). The bar takes a second (and, with long names or
 several incomplete targets, a third) line when one is not enough, and marks example data and
@@ -24,6 +24,7 @@ from trntui.ui.format import fit, fit_middle
 if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
     from trntui.core.prediction import Band
+    from trntui.ui.session import Session
 
 
 MAX_LINES = 3
@@ -166,22 +167,26 @@ class EstimateBar(Widget):
     EstimateBar { height: auto; max-height: 3; padding: 0 1; background: $boost; }
     """
 
-    def on_mount(self) -> None:
-        self.watch(self.app, "analysis", self._changed, init=False)
-        self.watch(self.app, "estimate_problem", self._changed, init=False)
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
 
-    def _changed(self) -> None:
+    def on_mount(self) -> None:
+        signals = self.session.signals
+        signals.analysis.subscribe(self, self._changed)
+        signals.estimate_problem.subscribe(self, self._changed)
+
+    def _changed(self, _: object) -> None:
         self.refresh(layout=True)
 
     def text(self, width: int | None = None) -> Text:
         """The bar's text for ``width`` cells (default: its current width)."""
-        app = self.app
-        inventory = getattr(app, "inventory", None)
+        session = self.session
         return estimate_line(
-            getattr(app, "analysis", None),
-            getattr(app, "estimate_problem", ""),
-            width=width or self.size.width or max(1, app.size.width - 2),
-            example=bool(inventory is not None and inventory.project.example),
+            session.analysis,
+            session.estimate_problem,
+            width=width or self.size.width or max(1, self.app.size.width - 2),
+            example=bool(session.inventory.project.example),
             lines=MAX_LINES,
         )
 

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from trntui.ui.signals import Held
 from trntui.ui.text import shown
 
 
 class StatusLine(Static):
+    """Shows ``status`` (the session's ``signals.status``) as it is and as it changes."""
+
     DEFAULT_CSS = """
     StatusLine { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
     StatusLine.-error { color: $error; text-style: bold; }
     StatusLine.-warning { color: $warning; }
     """
 
+    def __init__(self, status: Held[tuple[str, str]]) -> None:
+        super().__init__()
+        self.status = status
+
     def on_mount(self) -> None:
-        self.watch(self.app, "status", self._app_status, init=True)
+        self.status.subscribe(self, self._app_status)
+        self._app_status(self.status.value)
 
     def _app_status(self, status: tuple[str, str]) -> None:
         text, level = status

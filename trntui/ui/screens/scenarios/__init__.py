@@ -1,8 +1,8 @@
 """The Scenarios screen: the estimate, its inputs, its sensitivity, Trainium3 vs GPU, scale and
 snapshots.
 
-Everything shown is the app's last valid ``Analysis`` (``TrnTuiApp.analysis``), rendered, never
-computed here. Six tabs keep it inside 80x24; ``[`` and ``]`` move between them without a
+Everything shown is the session's last valid ``Analysis`` (``Session.analysis``), rendered,
+never computed here. Six tabs keep it inside 80x24; ``[`` and ``]`` move between them without a
 mouse. Scenario parameters (overrides) are set in a modal form that checks the value against
 the current inputs before it closes, so an invalid value shows its error there and the last
 valid estimate stays on screen. Snapshots are saved, reopened (flagged stale with what changed

@@ -1,6 +1,6 @@
 """The Estimate tab: the estimate table, what it cannot hold, and why it is not up to date.
 
-The screen passes the app's last valid ``Analysis`` down (``show``) and the reason the latest
+The screen passes the session's last valid ``Analysis`` down (``show``) and the reason the latest
 change gave no estimate (``show_problem``); the figures below a problem stay the last valid ones.
 """
 

@@ -1,10 +1,10 @@
 """The Scenarios screen itself: its tabs, its keys, and every change it makes to the app.
 
-The screen watches the app's ``analysis`` and ``estimate_problem`` and passes them down to the
-tab widgets (``estimate``, ``inputs``, ``sensitivity``, ``compare``, ``scale``, ``snapshots``
-beside this module), which only show what they are given. What changes the app's state (setting,
-dropping and undoing overrides, saving and using snapshots) stays here, as do its reads of the
-app; the dialogs are in ``modals``.
+The screen follows the session's ``analysis`` and ``estimate_problem`` (its ``signals``) and
+passes them down to the tab widgets (``estimate``, ``inputs``, ``sensitivity``, ``compare``,
+``scale``, ``snapshots`` beside this module), which only show what they are given. What changes
+the app's state (setting, dropping and undoing overrides, saving and using snapshots) stays
+here, as do its reads of the app; the dialogs are in ``modals``.
 """
 
 from __future__ import annotations
@@ -159,13 +159,16 @@ class ScenariosScreen(SessionScreen):
             yield ComparePane()
             yield ScalePane()
             yield SnapshotsPane()
-        yield EstimateBar()
-        yield StatusLine()
+        yield EstimateBar(self.session)
+        yield StatusLine(self.session.signals.status)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.watch(self.app, "analysis", self._show, init=True)
-        self.watch(self.app, "estimate_problem", self._show_problem, init=True)
+        signals = self.session.signals
+        signals.analysis.subscribe(self, self._show)
+        signals.estimate_problem.subscribe(self, self._show_problem)
+        self._show(self.session.analysis)
+        self._show_problem(self.session.estimate_problem)
         self.reload_snapshots()
 
     # --- tabs and keys ---------------------------------------------------------------------
