@@ -7,6 +7,9 @@ a function (a start-up import) or under ``TYPE_CHECKING``.
   only, never to let two modules need each other.
 - ``_name`` is file-local: no module imports a name with a leading underscore from another.
   A package split by size states its internal API: a name its modules share is public.
+- No screen or widget watches an attribute of the App by its name (``watch(self.app,
+  "analysis", ...)``): renaming it would stop the screen without an error. They subscribe to
+  the session's typed signals (``ui/session.py`` ``SessionSignals``).
 """
 
 from __future__ import annotations
@@ -118,6 +121,48 @@ def test_no_module_imports_a_private_name_from_another():
         if name is not None and name.startswith("_") and not name.startswith("__")
     ]
     assert not found, "\n".join(found)
+
+
+def string_named_watches(source: str) -> list[int]:
+    """The lines of ``source`` that watch the App's attribute named by a string:
+    ``.watch(app, "name", ...)`` where ``app`` is a name or an attribute called ``app``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "watch"
+            and len(node.args) >= 2
+        ):
+            continue
+        watched, name = node.args[0], node.args[1]
+        is_app = (isinstance(watched, ast.Name) and watched.id == "app") or (
+            isinstance(watched, ast.Attribute) and watched.attr == "app"
+        )
+        if is_app and isinstance(name, ast.Constant) and isinstance(name.value, str):
+            found.append(node.lineno)
+    return found
+
+
+def test_the_watch_finder_finds_a_string_named_watch_of_the_app():
+    source = (
+        "class Pane:\n"
+        "    def on_mount(self):\n"
+        "        self.watch(self.app, 'analysis', self.show)\n"
+        "        self.watch(self, 'own', self.show)\n"
+        "        app = self.app\n"
+        "        self.watch(app, 'status', self.show, init=False)\n"
+    )
+    assert string_named_watches(source) == [3, 6]
+
+
+def test_no_screen_watches_an_app_attribute_by_its_name():
+    found = [
+        f"{module}:{line}"
+        for module, path in MODULES.items()
+        for line in string_named_watches(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "watch the session's signals instead: " + ", ".join(found)
 
 
 def test_no_module_imports_another_that_imports_it_back():
