@@ -7,6 +7,8 @@ a function (a start-up import) or under ``TYPE_CHECKING``.
   only, never to let two modules need each other.
 - ``_name`` is file-local: no module imports a name with a leading underscore from another.
   A package split by size states its internal API: a name its modules share is public.
+- One writer path: of the UI, only ``ui/session.py`` imports a store function that writes the
+  project (one marked ``@writes_project``); screens change the project through the session.
 - No screen or widget watches an attribute of the App by its name (``watch(self.app,
   "analysis", ...)``): renaming it would stop the screen without an error. They subscribe to
   the session's typed signals (``ui/session.py`` ``SessionSignals``).
@@ -163,6 +165,38 @@ def test_no_screen_watches_an_app_attribute_by_its_name():
         for line in string_named_watches(path.read_text(encoding="utf-8"))
     ]
     assert not found, "watch the session's signals instead: " + ", ".join(found)
+
+
+def project_writers() -> set[str]:
+    """The names of the store's functions marked ``@writes_project``."""
+    found = set()
+    for module, path in MODULES.items():
+        if not module.startswith("trntui.store."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(d, ast.Name) and d.id == "writes_project" for d in node.decorator_list
+            ):
+                found.add(node.name)
+    return found
+
+
+def test_the_writers_are_read_from_the_store():
+    writers = project_writers()
+    assert {"add_run", "remove_run", "state_size", "record_quality", "attach_capture"} <= writers
+    assert "load_runs" not in writers
+
+
+def test_only_the_session_imports_a_store_writer_in_the_ui():
+    writers = project_writers()
+    found = [
+        f"{module}:{node.lineno} imports {name} from {source}"
+        for module in MODULES
+        if module.startswith("trntui.ui.") and module != "trntui.ui.session"
+        for node, source, name in imports(module)
+        if source.startswith("trntui.store") and name in writers
+    ]
+    assert not found, "change the project through the Session: " + "\n".join(found)
 
 
 def test_no_module_imports_another_that_imports_it_back():

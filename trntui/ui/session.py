@@ -10,8 +10,11 @@ The App and every screen share one ``Session`` (a screen gets it in its construc
 * what the last estimate computed from them: the run facts (derived once per import and read
   by the Runs screen and the estimate alike), the estimate context and its prepared inputs.
 
-Every change goes through a method that checks it first: an invalid change is refused with the
-reason (a string) and changes nothing. Nothing here knows Textual. Each change and each
+Every change the UI makes to the project goes through a method here (the one writer path):
+besides the undoable ones above, the run edits and a saved snapshot, which are written at
+once and not undone (see "the runs" below). An inventory edit or an override is checked
+first: an invalid one is refused with the reason (a string) and changes nothing; a write the
+store refuses raises, as the store does. Nothing here knows Textual. Each change and each
 recompute's outcome is published on the session's ``signals`` (``SessionSignals``: typed, see
 ``ui/signals.py``), which screens and widgets subscribe to; then the App, which ``listen``\\s,
 turns the change into a save timer and a recompute.
@@ -33,9 +36,15 @@ from trntui.ui.signals import Held, Signal
 
 if TYPE_CHECKING:
     from trntui.core.estimate import EstimateContext, Override, TargetInputs
-    from trntui.core.quotes import QuoteBook
+    from trntui.core.quality import RecordedQuality
+    from trntui.core.quotes import PriceLookup, PriceQuote, QuoteBook, ServiceRate
     from trntui.core.report import Analysis
+    from trntui.core.timeline import ImportedRun, SystemSize
+    from trntui.importers import CancelCheck, Progress
+    from trntui.importers.mapped import ColumnMapping
     from trntui.store.facts import DerivedRuns
+    from trntui.store.runs import ImportOutcome
+    from trntui.store.telemetry import AttachOutcome
 
 UNDO_COALESCE_S = 2.0
 """Edits of the same field within this many seconds are one undo step (typing a number)."""
@@ -281,6 +290,37 @@ class Session:
         self._changed("quotes")
         return None
 
+    def keep_fetched_prices(
+        self,
+        quotes: Sequence[PriceQuote],
+        rates: Sequence[ServiceRate],
+        misses: Sequence[PriceLookup],
+        *,
+        label: str,
+    ) -> str | None:
+        """Keep what a price fetch said (the quotes it found, its side rates, the types it
+        found no price for) as one undo step; why not, as ``change_quotes``."""
+        from trntui.store.quotes import add_rates, record_lookups
+
+        def keep(root: Path) -> None:
+            record_lookups(root, tuple(quotes), tuple(misses))
+            if rates:
+                add_rates(root, list(rates))
+
+        return self.change_quotes(keep, label=label)
+
+    def add_quote(self, quote: PriceQuote, *, label: str) -> str | None:
+        """Add (or replace) one quote as one undo step; why not, as ``change_quotes``."""
+        from trntui.store.quotes import add_quotes
+
+        return self.change_quotes(lambda root: add_quotes(root, [quote]), label=label)
+
+    def remove_quote(self, quote: PriceQuote, *, label: str) -> str | None:
+        """Remove one quote as one undo step; why not, as ``change_quotes``."""
+        from trntui.store.quotes import remove_quote
+
+        return self.change_quotes(lambda root: remove_quote(root, quote.key), label=label)
+
     def _book_now(self) -> QuoteBook | None:
         """The quote book as the file holds it now (``None`` when it cannot be read)."""
         from trntui.store.quotes import load_quote_book
@@ -290,9 +330,91 @@ class Session:
         except (UserError, OSError):
             return None
 
+    # --- the runs: written at once, never undone ----------------------------------------
+    # Each writes the project's run tables and then (``runs_changed``) derives the facts
+    # again. ctrl+z does not take them back (ARCHITECTURE.md says why); the Runs screen says
+    # how each is reversed. Store errors (``UserError``, ``OSError``) reach the caller, and
+    # then nothing is published.
+
+    def move_runs(
+        self, run_ids: Sequence[str], old: str, new: str, *, whole_set: bool
+    ) -> str | None:
+        """Put ``run_ids`` (of set ``old``) in set ``new``. When they are the whole set, the
+        set is renamed: its stated size and family follow, and so do the targets measured by
+        it (``follow_run_set_rename``); why they could not, when their inventory is refused."""
+        from trntui.store.runs import assign_set
+        from trntui.store.set_sizes import rename_set
+
+        assign_set(self.root, run_ids, new)
+        if whole_set:
+            rename_set(self.root, old, new)
+        problem = None
+        if whole_set and self.inventory.with_run_set_renamed(old, new) != self.inventory:
+            problem = self.follow_run_set_rename(old, new)
+        self.runs_changed()
+        return problem
+
+    def state_size(self, set_name: str, size: SystemSize) -> None:
+        """State the system size of run set ``set_name`` (an assumption over its logs')."""
+        from trntui.store.set_sizes import state_size
+
+        state_size(self.root, set_name, size)
+        self.runs_changed()
+
+    def remove_run(self, run_id: str) -> None:
+        """Remove a run and its timeline (its log file is kept: re-import to restore)."""
+        from trntui.store.runs import remove_run
+
+        remove_run(self.root, run_id)
+        self.runs_changed()
+
+    def record_quality(self, run_id: str, result: RecordedQuality) -> None:
+        """Record a quality result measured outside the run's log (it replaces any before)."""
+        from trntui.store.quality import record_quality
+
+        record_quality(self.root, run_id, result)
+        self.runs_changed()
+
+    # The next two run in a worker (reading a log or a capture takes a while): they write
+    # and return, publishing nothing off the app's thread. The screen that ran them calls
+    # ``runs_changed`` once its worker is done, so a batch is derived again once.
+
+    def store_run(
+        self,
+        run: ImportedRun,
+        set_name: str,
+        *,
+        mapping: tuple[Sequence[str], ColumnMapping] | None = None,
+    ) -> ImportOutcome:
+        """Store one imported run in set ``set_name``; with ``mapping`` (a table's columns
+        and how they were mapped), remember that mapping for the next table of those columns."""
+        from trntui.store.mappings import remember_mapping
+        from trntui.store.runs import add_run
+
+        outcome = add_run(self.root, run, set_name)
+        if mapping is not None:
+            remember_mapping(self.root, *mapping)
+        return outcome
+
+    def attach_capture(
+        self,
+        run_id: str,
+        path: Path,
+        *,
+        offset_s: float | None,
+        progress: Progress,
+        cancel: CancelCheck,
+    ) -> AttachOutcome:
+        """Attach a telemetry capture to a run (the run's instance type is the store's to
+        find: one rule, as in the CLI)."""
+        from trntui.store.telemetry import attach_capture
+
+        return attach_capture(
+            self.root, run_id, path, offset_s=offset_s, progress=progress, cancel=cancel
+        )
+
     def runs_changed(self) -> None:
-        """Runs were imported, removed, sized, moved or given a quality result: derive again.
-        (These are not undone here: the Runs screen says how to reverse each one.)"""
+        """The stored runs changed: read them again and derive their facts."""
         self._changed("runs")
 
     def undo(self) -> tuple[UndoStep | None, str | None]:
@@ -362,6 +484,19 @@ class Session:
     def keep_overrides(self) -> None:
         """The overrides in force were saved in a snapshot (or taken from one)."""
         self.kept_overrides.add(self.overrides)
+
+    def save_snapshot(self, name: str, note: str) -> Path:
+        """Save every value the last recompute used, with the overrides in force, as
+        snapshot ``name``; its overrides count as kept. Where it was written (a new file:
+        not undone, like the run edits). Raises ``UserError``/``OSError`` when it cannot."""
+        from trntui.store.scenarios import current_user, save_scenario, scenario_path
+
+        context = self.estimate_context
+        if context is None:
+            raise UserError("the estimate is still being computed")
+        save_scenario(self.root, name, context, self.overrides, note=note, saved_by=current_user())
+        self.keep_overrides()
+        return scenario_path(self.root, name)
 
     @property
     def unkept_overrides(self) -> bool:

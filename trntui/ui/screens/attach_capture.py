@@ -17,9 +17,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError, parse_number
-from trntui.store.telemetry import ATTACHED, DUPLICATE, attach_capture
+from trntui.store.telemetry import ATTACHED, DUPLICATE
 from trntui.ui.screens.dialog import field_row
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.session import Session
 from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
 
@@ -33,9 +34,9 @@ class AttachCaptureScreen(WorkerModal[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="attach.cancel")]
     AUTO_FOCUS = "#capture"
 
-    def __init__(self, root: Path, run_id: str) -> None:
+    def __init__(self, session: Session, run_id: str) -> None:
         super().__init__()
-        self.root = root
+        self.session = session
         self.run_id = run_id
 
     def compose(self) -> ComposeResult:
@@ -96,9 +97,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
                 self.query_one("#progress", ProgressBar).update, progress=fraction
             )
 
-        # The run's instance type is attach_capture's to find (one rule, as in the CLI).
-        outcome = attach_capture(
-            self.root,
+        outcome = self.session.attach_capture(
             self.run_id,
             path,
             offset_s=offset_s,
@@ -114,6 +113,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             assert event.worker.result is not None  # _read_capture returned its pair
             outcome, text = event.worker.result
             if outcome in (ATTACHED, DUPLICATE):
+                self.session.runs_changed()  # the capture changes the run's facts
                 self.dismiss(text)
             else:
                 self._message(f"Not attached: {text}", error=True)

@@ -29,20 +29,14 @@ from trntui.importers.mapped import (
     read_table,
     suggest_mapping,
 )
-from trntui.store.mappings import remember_mapping, remembered_mapping
+from trntui.store.mappings import remembered_mapping
 from trntui.store.run_import import expand_paths
-from trntui.store.runs import (
-    ADDED,
-    DUPLICATE,
-    REFRESHED,
-    add_run,
-    default_set_name,
-    load_runs,
-)
+from trntui.store.runs import ADDED, DUPLICATE, REFRESHED, default_set_name, load_runs
 from trntui.ui.format import UNKNOWN
 from trntui.ui.screens.dialog import after_typing, field_row
 from trntui.ui.screens.mapping import MappingScreen
 from trntui.ui.screens.worker_modal import WorkerModal
+from trntui.ui.session import Session
 from trntui.ui.text import cell
 from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
@@ -87,13 +81,15 @@ class ImportRunsScreen(WorkerModal[str | None]):
 
     def __init__(
         self,
-        root: Path,
+        session: Session,
         target: QualityTarget | None,
         planned_steps: int | None = None,
         measured_sets: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
-        self.root = root
+        self.session = session
+        """Stores the runs (``Session.store_run``); the project's folder for reading."""
+        self.root = session.root
         self.target = target
         self.planned_steps = planned_steps
         """The goal's planned steps: the preview judges runs as the Runs table will."""
@@ -327,9 +323,12 @@ class ImportRunsScreen(WorkerModal[str | None]):
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
         elif event.state == WorkerState.ERROR:
+            if self._storing:
+                self.session.runs_changed()  # the runs stored before the error stay stored
             self._storing = False
             self._message(f"Import failed: {event.worker.error}", error=True)
         elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
+            self.session.runs_changed()
             self.dismiss(event.worker.result)
 
     def _sets_text(self, items: list[PreviewItem]) -> str:
@@ -382,9 +381,12 @@ class ImportRunsScreen(WorkerModal[str | None]):
         added = duplicates = refreshed = 0
         for item in ready:
             assert item.run is not None
-            outcome = add_run(self.root, item.run, set_name or default_set_name(item.path))
+            mapping = None
             if item.mapping is not None and item.table is not None:
-                remember_mapping(self.root, item.table.columns, item.mapping)
+                mapping = (item.table.columns, item.mapping)
+            outcome = self.session.store_run(
+                item.run, set_name or default_set_name(item.path), mapping=mapping
+            )
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
             refreshed += outcome.outcome == REFRESHED

@@ -9,8 +9,7 @@ unknown with the reason, never as $0.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on
@@ -34,14 +33,7 @@ from trntui.core.quotes import (
     quote_flags,
     usd_per_accelerator_hour,
 )
-from trntui.store.quotes import (
-    add_quotes,
-    add_rates,
-    load_quote_book,
-    record_lookups,
-    remove_quote,
-    unpriced_quotes,
-)
+from trntui.store.quotes import load_quote_book, unpriced_quotes
 from trntui.ui.format import distinct_labels, short_option
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -286,27 +278,27 @@ class PricesScreen(SessionScreen):
         if not result:
             return
         quotes, rates, misses = result
-
-        def keep(root: Path) -> None:
-            record_lookups(root, tuple(quotes), tuple(misses))
-            if rates:
-                add_rates(root, rates)
-
         unknown = unpriced_quotes(quotes)
         done = f"Added {len(quotes) - len(unknown)} quote(s) and {len(rates)} side rate(s)"
         if unknown:
             done += f"; {len(unknown)} with an unknown price not kept"
+
+        def keep() -> None:
+            session = self.session
+            problem = session.keep_fetched_prices(quotes, rates, misses, label="fetched prices")
+            self._report_book(problem, done)
+
         doubts = [reason for quote in quotes if (reason := implausible_price(quote))]
         doubts += [
             f"{rate.service.value} in {why}" for rate in rates if (why := implausible_rate(rate))
         ]
         if not doubts:
-            self._change_book(keep, done, "fetched prices")
+            keep()
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._change_book(keep, done, "fetched prices")
+                keep()
             else:
                 self.set_status("Fetched prices not stored (implausible price)", "error")
 
@@ -317,13 +309,13 @@ class PricesScreen(SessionScreen):
             answered,
         )
 
-    def _change_book(self, change: Callable[[Path], object], done: str, label: str) -> bool:
-        """Apply a change to the project's quote book as one undo step (``label``).
+    def _report_book(self, problem: str | None, done: str) -> bool:
+        """Say how a change of the project's quote book (one undo step, made by the session)
+        went: ``done``, or why not.
 
         A quote file that cannot be read or written (a bad hand edit, a full disk) is reported
         on the status line; nothing else changes.
         """
-        problem = self.session.change_quotes(change, label=label)
         if problem is not None:
             self.set_status(f"Prices not changed: {problem}", "error")
             self.notify(problem, title="Prices not changed", severity="error")
@@ -373,10 +365,9 @@ class PricesScreen(SessionScreen):
 
         def store(confirmed: bool | None = True) -> None:
             if confirmed:
-                stored = self._change_book(
-                    lambda root: add_quotes(root, [quote]),
+                stored = self._report_book(
+                    self.session.add_quote(quote, label=f"manual quote for {quote.instance_type}"),
                     f"Added manual quote for {quote.instance_type}",
-                    f"manual quote for {quote.instance_type}",
                 )
                 unused = _unused_by_targets(quote, self.session.inventory.targets)
                 if stored and unused:
@@ -400,9 +391,8 @@ class PricesScreen(SessionScreen):
         if not self.book.quotes or table.cursor_row < 0:
             return
         quote = self.book.quotes[table.cursor_row]
-        if self._change_book(
-            lambda root: remove_quote(root, quote.key),
+        if self._report_book(
+            self.session.remove_quote(quote, label=f"deleting the quote for {quote.instance_type}"),
             f"Deleted the quote for {quote.instance_type}; ctrl+z undoes it",
-            f"deleting the quote for {quote.instance_type}",
         ):
             self.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")

@@ -15,7 +15,7 @@ from trntui.core.run_facts import RecordedQuality, RunFacts
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.text import printable
 from trntui.core.timeline import RunMetadata, SystemSize
-from trntui.store.quality import load_recorded_quality, record_quality
+from trntui.store.quality import load_recorded_quality
 from trntui.store.telemetry import RunTelemetryDetail
 from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
@@ -224,7 +224,7 @@ class RunDetailScreen(SessionView, Dialog[None]):
     @edits
     def action_attach(self) -> None:
         self.app.push_screen(
-            AttachCaptureScreen(self.session.root, self.run_id),
+            AttachCaptureScreen(self.session, self.run_id),
             self._attached,
         )
 
@@ -264,7 +264,7 @@ class RunDetailScreen(SessionView, Dialog[None]):
             entry.value, entry.source, None if minutes is None else minutes * 60.0
         )
         try:
-            record_quality(self.session.root, self.run_id, result)
+            self.session.record_quality(self.run_id, result)
         except (UserError, OSError) as error:
             self.set_status(f"Quality result not recorded: {error}", "error")
             return

@@ -28,15 +28,13 @@ from trntui.core.throughput_series import throughput_series
 from trntui.core.timeline import SystemSize
 from trntui.store.runs import (
     RunSetInfo,
-    assign_set,
     load_run,
     load_runs,
-    remove_run,
     run_sets,
     stale_runs,
 )
 from trntui.store.scenarios import current_user
-from trntui.store.set_sizes import load_stated_sizes, rename_set, run_sizes, state_size
+from trntui.store.set_sizes import load_stated_sizes, run_sizes
 from trntui.store.telemetry import run_detail
 from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
 from trntui.ui.screens.base import SessionScreen, edits
@@ -321,7 +319,7 @@ class RunsScreen(SessionScreen):
         inventory = self.session.inventory
         self.app.push_screen(
             ImportRunsScreen(
-                self.session.root,
+                self.session,
                 inventory.goal.quality_target(),
                 inventory.planned_steps(),
                 frozenset(t.run_set for t in inventory.targets if t.run_set),
@@ -330,7 +328,6 @@ class RunsScreen(SessionScreen):
         )
 
     def _imported(self, summary: str | None) -> None:
-        self.session.runs_changed()
         if summary:
             self.set_status(summary)
 
@@ -388,10 +385,7 @@ class RunsScreen(SessionScreen):
             telemetry,
             self.sizes.get(run_id),
         )
-        self.app.call_from_thread(self.app.push_screen, screen, self._detail_closed)
-
-    def _detail_closed(self, _: None) -> None:
-        self.session.runs_changed()  # a quality result or a capture changes the facts
+        self.app.call_from_thread(self.app.push_screen, screen)
 
     def _editable_run(self) -> tuple[str, str] | None:
         """The highlighted run's id and set, when this session may change them."""
@@ -416,25 +410,21 @@ class RunsScreen(SessionScreen):
             members = self.runs.filter(pl.col("set_name") == old)["run_id"].to_list()
             run_ids = members if entry.whole_set else [run_id]
             whole = len(run_ids) == len(members)
+            inventory = self.session.inventory
+            follows = whole and inventory.with_run_set_renamed(old, new) != inventory
             try:
-                assign_set(self.session.root, run_ids, new)
-                if whole:  # the stated size and family are the set's: they follow its name
-                    rename_set(self.session.root, old, new)
+                problem = self.session.move_runs(run_ids, old, new, whole_set=whole)
             except (UserError, OSError) as error:
                 self.set_status(f"Not moved: {error}", "error")
                 return
             followed = ""
-            inventory = self.session.inventory
-            if whole and inventory.with_run_set_renamed(old, new) != inventory:
-                problem = self.session.follow_run_set_rename(old, new)
-                if problem is None:
-                    followed = "; the targets measured by it follow (m renames it back)"
-                else:
-                    self.set_status(problem, "error")
-                    followed = f"; the targets still name {old!r} (see the status line)"
+            if follows and problem is not None:
+                self.set_status(problem, "error")
+                followed = f"; the targets still name {old!r} (see the status line)"
+            elif follows:
+                followed = "; the targets measured by it follow (m renames it back)"
             what = f"set {old!r} renamed" if whole else "1 run moved"
             self.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
-            self.session.runs_changed()
 
         self.app.push_screen(
             ItemFormScreen(MoveEntry, MoveEntry(set_name=old), title=f"Run set of {run_id}"),
@@ -466,11 +456,10 @@ class RunsScreen(SessionScreen):
                 stated_by=current_user(),
             )
             try:
-                state_size(self.session.root, set_name, size)
+                self.session.state_size(set_name, size)
             except (UserError, OSError) as error:
                 self.set_status(f"Size not stated: {error}", "error")
                 return
-            self.session.runs_changed()
             self.set_status(f"Set {set_name}: {size.text()}, stated by {size.stated_by}")
 
         title = f"System size of run set {fit_middle(set_name, 50)}"
@@ -486,11 +475,10 @@ class RunsScreen(SessionScreen):
         def confirmed(yes: bool | None) -> None:
             if yes and run_id is not None:
                 try:
-                    remove_run(self.session.root, run_id)
+                    self.session.remove_run(run_id)
                 except (UserError, OSError) as error:
                     self.set_status(f"Run not removed: {error}", "error")
                     return
-                self.session.runs_changed()
                 self.set_status(f"Removed run {run_id} ({source}); re-import to restore")
 
         self.app.push_screen(

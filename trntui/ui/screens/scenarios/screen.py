@@ -20,11 +20,8 @@ from trntui.core.estimate import Input as EstimateInput
 from trntui.core.report import Analysis
 from trntui.store.scenarios import (
     Scenario,
-    current_user,
     list_scenarios,
     load_scenario,
-    save_scenario,
-    scenario_path,
     staleness,
 )
 from trntui.ui.screens.base import SessionScreen, edits
@@ -378,22 +375,16 @@ class ScenariosScreen(SessionScreen):
         self.app.push_screen(SaveSnapshotScreen(existing), self._save)
 
     def _save(self, answer: tuple[str, str] | None) -> None:
-        context = self.session.estimate_context
-        if answer is None or context is None:
+        if answer is None or self.session.estimate_context is None:
             return
         name, note = answer
-        root = self.session.root
         try:
-            save_scenario(
-                root, name, context, self.session.overrides, note=note, saved_by=current_user()
-            )
+            path = self.session.save_snapshot(name, note)
         except (UserError, OSError) as error:
             self.set_status(f"Snapshot not saved: {error}", "error")
             return
-        self.session.keep_overrides()
         self.reload_snapshots()
-        path = scenario_path(root, name).relative_to(root)
-        self.set_status(f"Saved snapshot {name!r} to {path}")
+        self.set_status(f"Saved snapshot {name!r} to {path.relative_to(self.session.root)}")
 
     @on(DataTable.RowSelected, "#snapshots")
     def _snapshot_selected(self, event: DataTable.RowSelected) -> None:
