@@ -587,6 +587,9 @@ async def test_reload_takes_the_lock_the_holder_has_given_up(sample_dir: Path) -
         app = TrnTuiApp(second)
         async with app.run_test(size=SIZE) as pilot:
             await open_section(pilot, "model")  # its fields drawn read-only
+            from trntui.ui.widgets.area_bar import AreaBar
+
+            assert "[read-only] " in app.screen.query_one(AreaBar).render().plain
             await pilot.press("escape", "ctrl+r")
             await settle(pilot)
             assert app.session.read_only and "still read-only" in app.status[0]
@@ -596,6 +599,9 @@ async def test_reload_takes_the_lock_the_holder_has_given_up(sample_dir: Path) -
             assert not app.session.read_only
             assert "editing now" in app.status[0]
             assert not app.sub_title.startswith("[read-only]")
+            from trntui.ui.widgets.area_bar import AreaBar
+
+            assert "[read-only]" not in app.screen.query_one(AreaBar).render().plain
             field = await focus_field(pilot, app, "model", "parameters_billion")
             assert not field.disabled
             await type_into(pilot, "13")

@@ -140,11 +140,7 @@ class TrnTuiApp(App[None]):
         self._recompute()  # the first frame shows now; the bar says "computing"
 
     def _sub_title(self) -> str:
-        inventory = self.session.inventory
-        suffix = " (example data)" if inventory.project.example else ""
-        # First, so that a long project name cut at 80 columns never hides it.
-        prefix = "[read-only] " if self.project.read_only else ""
-        return f"{prefix}{inventory.project.name}{suffix}"
+        return self.session.title
 
     def on_status(self, message: Status) -> None:
         self.status = (message.text, message.level)

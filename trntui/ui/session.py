@@ -154,6 +154,14 @@ class Session:
         return f"Read-only: {self.project.read_only_reason}"
 
     @property
+    def title(self) -> str:
+        """The project as the top line names it: read-only first (a long name cut at 80
+        columns never hides it), then the name, marked when it is example data."""
+        project = self.inventory.project
+        prefix = "[read-only] " if self.read_only else ""
+        return f"{prefix}{project.name}{' (example data)' if project.example else ''}"
+
+    @property
     def short_path(self) -> str:
         """The project file as folder/name: enough to recognise, short enough for 80 columns."""
         return f"{self.project.root.resolve().name}/{self.project.path.name}"

@@ -381,7 +381,7 @@ class InventoryScreen(SessionScreen):
         session.on_typing_kept(self.commit_pending)
 
     def compose(self) -> ComposeResult:
-        yield AreaBar("screen.inventory")
+        yield AreaBar("screen.inventory", self.session)
         with Horizontal(id="body"):
             options = [Option(cls.TITLE, id=name) for name, cls in SECTIONS.items()]
             options += [Option(f"{cls.TITLE}s", id=name) for name, cls in LIST_SECTIONS.items()]

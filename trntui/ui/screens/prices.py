@@ -115,7 +115,7 @@ class PricesScreen(SessionScreen):
         self._shown_targets: tuple[TrainingTarget, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield AreaBar("screen.prices")
+        yield AreaBar("screen.prices", self.session)
         with Vertical():
             yield Static("", id="targets")
             table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)

@@ -116,7 +116,7 @@ class RunsScreen(SessionScreen):
         """The run facts the table shows (see ``_show_facts``)."""
 
     def compose(self) -> ComposeResult:
-        yield AreaBar("screen.runs")
+        yield AreaBar("screen.runs", self.session)
         with Vertical():
             yield Static(
                 "No runs imported yet. Press [b]i[/b] to import training logs "

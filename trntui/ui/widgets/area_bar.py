@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
-from textual.reactive import reactive
 from textual.widgets import Static
 
 from trntui.core.text import printable
 from trntui.ui.commands import APP_COMMANDS
+from trntui.ui.session import Session
 
 AREAS = tuple(
     (command.id, command.key, command.title, command.action)
@@ -34,22 +34,16 @@ class AreaBar(Static):
     }
     """
 
-    project: reactive[str] = reactive("")
-
-    def __init__(self, current: str) -> None:
+    def __init__(self, current: str, session: Session) -> None:
         super().__init__()
         self.current = current
         """The binding id of this screen's area (``screen.runs``)."""
+        self.session = session
 
     def on_mount(self) -> None:
-        # As Textual's Header does: the App's sub title is the project's name as shown.
-        self.watch(self.app, "sub_title", self._project_named)
-
-    def _project_named(self, name: str) -> None:
-        self.project = name
-
-    def watch_project(self) -> None:
-        self.refresh()
+        # The project's name, or whether it is read-only, changes with the inventory (an
+        # edit, a reload that took the lock).
+        self.session.signals.inventory.subscribe(self, lambda _: self.refresh())
 
     def render(self) -> Text:
         keymap: dict[str, str] = getattr(self.app, "keymap", {})
@@ -59,5 +53,5 @@ class AreaBar(Static):
             style = Style.parse("reverse bold" if binding_id == self.current else "")
             line.append(f" {shown_key} {name} ", style=style + Style.from_meta({"@click": action}))
         line.append("  ")
-        line.append(printable(self.project, one_line=True), style="dim")
+        line.append(printable(self.session.title, one_line=True), style="dim")
         return line

@@ -148,7 +148,7 @@ class ScenariosScreen(SessionScreen):
         self.opened: Scenario | None = None
 
     def compose(self) -> ComposeResult:
-        yield AreaBar("screen.scenarios")
+        yield AreaBar("screen.scenarios", self.session)
         with TabbedContent(id="tabs"):
             yield EstimatePane()
             yield InputsPane()
