@@ -3,26 +3,20 @@ marked, then the project (read-only first, where a cut at 80 columns never hides
 
 It replaces Textual's ``Header``, whose title said only "trntui" and the project: after
 pressing 2, nothing on screen named where one was. The keys are those in force (a key a
-``keymap.toml`` remaps reads as remapped), taken from the commands that switch areas, so the
-line, the footer, Help and the palette agree; an area's name can be clicked.
+``keymap.toml`` remaps reads as remapped), taken from the bindings that switch areas, so the
+line, the footer, Help and the palette agree (read from the App's bindings, which the
+commands make); an area's name can be clicked.
 """
 
 from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import Static
 
 from trntui.core.text import printable
-from trntui.ui.commands import APP_COMMANDS
 from trntui.ui.session import Session
-
-AREAS = tuple(
-    (command.id, command.key, command.title, command.action)
-    for command in APP_COMMANDS
-    if command.id.startswith("screen.")
-)
-"""(binding id, default key, name, action) of each area, in the order of their keys."""
 
 
 class AreaBar(Static):
@@ -48,10 +42,13 @@ class AreaBar(Static):
     def render(self) -> Text:
         keymap: dict[str, str] = getattr(self.app, "keymap", {})
         line = Text(" trntui ", style="bold", no_wrap=True, overflow="ellipsis")
-        for binding_id, key, name, action in AREAS:
-            shown_key = keymap.get(binding_id, key).split(",")[0]
-            style = Style.parse("reverse bold" if binding_id == self.current else "")
-            line.append(f" {shown_key} {name} ", style=style + Style.from_meta({"@click": action}))
+        for area in self.app.BINDINGS:
+            if not isinstance(area, Binding) or not (area.id or "").startswith("screen."):
+                continue
+            shown_key = keymap.get(area.id or "", area.key).split(",")[0]
+            style = Style.parse("reverse bold" if area.id == self.current else "")
+            click = Style.from_meta({"@click": f"app.{area.action}"})
+            line.append(f" {shown_key} {area.description} ", style=style + click)
         line.append("  ")
         line.append(printable(self.session.title, one_line=True), style="dim")
         return line
