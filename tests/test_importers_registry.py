@@ -58,7 +58,7 @@ def test_missing_file_and_unknown_format(tmp_path: Path, logs: dict[str, Path]) 
     with pytest.raises(InputFileError, match="no such file"):
         import_file(tmp_path / "absent.log")
     with pytest.raises(InputFileError, match="unknown log format"):
-        import_file(logs["megatron"], format="tensorboard")
+        import_file(logs["megatron"], format="wandb")
     with pytest.raises(InputFileError, match="folder"):
         import_file(tmp_path)
 

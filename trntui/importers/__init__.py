@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "CancelCheck", "Cancelled", "Progress", "detect_format", "import_file"]
 
 FORMATS: dict[str, str] = {
+    "tensorboard": "TensorBoard event file (events.out.tfevents.*)",
     "mlperf": "MLPerf Training :::MLLOG log",
     "hf": "Hugging Face trainer_state.json",
+    "hf-console": "Hugging Face Trainer console output",
     "nxd": "neuronx-distributed training log",
     "megatron": "Megatron-LM training log",
 }
@@ -50,13 +52,15 @@ class _Format:
 @functools.cache
 def _formats() -> tuple[_Format, ...]:
     """The parsers, in ``FORMATS`` order, loaded when first needed."""
-    from trntui.importers import hf, megatron, mlperf, nxd
+    from trntui.importers import hf, hf_console, megatron, mlperf, nxd, tensorboard
 
     return tuple(
         _Format(module.NAME, module.sniff, load)
         for module, load in (
+            (tensorboard, tensorboard.import_tensorboard),
             (mlperf, mlperf.import_mlperf),
             (hf, hf.import_hf),
+            (hf_console, hf_console.import_hf_console),
             (nxd, nxd.import_nxd),
             (megatron, megatron.import_megatron),
         )

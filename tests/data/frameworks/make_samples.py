@@ -1,0 +1,244 @@
+"""Make the framework samples in this folder by running the real libraries on CPU.
+
+Run by hand, never by the tests (torch is no test dependency): in a virtual environment with
+torch, transformers, lightning and tensorboard installed (the versions used are in README.md),
+
+    python tests/data/frameworks/make_samples.py OUT_DIR
+
+Each job runs in a child process whose standard output and error go to one file, as a batch
+scheduler captures a job (tqdm redraws its bar with carriage returns; nothing is a terminal).
+A job that crashes and is resumed appends its second attempt to the same file, as
+``tee -a`` or a scheduler's requeue does. The model is a small GPT-2 built from its config
+(no download) trained on random tokens: the formats, clocks and counts are what matter.
+
+Jobs:
+
+- ``hf/trainer.log`` (+ its TensorBoard folder): the Hugging Face ``Trainer`` with
+  ``log_level="info"``, 200 steps, evaluation and checkpoints every 40 steps, TensorBoard
+  reporting, and ``include_num_input_tokens_seen`` (token counts in the logged dicts).
+- ``hf/trainer_resume.log`` (+ its TensorBoard folders, one per attempt): the same without
+  token counts; the first attempt crashes after step 130, the second resumes from
+  ``checkpoint-120`` and finishes the 200 steps.
+- ``hf/trainer_neuron.log``: the same ``Trainer`` run once, with a callback that prints the
+  Neuron compiler wrapper's lines where a Trainium run prints them (the first training step
+  and the first evaluation compile their graphs; later ones hit the cache) and waits as long as
+  the compile takes. The Trainer's own output is real; the compiler lines are emulated in the
+  wrapper's format (the Neuron SDK does not run on this machine).
+- ``lightning/fit.log`` (+ ``lightning/tb/``): a Lightning ``Trainer`` with its default
+  progress bar, a validation loop each epoch, ``ModelCheckpoint(verbose=True)`` and
+  ``TensorBoardLogger``; metrics logged as NeMo's GPT model logs them (``reduced_train_loss``,
+  ``lr``, ``global_step``, ``consumed_samples``, ``val_loss``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SEQ_LEN = 128
+VOCAB = 512
+
+
+def _tiny_gpt2():  # type: ignore[no-untyped-def]
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=VOCAB, n_positions=SEQ_LEN, n_embd=256, n_layer=4, n_head=4)
+    return GPT2LMHeadModel(config)
+
+
+class _Tokens:
+    """Random token sequences, a fixed number of them (a map-style dataset)."""
+
+    def __init__(self, count: int, seed: int) -> None:
+        import torch
+
+        generator = torch.Generator().manual_seed(seed)
+        self.ids = torch.randint(0, VOCAB, (count, SEQ_LEN), generator=generator)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> dict[str, object]:
+        ids = self.ids[index]
+        return {"input_ids": ids, "labels": ids}
+
+
+def _hf_job(out: str, crash_after: int | None, resume: bool, neuron: bool, tokens: bool) -> None:
+    import torch
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+
+    class Crash(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if crash_after is not None and state.global_step >= crash_after:
+                raise RuntimeError(f"simulated node failure after step {state.global_step}")
+
+    class NeuronCompiler(TrainerCallback):
+        """Prints what the Neuron compiler wrapper prints where a Trainium run compiles."""
+
+        def __init__(self) -> None:
+            self.graphs = 0
+            self.evaluated = False
+
+        def _compile(self, seconds: float, cached: bool) -> None:
+            self.graphs += 1
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            micro = f"{int(time.time() * 1e6) % 1_000_000:06d}"
+            pid = os.getpid()
+            module = f"MODULE_{1000 + self.graphs}+4a1c2b7e"
+            if cached:
+                print(
+                    f"{stamp}.{micro}:  {pid}  INFO ||NEURON_CC_WRAPPER||: Using a cached neff "
+                    f"at /var/tmp/neuron-compile-cache/neuronxcc-2.15.128.0+56dc5a86/{module}/"
+                    "model.neff. Exiting with a successfully compiled graph.",
+                    flush=True,
+                )
+                return
+            print(
+                f"{stamp}.{micro}:  {pid}  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: "
+                "neuronx-cc compile --target=trn1 --framework=XLA "
+                f"/tmp/ubuntu/neuroncc_compile_workdir/{module}.hlo_module.pb --output "
+                f"/tmp/ubuntu/neuroncc_compile_workdir/{module}.neff --model-type=transformer "
+                "--verbose=35",
+                flush=True,
+            )
+            for _ in range(int(seconds)):
+                time.sleep(1.0)
+                print(".", end="", flush=True)
+            print("\nCompiler status PASS", flush=True)
+
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if state.global_step == 1:
+                self._compile(25.0, cached=False)
+            elif state.global_step == 2:
+                self._compile(12.0, cached=False)
+            elif state.global_step in (40, 80):
+                self._compile(0.0, cached=True)
+
+        def on_prediction_step(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if state.global_step == 40 and not self.evaluated:
+                self.evaluated = True  # the evaluation graph, compiled in its first batch
+                self._compile(8.0, cached=False)
+
+    args = TrainingArguments(
+        output_dir=out,
+        max_steps=200,
+        per_device_train_batch_size=8,
+        per_device_eval_batch_size=8,
+        learning_rate=5e-4,
+        warmup_steps=10,
+        logging_steps=10,
+        eval_strategy="steps",
+        eval_steps=40,
+        save_strategy="steps",
+        save_steps=40,
+        report_to=["tensorboard"] if not neuron else [],
+        log_level="info",
+        use_cpu=True,
+        seed=0,
+        dataloader_num_workers=0,
+        include_num_input_tokens_seen="all" if tokens else "no",
+    )
+    trainer = Trainer(
+        model=_tiny_gpt2(),
+        args=args,
+        train_dataset=_Tokens(1000, seed=1),
+        eval_dataset=_Tokens(96, seed=2),
+        callbacks=[NeuronCompiler()] if neuron else [Crash()],
+    )
+    trainer.train(resume_from_checkpoint=True if resume else None)
+
+
+def _lightning_job(out: str) -> None:
+    import lightning as L
+    import torch
+    from lightning.pytorch.callbacks import ModelCheckpoint
+    from lightning.pytorch.loggers import TensorBoardLogger
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    batch = 8
+
+    class Module(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = _tiny_gpt2()
+
+        def training_step(self, data, index):  # type: ignore[no-untyped-def]
+            loss = self.model(**data).loss
+            step = self.trainer.global_step
+            self.log("reduced_train_loss", loss, prog_bar=True)
+            self.log("lr", self.optimizers().param_groups[0]["lr"], prog_bar=True)
+            self.log("global_step", float(step), prog_bar=True)
+            self.log("consumed_samples", float(step * batch), prog_bar=True)
+            return loss
+
+        def validation_step(self, data, index):  # type: ignore[no-untyped-def]
+            self.log("val_loss", self.model(**data).loss, prog_bar=True)
+
+        def configure_optimizers(self):  # type: ignore[no-untyped-def]
+            return torch.optim.AdamW(self.parameters(), lr=5e-4)
+
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=3,
+        log_every_n_steps=10,
+        logger=TensorBoardLogger(os.path.join(out, "tb"), name="gpt"),
+        callbacks=[
+            ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), monitor="val_loss", verbose=True)
+        ],
+    )
+    train = DataLoader(_Tokens(480, seed=1), batch_size=batch)
+    val = DataLoader(_Tokens(64, seed=2), batch_size=batch)
+    trainer.fit(Module(), train, val)
+
+
+def _run(log: Path, *job: str, append: bool = False) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab" if append else "wb") as handle:
+        subprocess.run(
+            [sys.executable, __file__, "--job", *job],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            check=False,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": ""},
+        )
+
+
+def main() -> None:
+    if sys.argv[1] == "--job":
+        kind, out, *rest = sys.argv[2:]
+        if kind == "hf":
+            crash, resume, neuron, tokens = rest
+            crash_after = int(crash) if crash != "-" else None
+            _hf_job(out, crash_after, resume == "1", neuron == "1", tokens == "1")
+        elif kind == "lightning":
+            _lightning_job(out)
+        return
+    out = Path(sys.argv[1])
+    which = set(sys.argv[2:]) or {"plain", "resume", "neuron", "lightning"}
+    if "plain" in which:
+        work = out / "hf-plain"
+        _run(out / "hf" / "trainer.log", "hf", str(work), "-", "0", "0", "1")
+    if "resume" in which:
+        work = out / "hf-resume"
+        log = out / "hf" / "trainer_resume.log"
+        _run(log, "hf", str(work), "130", "0", "0", "0")
+        _run(log, "hf", str(work), "-", "1", "0", "0", append=True)
+    if "neuron" in which:
+        work = out / "hf-neuron"
+        _run(out / "hf" / "trainer_neuron.log", "hf", str(work), "-", "0", "1", "0")
+    if "lightning" in which:
+        work = out / "lightning"
+        _run(work / "fit.log", "lightning", str(work))
+
+
+if __name__ == "__main__":
+    main()
