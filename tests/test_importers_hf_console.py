@@ -120,3 +120,22 @@ def test_a_log_without_a_bar_has_no_clock_and_says_so(tmp_path: Path) -> None:
     assert facts.run_s == 120.0
     assert facts.steady_throughput == 16.0  # the summary's whole-run average, said so
     assert facts.quality_value == 1.9
+
+
+def test_neuron_compilation_is_its_own_phase() -> None:
+    """A Trainium-flavoured console: the compiler wrapper's lines around the first steps."""
+    run = import_file(DATA / "trainer_neuron.log")
+    facts = run_facts(run)
+    # "Call compiler" after the bar's 0/200 draw, "Compiler status PASS", then the draw
+    # "1/200 [00:26<...": the first step's graph took the first 26 s on the bar's clock
+    assert facts.phases.init_compile_s == 26.0
+    assert facts.init_s == 26.0
+    starts = run.timeline.filter(pl.col("kind") == Kind.COMPILE_START)
+    assert starts.height == 3  # step 1, step 2, the first evaluation
+    assert run.metadata.facts["compiler_cache_hits"] == "2"  # "Using a cached neff" x 2
+    # the closing dict: 'train_runtime': '323.8'; training runs after the compile phase
+    assert facts.init_s + facts.run_s == pytest.approx(323.8, rel=0.03)
+    assert facts.useful_work / (facts.init_s + facts.run_s) == pytest.approx(
+        float(run.metadata.facts["hf_train_samples_per_second"]), rel=0.03
+    )
+    assert facts.steady_start_s is not None and facts.steady_start_s >= 26.0

@@ -33,6 +33,7 @@ FORMATS: dict[str, str] = {
     "mlperf": "MLPerf Training :::MLLOG log",
     "hf": "Hugging Face trainer_state.json",
     "hf-console": "Hugging Face Trainer console output",
+    "lightning": "PyTorch Lightning / NeMo / NxD Training console output",
     "nxd": "neuronx-distributed training log",
     "megatron": "Megatron-LM training log",
 }
@@ -52,7 +53,7 @@ class _Format:
 @functools.cache
 def _formats() -> tuple[_Format, ...]:
     """The parsers, in ``FORMATS`` order, loaded when first needed."""
-    from trntui.importers import hf, hf_console, megatron, mlperf, nxd, tensorboard
+    from trntui.importers import hf, hf_console, lightning, megatron, mlperf, nxd, tensorboard
 
     return tuple(
         _Format(module.NAME, module.sniff, load)
@@ -61,6 +62,7 @@ def _formats() -> tuple[_Format, ...]:
             (mlperf, mlperf.import_mlperf),
             (hf, hf.import_hf),
             (hf_console, hf_console.import_hf_console),
+            (lightning, lightning.import_lightning),
             (nxd, nxd.import_nxd),
             (megatron, megatron.import_megatron),
         )

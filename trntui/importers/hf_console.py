@@ -63,7 +63,7 @@ import polars as pl
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
 from trntui.importers._base import Steps, no_events_error, read_source, rows_timeline
 from trntui.importers.launch import context_lines, launcher_size
-from trntui.importers.terminal import bar_draws, console_records, number
+from trntui.importers.terminal import bar_draws, console_records, number, spaced
 
 NAME = "hf-console"
 MIN_INTERVAL_S = 10.0
@@ -294,20 +294,6 @@ def samples_at(step: int, header: dict[str, int]) -> float | None:
     return float(step * batch)
 
 
-def _kept(draws: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """Draws at least ``MIN_INTERVAL_S`` apart, the first and the last included (the last
-    replaces the kept draw before it when they are closer than that)."""
-    kept: list[tuple[int, int, float]] = []
-    for draw in draws:
-        if not kept or draw[2] - kept[-1][2] >= MIN_INTERVAL_S:
-            kept.append(draw)
-    if draws and kept[-1] != draws[-1]:
-        if len(kept) > 1:
-            kept.pop()
-        kept.append(draws[-1])
-    return kept
-
-
 def _dict_rows(
     reading: _Reading, metric: str | None
 ) -> tuple[list[dict[str, Any]], list[tuple[int, float | None]], dict[str, str]]:
@@ -351,7 +337,8 @@ def _step_rows(reading: _Reading, tokens: bool) -> list[dict[str, Any]]:
                          "t_s": attempt.offset_s, "step": attempt.resumed_step})  # fmt: skip
         if tokens:
             continue
-        for line, step, seconds in _kept(attempt.draws):
+        for index in spaced(attempt.draws, MIN_INTERVAL_S):
+            line, step, seconds = attempt.draws[index]
             rows.append({"line": line, "kind": str(Kind.STEP), "t_s": attempt.offset_s + seconds,
                          "step": step, "samples": samples_at(step, attempt.header)})  # fmt: skip
     if tokens:

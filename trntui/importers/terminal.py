@@ -110,3 +110,19 @@ def number(text: str | None) -> float | None:
     except ValueError:
         return None
     return value if value == value and abs(value) != float("inf") else None
+
+
+def spaced(draws: list[tuple[int, int, float]], min_interval_s: float) -> list[int]:
+    """Which of ``draws`` (line, step, seconds on the bar's clock) to keep as progress rows:
+    the first, then each at least ``min_interval_s`` after the last kept, and the last (which
+    replaces the kept draw before it when the two are closer than that). The bar's clock has
+    whole seconds: an interval of ten of them carries at most a tenth of rounding."""
+    kept: list[int] = []
+    for index, draw in enumerate(draws):
+        if not kept or draw[2] - draws[kept[-1]][2] >= min_interval_s:
+            kept.append(index)
+    if draws and kept[-1] != len(draws) - 1:
+        if len(kept) > 1:
+            kept.pop()
+        kept.append(len(draws) - 1)
+    return kept

@@ -24,7 +24,7 @@ Jobs:
   and the first evaluation compile their graphs; later ones hit the cache) and waits as long as
   the compile takes. The Trainer's own output is real; the compiler lines are emulated in the
   wrapper's format (the Neuron SDK does not run on this machine).
-- ``lightning/fit.log`` (+ ``lightning/tb/``): a Lightning ``Trainer`` with its default
+- ``lightning/fit.log`` (+ ``lightning/tb/``): a Lightning ``Trainer`` with its tqdm
   progress bar, a validation loop each epoch, ``ModelCheckpoint(verbose=True)`` and
   ``TensorBoardLogger``; metrics logged as NeMo's GPT model logs them (``reduced_train_loss``,
   ``lr``, ``global_step``, ``consumed_samples``, ``val_loss``).
@@ -157,7 +157,7 @@ def _hf_job(out: str, crash_after: int | None, resume: bool, neuron: bool, token
 def _lightning_job(out: str) -> None:
     import lightning as L
     import torch
-    from lightning.pytorch.callbacks import ModelCheckpoint
+    from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
     from lightning.pytorch.loggers import TensorBoardLogger
     from torch.utils.data import DataLoader
 
@@ -191,8 +191,11 @@ def _lightning_job(out: str) -> None:
         max_epochs=3,
         log_every_n_steps=10,
         logger=TensorBoardLogger(os.path.join(out, "tb"), name="gpt"),
+        # the tqdm bar, as NeMo and NxD Training configure it (with rich installed Lightning
+        # would pick its rich bar, which prints nothing to a file)
         callbacks=[
-            ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), monitor="val_loss", verbose=True)
+            TQDMProgressBar(),
+            ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), monitor="val_loss", verbose=True),
         ],
     )
     train = DataLoader(_Tokens(480, seed=1), batch_size=batch)

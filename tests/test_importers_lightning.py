@@ -1,0 +1,66 @@
+"""Lightning console output from a real Lightning Trainer with its tqdm bar
+(tests/data/frameworks/lightning/fit.log, made by tests/data/frameworks/make_samples.py).
+
+Figures read off the log by hand: three epochs of 60 steps, each epoch's bar ending at
+00:54, 00:37 and 00:42; ``global_step=179.0, consumed_samples=1432.0`` in the last draw (8
+samples a step); ``'val_loss' reached 6.25385`` at global step 60, ``6.25178`` at 120, ``was
+not in top 1`` at 180 with the bar showing ``val_loss=6.270``; each validation bar 00:01."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from trntui.core.run_facts import run_facts
+from trntui.core.timeline import Kind, TimeSource
+from trntui.importers import detect_format, import_file
+from trntui.importers.terminal import exact_number, postfix_pairs
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+
+
+def test_a_lightning_fit_reads_its_epochs_work_and_validations() -> None:
+    path = DATA / "lightning" / "fit.log"
+    assert detect_format(path) == "lightning"
+    run = import_file(path)
+    facts = run_facts(run)
+    assert run.metadata.time_source == TimeSource.REBUILT
+    assert facts.total_s == 54 + 37 + 42  # the epochs' bars laid end to end
+    assert facts.completed_steps == 3 * 60
+    assert run.metadata.samples_per_step == 8  # 1432 / 179, both printed in full
+    assert facts.throughput_unit == "samples/s"
+    assert facts.useful_work == 180 * 8
+    assert facts.status == "succeeded"  # "`Trainer.fit` stopped: `max_epochs=3` reached."
+    evals = run.timeline.filter(pl.col("kind") == Kind.EVAL)
+    assert evals["step"].to_list() == [60, 120, 180]
+    assert evals["metric"].to_list() == [6.25385, 6.25178, 6.27]
+    assert facts.phases.eval_s == 3.0  # three validation bars of 00:01
+    assert run.metadata.quality_metric == "val_loss"
+
+
+def test_lightnings_tensorboard_file_agrees_with_its_console() -> None:
+    (path,) = (DATA / "tensorboard" / "lightning").glob("events.out.tfevents.*")
+    run = import_file(path)
+    facts = run_facts(run)
+    # consumed_samples is logged as NeMo logs it: the samples before the step, 179 x 8 last
+    assert facts.useful_work == 1432
+    assert run.metadata.facts["tag_samples"] == "consumed_samples"
+    assert run.metadata.facts["tag_loss"] == "reduced_train_loss"
+    # the same fit on the console took 133 s of bar time; the file's own clock also holds
+    # the moments between epochs and before the first step
+    assert facts.total_s == pytest.approx(133, rel=0.05)
+    console = run_facts(import_file(DATA / "lightning" / "fit.log"))
+    assert facts.steady_throughput == pytest.approx(console.steady_throughput, rel=0.1)
+
+
+def test_postfix_numbers_in_exponent_form_are_no_counts() -> None:
+    # the postfix of a NeMo bar as a public NeMo-Framework-Launcher issue (#55) quotes it
+    pairs = postfix_pairs(
+        ", 41.36s/it, loss=3.1, v_num=, reduced_train_loss=3.090, global_step=794.0, "
+        "consumed_samples=1.63e+6"
+    )
+    assert pairs["global_step"] == "794.0"
+    assert exact_number(pairs["global_step"]) == 794.0
+    assert exact_number(pairs["consumed_samples"]) is None  # three digits: not a count
