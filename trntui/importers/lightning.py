@@ -113,8 +113,8 @@ def _read_bars(records: pl.DataFrame, draws: pl.DataFrame) -> _Reading:
         | pl.col("text").str.contains("Restoring states", literal=True)
         | pl.col("text").str.contains("`Trainer.fit` stopped", literal=True)
     )
-    events = sorted(
-        [(o, "draw", row) for o, *row in draws.select(
+    events: list[tuple[int, str, tuple[Any, ...]]] = sorted(
+        [(o, "draw", tuple(row)) for o, *row in draws.select(
             "order", "line", "desc", "n", "elapsed_s", "rest").iter_rows()]
         + [(o, "mark", (line, text)) for o, line, text in marks.select(
             "order", "line", "text").iter_rows()],

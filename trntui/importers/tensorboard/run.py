@@ -323,7 +323,7 @@ def _eval_rows(
 def _derived_rate(rows: list[dict[str, Any]], first: int, last: int, column: str) -> float | None:
     """Work over wall time between the step rows at steps ``first`` and ``last`` (the first
     row of each, in file order)."""
-    at = {}
+    at: dict[int, dict[str, Any]] = {}
     for row in rows:
         if row["kind"] == Kind.STEP and row.get(column) is not None:
             at.setdefault(row["step"], row)
