@@ -670,7 +670,7 @@ async def test_case6_the_app_asks_before_storing_an_implausible_manual_quote(
     from trntui.store.project import Project
     from trntui.ui.app import TrnTuiApp
     from trntui.ui.screens.confirm import ConfirmScreen
-    from trntui.ui.screens.inventory import ItemFormScreen
+    from trntui.ui.screens.item_form import ItemFormScreen
     from trntui.ui.screens.prices import PricesScreen
 
     root = copy_sample(tmp_path / "proj", "prices", "runs", "logs")

@@ -15,7 +15,8 @@ from trntui.store.project import Project, read_inventory
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.help import HelpScreen
-from trntui.ui.screens.inventory import InventoryScreen, ItemFormScreen
+from trntui.ui.screens.inventory import InventoryScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.widgets.field_form import FieldForm, FieldRow
 
 pytestmark = pytest.mark.usefixtures("instant_saves")

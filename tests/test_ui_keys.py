@@ -21,7 +21,8 @@ from trntui.ui.commands import PLACES, owned_bindings, screen_commands
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
-from trntui.ui.screens.inventory import InventoryScreen, ItemFormScreen
+from trntui.ui.screens.inventory import InventoryScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
 

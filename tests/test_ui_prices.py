@@ -18,7 +18,7 @@ from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.fetch_prices import FetchPricesScreen
-from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.prices import PricesScreen
 
 

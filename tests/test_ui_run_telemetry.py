@@ -185,7 +185,7 @@ async def test_record_quality_shows_the_result_already_recorded(sample_project: 
     """The form opened empty and keeping it silently replaced the recorded result (the run
     then missed its target); now it holds the recorded one and says it replaces it."""
     from trntui.store.quality import load_recorded_quality
-    from trntui.ui.screens.inventory import ItemFormScreen
+    from trntui.ui.screens.item_form import ItemFormScreen
 
     recorded = load_recorded_quality(sample_project.root)
     app = TrnTuiApp(sample_project)

@@ -22,7 +22,7 @@ from trntui.store.runs import default_set_name, load_runs
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens import import_runs
 from trntui.ui.screens.import_runs import ImportRunsScreen
-from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
 from trntui.ui.widgets.throughput_plot import ThroughputPlot

@@ -29,17 +29,15 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from trntui.core.errors import UserError
-from trntui.core.fields import FieldValueError
 from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
     Inventory,
-    Section,
     effort_text,
     specs_of,
 )
 from trntui.ui.screens.base import SessionScreen, SessionView, edits
-from trntui.ui.screens.dialog import Dialog, after_typing
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.session import Session
 from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
@@ -210,72 +208,6 @@ class ItemTable(SessionView, Vertical):
 def _with_items(inventory: Inventory, section: str, items: tuple[Any, ...]) -> Inventory:
     changes: dict[str, Any] = {section: items}
     return dataclasses.replace(inventory, **changes)
-
-
-class ItemFormScreen(Dialog[Any]):
-    """Edit one risk or target; ctrl+s keeps it, escape discards it."""
-
-    AUTO_FOCUS = "Input, Select"
-
-    DEFAULT_CSS = """
-    ItemFormScreen > Vertical { width: 76; height: auto; max-height: 22; padding: 0; }
-    ItemFormScreen FieldForm { height: auto; max-height: 16; }
-    ItemFormScreen .hint, ItemFormScreen .error { padding: 0 1; }
-    """
-
-    BINDINGS = [
-        Binding("ctrl+s", "keep", "Keep", id="item.keep", priority=True),
-        Binding("escape", "discard", "Cancel", id="item.cancel"),
-    ]
-
-    def __init__(
-        self,
-        cls: type[Section],
-        item: Any,
-        *,
-        title: str,
-        choices: dict[str, list[tuple[str, str]]] | None = None,
-        check: Callable[[Any], object] | None = None,
-    ) -> None:
-        super().__init__()
-        self.item_cls = cls
-        self.item = item
-        self.title_text = title
-        self.choices = choices
-        self.check = check
-        """Called with the item before it is kept; a ``UserError`` it raises is shown in the
-        dialog, which stays open with what was typed."""
-
-    def compose(self) -> ComposeResult:
-        with Vertical() as box:
-            box.border_title = self.title_text
-            yield FieldForm(self.item_cls, self.item, choices=self.choices)
-            yield Static("", classes="error")
-            yield Static("ctrl+s keep   esc cancel", classes="hint")
-
-    @on(FieldForm.Edited)
-    @on(FieldForm.Invalid)
-    def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
-        event.stop()  # the item is applied as a whole on ctrl+s, not field by field
-
-    @after_typing
-    def action_keep(self) -> None:
-        try:
-            values = self.query_one(FieldForm).values()
-        except FieldValueError as error:
-            self.query_one(".error", Static).update(f"Not kept: {error}")
-            return
-        item = self.item_cls(**values)
-        if self.check is not None:
-            try:
-                self.check(item)
-            except UserError as error:
-                self.query_one(".error", Static).update(f"Not kept: {error}")
-                return
-        self.dismiss(item)
-
-    def action_discard(self) -> None:
-        self.dismiss(None)
 
 
 class ChecksPane(Vertical):

@@ -38,7 +38,7 @@ from trntui.ui.format import distinct_labels, short_option
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import Fetched, FetchPricesScreen
-from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.session import Session
 from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar

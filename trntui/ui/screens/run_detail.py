@@ -21,7 +21,7 @@ from trntui.ui.format import UNKNOWN, duration
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.base import SessionView, edits
 from trntui.ui.screens.dialog import Dialog
-from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_entries import QualityResultEntry
 from trntui.ui.session import Session
 from trntui.ui.text import Hanging

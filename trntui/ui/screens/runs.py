@@ -40,7 +40,7 @@ from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
-from trntui.ui.screens.inventory import ItemFormScreen
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.run_entries import MoveEntry, SetSizeEntry
 from trntui.ui.screens.runs_columns import (

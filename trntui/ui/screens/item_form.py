@@ -1,0 +1,87 @@
+"""A dialog that edits one item of a section class (``core/fields.py`` specs): every screen's
+form for a thing that is kept whole or not at all, checked before it closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from trntui.core.errors import UserError
+from trntui.core.fields import FieldValueError
+from trntui.core.inventory import Section
+from trntui.ui.screens.dialog import Dialog, after_typing
+from trntui.ui.widgets.field_form import FieldForm
+
+
+class ItemFormScreen(Dialog[Any]):
+    """One item in a form of its own (a risk, a target, a run's set or system size, a quality
+    result, a manual quote): ctrl+s keeps it, escape discards it."""
+
+    AUTO_FOCUS = "Input, Select"
+
+    DEFAULT_CSS = """
+    ItemFormScreen > Vertical { width: 76; height: auto; max-height: 22; padding: 0; }
+    ItemFormScreen FieldForm { height: auto; max-height: 16; }
+    ItemFormScreen .hint, ItemFormScreen .error { padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "keep", "Keep", id="item.keep", priority=True),
+        Binding("escape", "discard", "Cancel", id="item.cancel"),
+    ]
+
+    def __init__(
+        self,
+        cls: type[Section],
+        item: Any,
+        *,
+        title: str,
+        choices: dict[str, list[tuple[str, str]]] | None = None,
+        check: Callable[[Any], object] | None = None,
+    ) -> None:
+        super().__init__()
+        self.item_cls = cls
+        self.item = item
+        self.title_text = title
+        self.choices = choices
+        self.check = check
+        """Called with the item before it is kept; a ``UserError`` it raises is shown in the
+        dialog, which stays open with what was typed."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = self.title_text
+            yield FieldForm(self.item_cls, self.item, choices=self.choices)
+            yield Static("", classes="error")
+            yield Static("ctrl+s keep   esc cancel", classes="hint")
+
+    @on(FieldForm.Edited)
+    @on(FieldForm.Invalid)
+    def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
+        event.stop()  # the item is applied as a whole on ctrl+s, not field by field
+
+    @after_typing
+    def action_keep(self) -> None:
+        try:
+            values = self.query_one(FieldForm).values()
+        except FieldValueError as error:
+            self.query_one(".error", Static).update(f"Not kept: {error}")
+            return
+        item = self.item_cls(**values)
+        if self.check is not None:
+            try:
+                self.check(item)
+            except UserError as error:
+                self.query_one(".error", Static).update(f"Not kept: {error}")
+                return
+        self.dismiss(item)
+
+    def action_discard(self) -> None:
+        self.dismiss(None)
