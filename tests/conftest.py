@@ -69,7 +69,7 @@ def _no_user_files_and_no_network(tmp_path_factory: pytest.TempPathFactory) -> I
         patch.setenv(CACHE_DIR_ENV, str(home / "trntui-cache"))
         patch.setenv(PRICING_URL_ENV, NOTHING_LISTENS)
         # Where platformdirs ignores XDG (macOS, Windows), the keymap path is set directly.
-        patch.setattr("trntui.ui.commands.keymap_path", lambda: home / "keymap.toml")
+        patch.setattr("trntui.ui.keys.keymap_path", lambda: home / "keymap.toml")
         yield
 
 

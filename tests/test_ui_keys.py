@@ -17,7 +17,7 @@ from tests import SIZE
 from tests.ui_support import open_section, settle, wait_until
 from trntui.store.project import Project
 from trntui.ui.app import TrnTuiApp
-from trntui.ui.commands import PLACES, owned_bindings, screen_commands
+from trntui.ui.keys import PLACES, owned_bindings, screen_commands
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.help import HelpScreen
 from trntui.ui.screens.import_runs import ImportRunsScreen
@@ -150,7 +150,7 @@ async def test_help_is_about_the_screen_it_is_opened_on_with_remapped_keys_and_i
 ) -> None:
     keymap = tmp_path / "keymap.toml"
     keymap.write_text('"runs.import" = "f5"\n"screen.prices" = "f3"\n', encoding="utf-8")
-    monkeypatch.setattr("trntui.ui.commands.keymap_path", lambda: keymap)
+    monkeypatch.setattr("trntui.ui.keys.keymap_path", lambda: keymap)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")

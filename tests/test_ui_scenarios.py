@@ -391,7 +391,7 @@ async def test_a_screen_key_remapped_in_keymap_toml_is_the_one_that_works(
 ) -> None:
     keymap = tmp_path / "keymap.toml"
     keymap.write_text('"scenarios.save" = "f9"\n"screen.prices" = "f3"\n', encoding="utf-8")
-    monkeypatch.setattr("trntui.ui.commands.keymap_path", lambda: keymap)
+    monkeypatch.setattr("trntui.ui.keys.keymap_path", lambda: keymap)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -411,7 +411,7 @@ async def test_a_screen_key_remapped_in_keymap_toml_is_the_one_that_works(
 
 
 def test_every_binding_has_an_id_a_keymap_can_name(tmp_path) -> None:
-    from trntui.ui.commands import declared_bindings, load_user_keymap
+    from trntui.ui.keys import declared_bindings, load_user_keymap
 
     declared = declared_bindings()
     assert len(declared) > 30

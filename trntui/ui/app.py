@@ -29,13 +29,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
-from trntui.ui.commands import (
+from trntui.ui.driver import tolerate_bytes_that_are_not_utf8
+from trntui.ui.keys import (
     AppCommandsProvider,
     ScreenCommandsProvider,
     app_bindings,
     load_user_keymap,
 )
-from trntui.ui.driver import tolerate_bytes_that_are_not_utf8
 from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_force

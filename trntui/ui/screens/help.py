@@ -13,8 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from trntui.ui import commands
-from trntui.ui.commands import APP_COMMANDS, PLACES, bindings_of, current_key
+from trntui.ui import keys
+from trntui.ui.keys import APP_COMMANDS, PLACES, bindings_of, current_key
 from trntui.ui.screens.dialog import Dialog
 
 _INTRO = (
@@ -118,7 +118,7 @@ class HelpScreen(Dialog[None]):
         text.append("Write ")
         text.append('"id" = "key"', style="bold")
         text.append(" lines (the ids above) in\n")
-        text.append(str(commands.keymap_path()), style="bold")  # the one the app read
+        text.append(str(keys.keymap_path()), style="bold")  # the one the app read
         text.append(
             '\n(read at start); for example "screen.runs" = "f3" or "runs.import" = "f5,i". '
             "The keys shown here are the ones in force now."

@@ -1,4 +1,5 @@
-"""Every command declared once: its key, footer label, help text and palette entry.
+"""The app's commands, each declared once: its key, footer label, help text and palette entry
+(the CLI's subcommands are ``trntui/commands/``, a different thing).
 
 App-wide commands live in ``APP_COMMANDS``; each screen declares its own in its ``BINDINGS``
 (with an ``id`` and a ``tooltip``), and ``PLACES`` says which screen that is in the user's words
