@@ -33,9 +33,12 @@ from trntui.core.scalars import number
 from trntui.core.system_size import SetSize, accelerator_model, set_size
 from trntui.core.timeline import SystemSize
 
-MEASURED = "measured"
+MEASURED_SIZE = "measured"
 INTERPOLATED = "interpolated"
 ASSUMED = "assumed"
+"""Where a throughput at a count comes from (``ScaledThroughput.source``): a size the family
+measured, between two it measured, or an efficiency per doubling assumed past them.
+(``MEASURED_SIZE``, not ``MEASURED``: that is ``core.estimate``'s provenance kind.)"""
 
 _FAMILY_FACTS = ("benchmark", "sequence_length", "quality_metric", "quality_target")
 """Protocol facts that must agree within a family (not the global batch: it may scale)."""
@@ -205,7 +208,7 @@ def throughput_at(
     exact = next((p for p in points if p.nodes == nodes), None)
     if exact is not None:
         return ScaledThroughput(
-            nodes, exact.throughput, MEASURED, f"measured at {nodes} nodes", exact.run_set
+            nodes, exact.throughput, MEASURED_SIZE, f"measured at {nodes} nodes", exact.run_set
         )
     below = [p for p in points if p.nodes < nodes]
     above = [p for p in points if p.nodes > nodes]

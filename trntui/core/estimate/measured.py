@@ -23,8 +23,7 @@ from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
 from trntui.core.run_facts import Spread
-from trntui.core.scaling import INTERPOLATED, Family, throughput_at
-from trntui.core.scaling import MEASURED as SCALE_MEASURED
+from trntui.core.scaling import INTERPOLATED, MEASURED_SIZE, Family, throughput_at
 from trntui.core.system_size import SetSize, TargetSize, size_problem, target_size
 
 
@@ -295,7 +294,7 @@ def scaled_throughput(
     if scaled.value is None:
         why = f"scaling family {family.name!r}: {scaled.detail}"
         return unknown_input("steady_throughput", why, target.name)
-    if scaled.source == SCALE_MEASURED:
+    if scaled.source == MEASURED_SIZE:
         provenance = Provenance(MEASURED, scaled.run_set or family.name, scaled.detail)
     elif scaled.source == INTERPOLATED:
         provenance = Provenance(DERIVED, f"scaling family {family.name!r}", scaled.detail)

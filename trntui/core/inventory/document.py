@@ -51,7 +51,7 @@ class InventoryInvalid(ValueError):
         super().__init__("; ".join(f"{p.path}: {p.message}" for p in problems))
 
 
-def check_value(cls: type, key: str, value: Any) -> Any:
+def check_field_value(cls: type, key: str, value: Any) -> Any:
     """Validate one value for ``cls.key`` (type, range and extra rules); return it normalised."""
     return specs_of(cls)[key].check(value)
 
@@ -83,7 +83,7 @@ def section_from_dict(
             )
             continue
         try:
-            values[key] = check_value(cls, key, raw)
+            values[key] = check_field_value(cls, key, raw)
         except FieldValueError as error:
             problems.append(InventoryProblem(section, key, str(error), index, specs[key].expected))
     for key, spec in specs.items():
