@@ -16,7 +16,7 @@ from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.run_facts import facts_from_json, facts_to_json, run_facts
 from trntui.importers import import_file
 from trntui.store import facts as stored_facts
-from trntui.store.facts import derive_facts, derived_runs, facts_path
+from trntui.store.facts import derive_and_store_facts, derive_and_store_runs, facts_path
 from trntui.store.project import Project, read_inventory
 from trntui.store.quality import load_recorded_quality, record_quality
 from trntui.store.run_import import import_paths
@@ -68,7 +68,7 @@ def test_an_import_stores_the_facts_and_the_next_open_reads_no_timeline(
         for run_id in run_ids
     }
     reads = count_timeline_reads(monkeypatch)
-    assert derive_facts(sample_dir, target, planned) == by_derivation
+    assert derive_and_store_facts(sample_dir, target, planned) == by_derivation
     assert reads == []
 
 
@@ -104,7 +104,7 @@ def test_an_import_without_a_goal_derives_each_run_once_and_reads_no_timeline_ba
     # What the import stored is what deriving from the stored timelines gives.
     by_import = pl.read_parquet(facts_path(new_project)).sort("run_id")
     facts_path(new_project).unlink()
-    again = derived_runs(new_project, None, None)
+    again = derive_and_store_runs(new_project, None, None)
     assert again.derived == 3
     assert pl.read_parquet(facts_path(new_project)).sort("run_id").equals(by_import)
 
@@ -120,7 +120,7 @@ def test_an_import_with_a_goal_derives_against_it_from_memory(
     assert outcome.outcome == "added" and reads == []
     assert len(calls) == 2, "the runs table's facts are without the goal, the stored ones with it"
     monkeypatch.undo()
-    stored = derive_facts(sample_dir, target, planned)[outcome.run_id]
+    stored = derive_and_store_facts(sample_dir, target, planned)[outcome.run_id]
     run = load_run(sample_dir, outcome.run_id)
     assert stored == run_facts(run, target, planned) != run_facts(run)
 
@@ -129,10 +129,10 @@ def test_facts_are_derived_again_when_the_goal_or_a_recorded_result_changes(
     sample_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target, planned = goal(sample_dir)
-    derived_runs(sample_dir, target, planned)  # stored
+    derive_and_store_runs(sample_dir, target, planned)  # stored
     reads = count_timeline_reads(monkeypatch)
     stricter = dataclasses.replace(target, threshold=target.threshold * 0.5)
-    again = derived_runs(sample_dir, stricter, planned)
+    again = derive_and_store_runs(sample_dir, stricter, planned)
     assert again.derived == len(again.runs) == len(reads) > 0
     assert all(run.facts.quality_target == stricter for run in again)
     assert again.note is None, "the rules did not change, the goal did"
@@ -140,9 +140,9 @@ def test_facts_are_derived_again_when_the_goal_or_a_recorded_result_changes(
     reads.clear()
     run_id = again.runs[0].run_id
     record_quality(sample_dir, run_id, None)  # removing nothing recorded changes nothing
-    assert derived_runs(sample_dir, stricter, planned).derived == 0
+    assert derive_and_store_runs(sample_dir, stricter, planned).derived == 0
     record_quality(sample_dir, run_id, RecordedQuality(0.1, "a re-run of the evaluation"))
-    third = derived_runs(sample_dir, stricter, planned)
+    third = derive_and_store_runs(sample_dir, stricter, planned)
     assert reads == [run_id] and third.derived == 1
 
 
@@ -150,17 +150,19 @@ def test_a_rule_change_derives_every_run_again_and_says_so(
     sample_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target, planned = goal(sample_dir)
-    first = derived_runs(sample_dir, target, planned)
+    first = derive_and_store_runs(sample_dir, target, planned)
     monkeypatch.setattr(stored_facts, "FACTS_VERSION", stored_facts.FACTS_VERSION + 1)
-    again = derived_runs(sample_dir, target, planned)
+    again = derive_and_store_runs(sample_dir, target, planned)
     assert again.by_new_rules == again.derived == len(first.runs)
     assert again.note == f"facts of {len(first.runs)} runs derived again: the rules changed"
-    assert derived_runs(sample_dir, target, planned).derived == 0, "stored under the new rules"
+    assert derive_and_store_runs(sample_dir, target, planned).derived == 0, (
+        "stored under the new rules"
+    )
 
 
 def test_a_damaged_or_foreign_table_is_rebuilt_not_trusted(sample_dir: Path) -> None:
     target, planned = goal(sample_dir)
-    truth = {run.run_id: run.facts for run in derived_runs(sample_dir, target, planned)}
+    truth = {run.run_id: run.facts for run in derive_and_store_runs(sample_dir, target, planned)}
     path = facts_path(sample_dir)
     table = pl.read_parquet(path)
     lied = json.loads(table["facts_json"][0])
@@ -170,11 +172,11 @@ def test_a_damaged_or_foreign_table_is_rebuilt_not_trusted(sample_dir: Path) -> 
     table.with_columns(pl.lit(json.dumps(lied)).alias("facts_json")).with_columns(
         pl.lit("0" * 32).alias("key")
     ).write_parquet(path)
-    assert {r.run_id: r.facts for r in derived_runs(sample_dir, target, planned)} == truth
+    assert {r.run_id: r.facts for r in derive_and_store_runs(sample_dir, target, planned)} == truth
     path.write_bytes(b"PAR1 not really")
-    assert {r.run_id: r.facts for r in derived_runs(sample_dir, target, planned)} == truth
+    assert {r.run_id: r.facts for r in derive_and_store_runs(sample_dir, target, planned)} == truth
     table.drop("limit").write_parquet(path)
-    assert {r.run_id: r.facts for r in derived_runs(sample_dir, target, planned)} == truth
+    assert {r.run_id: r.facts for r in derive_and_store_runs(sample_dir, target, planned)} == truth
     assert pl.read_parquet(path).columns == list(stored_facts.FACTS_SCHEMA)
 
 
@@ -192,7 +194,9 @@ def test_a_read_only_session_derives_in_memory_and_writes_nothing(sample_dir: Pa
 def test_the_estimate_is_the_same_from_stored_and_from_derived_facts(
     sample_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert derived_runs(sample_dir, *goal(sample_dir)).derived == 0, "the sample ships them"
+    assert derive_and_store_runs(sample_dir, *goal(sample_dir)).derived == 0, (
+        "the sample ships them"
+    )
     assert main(["estimate", str(sample_dir), "--json"]) == 0
     from_table = capsys.readouterr().out
     facts_path(sample_dir).unlink()

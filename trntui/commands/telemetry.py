@@ -25,7 +25,7 @@ from trntui.core.errors import UserError
 from trntui.core.telemetry_text import telemetry_lines
 from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
-from trntui.store.facts import derive_facts
+from trntui.store.facts import derive_and_store_facts
 from trntui.store.project import Project
 from trntui.store.telemetry import (
     ATTACHED,
@@ -149,7 +149,9 @@ def verdict_command(args: argparse.Namespace) -> int:
     try:
         with Project.open(root, read_only=True) as project:
             inventory = project.inventory
-            facts = derive_facts(root, inventory.goal.quality_target(), inventory.planned_steps())
+            facts = derive_and_store_facts(
+                root, inventory.goal.quality_target(), inventory.planned_steps()
+            )
             run_ids = list(facts)  # every stored run, in the runs table's order
             if args.run_id is not None:
                 if args.run_id not in run_ids:

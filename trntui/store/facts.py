@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -84,9 +85,9 @@ class DerivedRun:
 
 @dataclass(frozen=True)
 class DerivedRuns:
-    """Every stored run with its facts against the current goal (``derived_runs``): how many
-    were derived rather than read back, how many because the rules changed, and whether what was
-    derived got stored."""
+    """Every stored run with its facts against the current goal (``derive_and_store_runs``):
+    how many were derived rather than read back, how many because the rules changed, and
+    whether what was derived got stored."""
 
     runs: tuple[DerivedRun, ...]
     derived: int
@@ -156,7 +157,17 @@ def run_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | None]]:
+class _StoredRow(NamedTuple):
+    """One run's row of ``facts.parquet`` (``FACTS_SCHEMA`` after the run id)."""
+
+    key: str
+    facts_version: int
+    facts_json: str
+    limit: str | None
+    steady_utilization_pct: float | None
+
+
+def _stored(root: Path) -> dict[str, _StoredRow]:
     path = facts_path(root)
     if not path.is_file():
         return {}
@@ -165,16 +176,17 @@ def _stored(root: Path) -> dict[str, tuple[str, int, str, str | None, float | No
         frame = frame.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         return {}  # derived data: an unreadable table is rebuilt, never trusted
-    return {row[0]: row[1:] for row in frame.iter_rows()}
+    return {row[0]: _StoredRow(*row[1:]) for row in frame.iter_rows()}
 
 
-def derived_runs(
+def derive_and_store_runs(
     root: Path,
     target: QualityTarget | None,
     planned_steps: int | None,
     fresh: Mapping[str, StoredRun] | None = None,
 ) -> DerivedRuns:
-    """Every stored run with its facts against ``target`` and ``planned_steps``.
+    """Every stored run with its facts against ``target`` and ``planned_steps``, the facts
+    not stored yet written to ``facts.parquet`` (the name says so: a read that writes).
 
     Facts stored under the same key are read; the others are derived from the timelines and
     stored when this process may write the project. ``fresh``: runs this process has just
@@ -209,13 +221,13 @@ def derived_runs(
         entry = stored.get(run_id)
         facts = None
         text = None
-        if entry is not None and entry[0] == key:
-            text = entry[2]
+        if entry is not None and entry.key == key:
+            text = entry.facts_json
             try:
-                facts = facts_from_json(entry[2])
+                facts = facts_from_json(entry.facts_json)
             except ValueError:
                 facts = text = None
-            limit, steady_pct = entry[3], entry[4]
+            limit, steady_pct = entry.limit, entry.steady_utilization_pct
         if facts is None:
             text = None
             just_stored = (fresh or {}).get(run_id)
@@ -233,7 +245,7 @@ def derived_runs(
 
             limit, steady_pct = run_limit(root, run_id, run, facts, captured=run_id in captures)
             derived += 1
-            by_new_rules += entry is not None and entry[1] != FACTS_VERSION
+            by_new_rules += entry is not None and entry.facts_version != FACTS_VERSION
         result.append(DerivedRun(run_id, set_name, metadata, facts, limit, steady_pct))
         rows.append(
             {
@@ -266,24 +278,27 @@ def _store(root: Path, table: pl.DataFrame) -> bool:
     return True
 
 
-def derive_facts(
+def derive_and_store_facts(
     root: Path, target: QualityTarget | None, planned_steps: int | None
 ) -> dict[str, RunFacts]:
-    """Every stored run's facts against the goal's quality criterion and planned steps.
+    """Every stored run's facts against the goal's quality criterion and planned steps (the
+    facts not stored yet are stored: ``derive_and_store_runs``).
 
     The runs table keeps the facts computed without the project's goal; what counts as finished
     and as verified depends on that goal, so the facts here are judged against it.
     """
-    return {run.run_id: run.facts for run in derived_runs(root, target, planned_steps)}
+    return {run.run_id: run.facts for run in derive_and_store_runs(root, target, planned_steps)}
 
 
 def store_facts(root: Path, fresh: Mapping[str, StoredRun] | None = None) -> None:
     """Derive and store the facts of runs not yet stored, against the project's goal (after an
     import, so that the next open reads them; ``fresh``: the runs just imported, as for
-    ``derived_runs``). Never fails the import: what cannot be derived now is derived, and
+    ``derive_and_store_runs``). Never fails the import: what cannot be derived now is derived, and
     reported, when the project is read."""
     try:
         inventory = read_inventory(root).inventory
-        derived_runs(root, inventory.goal.quality_target(), inventory.planned_steps(), fresh)
+        derive_and_store_runs(
+            root, inventory.goal.quality_target(), inventory.planned_steps(), fresh
+        )
     except UserError:
         pass  # e.g. another run's timeline is unreadable: reading the project will say so

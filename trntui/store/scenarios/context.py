@@ -13,7 +13,7 @@ import polars as pl
 from trntui.core.estimate import EstimateContext, observation_row, observations_frame
 from trntui.core.inventory import Inventory
 from trntui.core.system_size import effective_size
-from trntui.store.facts import DerivedRuns, derived_runs
+from trntui.store.facts import DerivedRuns, derive_and_store_runs
 from trntui.store.project import read_inventory
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
@@ -33,9 +33,10 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
     """Every imported run's facts, and the estimate's view of them, derived once per import.
 
     Run facts are derived from the stored timelines (never the logs) against the goal's quality
-    criterion and planned steps, as the Runs screen does; the result is cached in memory until
-    the runs table, the criterion or the plan changes, so editing an input never touches the
-    runs again.
+    criterion and planned steps, as the Runs screen does, and those not stored yet are written
+    to ``facts.parquet`` when this process may write (``derive_and_store_runs``: a load that
+    stores derived data); the result is cached in memory until the runs table, the criterion or
+    the plan changes, so editing an input never touches the runs again.
     """
     target = inventory.goal.quality_target()
     planned = inventory.planned_steps()
@@ -49,7 +50,7 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
         return cached
     stated = load_stated_sizes(root)
     rows = []
-    derived = derived_runs(root, target, planned)
+    derived = derive_and_store_runs(root, target, planned)
     for run in derived:
         rows.append(
             observation_row(
@@ -75,7 +76,8 @@ def load_context(
     observations: pl.DataFrame | None = None,
 ) -> EstimateContext:
     """Inventory, quotes and run observations of a project: what ``estimate`` reads
-    (``observations``: ``load_derived``'s frame, when the caller has it already)."""
+    (``observations``: ``load_derived``'s frame, when the caller has it already; without it,
+    the run facts not stored yet are stored as ``load_derived`` does)."""
     inventory = inventory if inventory is not None else read_inventory(root).inventory
     if observations is None:
         observations = load_observations(root, inventory)

@@ -174,7 +174,7 @@ def run_detail(
     """Utilization (steady window and whole run), compile telemetry, verdict and MFU of a run.
 
     ``facts`` may be passed in when the caller derived them with the project's goal
-    (``trntui.store.facts.derive_facts``); otherwise they are derived without it.
+    (``trntui.store.facts.derive_and_store_facts``); otherwise they are derived without it.
     """
     run = load_run(root, run_id)
     facts = facts or run_facts(run)
