@@ -28,10 +28,10 @@ from tests.loggen import MegatronSpec, write_megatron
 from tests.test_estimate import TRN, book, inventory
 from trntui.core.estimate import Override, estimate, prepare
 from trntui.core.report import analyze
+from trntui.store.estimate_context import load_context
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
-from trntui.store.scenarios import load_context
 
 RUNS_PER_SET = 25
 EDITS = 300

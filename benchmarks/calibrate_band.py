@@ -28,9 +28,9 @@ from trntui.core.calibration import (
     calibrate_set,
     overall,
 )
+from trntui.store.estimate_context import load_context
 from trntui.store.project import init_project
 from trntui.store.run_import import import_paths
-from trntui.store.scenarios import load_context
 
 DEFAULT = Path(__file__).resolve().parent.parent / "tests" / "data" / "mlperf"
 

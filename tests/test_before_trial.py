@@ -12,9 +12,9 @@ from trntui.core.analysis import analyze
 from trntui.core.comparison import RUN_TRIAL
 from trntui.core.estimate import Override, estimate
 from trntui.core.report import render_markdown, report_document
+from trntui.store.estimate_context import load_context
 from trntui.store.project import Project
 from trntui.store.runs import load_runs, remove_run
-from trntui.store.scenarios import load_context
 from trntui.ui.widgets.estimate_bar import estimate_line
 
 TRN = "Trainium3 trial"

@@ -248,8 +248,8 @@ def test_unknown_scenario_exits_2(project, capsys):
 
 
 def test_run_facts_are_derived_once_per_import(built, project):
+    from trntui.store.estimate_context import load_observations
     from trntui.store.project import read_inventory
-    from trntui.store.scenarios import load_observations
 
     inv = read_inventory(project).inventory
     first = load_observations(project, inv)

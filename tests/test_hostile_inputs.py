@@ -757,8 +757,8 @@ def test_a_run_whose_loss_went_nan_is_a_failed_run_not_a_suspect_one(tmp_path: P
     estimate as if it never ran, so the failure share was understated. It is a failed run."""
     from trntui.core.estimate import estimate
     from trntui.core.run_facts import run_facts
+    from trntui.store.estimate_context import load_context
     from trntui.store.run_import import import_paths
-    from trntui.store.scenarios import load_context
 
     diverged = _with_loss(tmp_path, "diverged.log", range(150, 10_000))
     facts = run_facts(import_file(diverged))

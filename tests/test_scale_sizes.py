@@ -23,10 +23,10 @@ from tests.test_scaling import GOAL
 from trntui.core.estimate import DERIVED, MEASURED, estimate
 from trntui.core.inventory import TrainingTarget
 from trntui.core.scale_plan import scale_plan
+from trntui.store.estimate_context import load_context
 from trntui.store.project import init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
-from trntui.store.scenarios import load_context
 
 RESULTS = {
     "h200": (

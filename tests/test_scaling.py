@@ -19,10 +19,10 @@ import pytest
 from tests import MLPERF_DATA
 from trntui.commands import scale as scale_commands
 from trntui.core.inventory import Distribution, TrainingGoal, TrainingTarget
+from trntui.store.estimate_context import load_context
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
-from trntui.store.scenarios import load_context
 
 HPE = MLPERF_DATA / "v5.0/HPE/results"
 SETS = {n: HPE / f"HPE-Cray-XD670-H200-SXM5-141GB_n{n}_24.09/llama2_70b_lora" for n in (1, 2, 4)}

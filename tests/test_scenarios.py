@@ -240,7 +240,7 @@ def test_the_work_to_the_target_is_varied_over_what_the_verified_runs_needed(tmp
 
     from tests import copy_sample
     from trntui.core.sensitivity import sensitivity
-    from trntui.store.scenarios import load_context
+    from trntui.store.estimate_context import load_context
 
     root = copy_sample(tmp_path / "sample")
     logs = sorted((root / "logs" / "mlperf-v4.0").rglob("result_*.txt"))

@@ -16,12 +16,12 @@ from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.run_facts import facts_from_json, facts_to_json, run_facts
 from trntui.importers import import_file
 from trntui.store import facts as stored_facts
+from trntui.store.estimate_context import load_observations
 from trntui.store.facts import derive_and_store_facts, derive_and_store_runs, facts_path
 from trntui.store.project import Project, read_inventory
 from trntui.store.quality import load_recorded_quality, record_quality
 from trntui.store.run_import import import_paths
 from trntui.store.runs import load_run
-from trntui.store.scenarios import load_observations
 
 MLPERF_LOGS = sorted(MLPERF_DATA.rglob("result_*.txt"))[:6]
 

@@ -270,16 +270,16 @@ async def test_the_first_frame_shows_the_inventory_while_the_estimate_computes(
 ) -> None:
     import threading
 
-    from trntui.store import scenarios
+    from trntui.store import estimate_context
 
     release = threading.Event()
-    real_load_context = scenarios.load_context
+    real_load_context = estimate_context.load_context
 
     def held_load_context(*args, **kwargs):
         assert release.wait(60), "the test never released the estimate"
         return real_load_context(*args, **kwargs)
 
-    monkeypatch.setattr(scenarios, "load_context", held_load_context)
+    monkeypatch.setattr(estimate_context, "load_context", held_load_context)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

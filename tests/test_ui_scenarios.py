@@ -20,9 +20,10 @@ from trntui.core.estimate import Override
 from trntui.core.inventory import TrainingTarget
 from trntui.core.quotes import SideService
 from trntui.core.report import analyze
+from trntui.store.estimate_context import load_context
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
-from trntui.store.scenarios import list_scenarios, load_context, load_scenario
+from trntui.store.scenarios import list_scenarios, load_scenario
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen

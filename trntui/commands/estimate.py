@@ -168,10 +168,11 @@ def plan_json(plan: PlanCheck) -> dict[str, Any]:
 
 
 def _project_context(root: Path) -> EstimateContext:
+    from trntui.store.estimate_context import load_context
     from trntui.store.project import Project
 
     with Project.open(root, read_only=True) as project:
-        return scenarios.load_context(root, project.inventory)
+        return load_context(root, project.inventory)
 
 
 def _basis(
@@ -364,6 +365,7 @@ def parse_override(text: str, who: str, why: str) -> Override:
 
 @_user_errors
 def scenario_save_command(args: argparse.Namespace) -> int:
+    from trntui.store.estimate_context import load_context
     from trntui.store.project import Project
 
     if args.overrides and not args.why.strip():
@@ -378,7 +380,7 @@ def scenario_save_command(args: argparse.Namespace) -> int:
                 f"a scenario named {args.name!r} is already saved; nothing changed "
                 "(choose another name, or --replace it)"
             )
-        context = scenarios.load_context(root, project.inventory)
+        context = load_context(root, project.inventory)
         doubts = implausible_overrides(prepare(context), overrides, context.inventory)
         refuse_unless_forced(doubts, args.force)
         scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)

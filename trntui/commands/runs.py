@@ -214,7 +214,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
     planned steps), exactly as the Runs screen shows them.
     """
     from trntui.core.backtest import backtest
-    from trntui.store.scenarios import load_derived
+    from trntui.store.estimate_context import load_derived
     from trntui.store.set_sizes import load_stated_sizes, run_sizes
 
     observations, derived = load_derived(root, inventory)  # one derivation for both

@@ -22,8 +22,8 @@ from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
+from trntui.store.estimate_context import load_context
 from trntui.store.project import Project
-from trntui.store.scenarios import load_context
 from trntui.store.set_sizes import name_family
 
 

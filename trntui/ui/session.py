@@ -521,7 +521,7 @@ class Session:
         """
         from trntui.core.estimate import prepare
         from trntui.core.report import analyze
-        from trntui.store.scenarios import load_context, load_derived
+        from trntui.store.estimate_context import load_context, load_derived
 
         observations, derived = load_derived(self.root, inventory)
         context = load_context(self.root, inventory, observations=observations)

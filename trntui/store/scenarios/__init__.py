@@ -1,4 +1,5 @@
-"""Scenario snapshots in ``scenarios/<name>.toml``, and loading what an estimate reads.
+"""Scenario snapshots in ``scenarios/<name>.toml`` (what an estimate reads from the project is
+``trntui.store.estimate_context``).
 
 A snapshot keeps **everything** its estimate used, by id *and* by value: the inventory as it
 was, every override (value, who, why), the price quotes and side rates (by their id in the
@@ -13,19 +14,17 @@ null, so unknown values are left out and read back as unknown. Writers hold the 
 
 The package, in the order data flows (each module imports only the ones above it):
 
-1. ``context``: what an estimate reads from the project (``load_derived``, cached until the
-   runs, the criterion or the plan change; ``load_observations``; ``load_context``).
-2. ``snapshot``: a saved snapshot (``Scenario``, ``ScenarioInfo``), its name and path, and
+1. ``snapshot``: a saved snapshot (``Scenario``, ``ScenarioInfo``), its name and path, and
    reading it back (``load_scenario``, ``list_scenarios``), snapshots saved by older versions
    included.
-3. ``write``: a snapshot written with every value its estimate used (``render_scenario``,
+2. ``write``: a snapshot written with every value its estimate used (``render_scenario``,
    ``save_scenario``).
-4. ``compare``: what changed since a snapshot (``staleness``) and two estimates side by side
+3. ``compare``: what changed since a snapshot (``staleness``) and two estimates side by side
    (``diff_estimates``, ``diff_scenarios``).
 
 Every public name is re-exported here: import from ``trntui.store.scenarios``. Each module
-loads when one of its names is first used (``trntui.lazy``): an estimate reads the project
-through ``context`` without the snapshot, writing and comparing code.
+loads when one of its names is first used (``trntui.lazy``): a command that only lists
+snapshots loads neither the writing nor the comparing code.
 """
 
 from __future__ import annotations
@@ -41,11 +40,6 @@ if TYPE_CHECKING:
         diff_estimates,
         diff_scenarios,
         staleness,
-    )
-    from trntui.store.scenarios.context import (
-        load_context,
-        load_derived,
-        load_observations,
     )
     from trntui.store.scenarios.snapshot import (
         SCENARIOS_FOLDER,
@@ -70,9 +64,6 @@ _EXPORTS = {
     "diff_estimates": "compare",
     "diff_scenarios": "compare",
     "staleness": "compare",
-    "load_context": "context",
-    "load_derived": "context",
-    "load_observations": "context",
     "SCENARIOS_FOLDER": "snapshot",
     "SCHEMA_VERSION": "snapshot",
     "Scenario": "snapshot",
@@ -99,9 +90,6 @@ __all__ = [
     "diff_estimates",
     "diff_scenarios",
     "list_scenarios",
-    "load_context",
-    "load_derived",
-    "load_observations",
     "load_scenario",
     "render_scenario",
     "save_scenario",

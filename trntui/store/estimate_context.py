@@ -1,6 +1,7 @@
 """What an estimate reads from a project: every imported run's facts and the observations
 frame derived from them (once per import, cached in memory), with the inventory and the
-quote book (``load_context``).
+quote book (``load_context``). The CLI's estimate, the app's recompute, the Scale view and a
+snapshot (``trntui.store.scenarios``, which saves what this loaded) all start here.
 """
 
 from __future__ import annotations
