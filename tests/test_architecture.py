@@ -9,6 +9,8 @@ a function (a start-up import) or under ``TYPE_CHECKING``.
   A package split by size states its internal API: a name its modules share is public.
 - One writer path: of the UI, only ``ui/session.py`` imports a store function that writes the
   project (one marked ``@writes_project``); screens change the project through the session.
+- ARCHITECTURE.md names no file, folder or function that is gone: every ``path.py`` and
+  ``folder/`` it cites exists, and a name cited right after a file is defined there.
 - No screen or widget watches an attribute of the App by its name (``watch(self.app,
   "analysis", ...)``): renaming it would stop the screen without an error. They subscribe to
   the session's typed signals (``ui/session.py`` ``SessionSignals``).
@@ -17,10 +19,12 @@ a function (a start-up import) or under ``TYPE_CHECKING``.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "trntui"
+REPOSITORY = PACKAGE.parent
 
 
 def module_name(path: Path) -> str:
@@ -209,3 +213,68 @@ def test_no_module_imports_another_that_imports_it_back():
         for component in found
     ]
     assert not found, "\n".join(shown)
+
+
+def cited(document: str) -> tuple[set[str], set[str], list[tuple[str, str]]]:
+    """The files (``x.py``, ``store/x.py``), folders (``store/``) and (file, name) pairs a
+    Markdown document cites in backticks; a path may be relative to the package it speaks of."""
+    files = set(re.findall(r"`([\w/.]+\.py)`", document))
+    folders = set(re.findall(r"`([\w/]+/)`", document))
+    pairs = re.findall(r"`([\w/.]+\.py)`\s+`(\w+)`", document)
+    return files, folders, pairs
+
+
+def sources_ending(path: str) -> list[Path]:
+    """The repository's Python files whose path ends with ``path``."""
+    return [
+        source
+        for folder in ("trntui", "tests", "benchmarks")
+        for source in (REPOSITORY / folder).rglob("*.py")
+        if f"/{source.relative_to(REPOSITORY).as_posix()}".endswith(f"/{path}")
+    ]
+
+
+def defined_names(source: Path) -> set[str]:
+    """What ``source`` defines (functions, classes, assignments) or imports, by name."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def test_the_citation_reader_finds_files_folders_and_names():
+    files, folders, pairs = cited("`store/` holds `facts.py` `store_facts`; see `README.md`.")
+    assert (files, folders, pairs) == ({"facts.py"}, {"store/"}, [("facts.py", "store_facts")])
+    assert sources_ending("store/facts.py") == [PACKAGE / "store" / "facts.py"]
+    assert "store_facts" in defined_names(PACKAGE / "store" / "facts.py")
+    assert "no_such_name" not in defined_names(PACKAGE / "store" / "facts.py")
+
+
+def test_architecture_md_cites_only_what_exists():
+    files, folders, pairs = cited((REPOSITORY / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    folders_there = {
+        f"{path.relative_to(REPOSITORY).as_posix()}/"
+        for top in ("trntui", "tests", "benchmarks")
+        for path in [REPOSITORY / top, *(REPOSITORY / top).rglob("*")]
+        if path.is_dir() and "__pycache__" not in path.parts
+    }
+    gone = sorted(path for path in files if not sources_ending(path))
+    gone += sorted(
+        folder
+        for folder in folders
+        if not any(f"/{there}".endswith(f"/{folder}") for there in folders_there)
+    )
+    gone += [
+        f"{path} {name}"
+        for path, name in pairs
+        if sources_ending(path)
+        and not any(name in defined_names(source) for source in sources_ending(path))
+    ]
+    assert not gone, "ARCHITECTURE.md cites what is not there: " + ", ".join(gone)
