@@ -15,6 +15,7 @@ import pytest
 from tests.loggen import MegatronSpec, write_megatron
 from tests.test_estimate import TRN, book, inventory
 from trntui.commands import estimate as commands
+from trntui.commands import scenario as scenario_commands
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates, remove_quote
 from trntui.store.run_import import import_paths
@@ -25,7 +26,9 @@ TRN_STEP_TIMES = (2.0, 2.3, 2.6)
 
 def cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="trntui")
-    commands.register(parser.add_subparsers())
+    subparsers = parser.add_subparsers()
+    commands.register(subparsers)
+    scenario_commands.register(subparsers)
     args = parser.parse_args(list(argv))
     return args.func(args)
 

@@ -40,7 +40,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "report": Command("trntui.commands.estimate", "write the estimate report for budget approval"),
     "scenario": Command(
-        "trntui.commands.estimate", "save, list, show and compare scenario snapshots"
+        "trntui.commands.scenario", "save, list, show and compare scenario snapshots"
     ),
     "scale": Command(
         "trntui.commands.scale", "a target's cost and wall clock at each instance count"

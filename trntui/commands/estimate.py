@@ -1,4 +1,4 @@
-"""``trntui estimate``, ``trntui report`` and ``trntui scenario``: the estimate, headless.
+"""``trntui estimate`` and ``trntui report``: the estimate, headless.
 
 ``estimate DIR [--scenario NAME] [--json]`` prints each target's estimate (JSON: per target
 ``total_usd`` (null when incomplete), ``incomplete_inputs``, ``instance_hours``, each cost term
@@ -10,15 +10,10 @@ and ``method``, or ``reason`` when there is none: ``core.prediction``).
 ``report DIR [--scenario NAME] --format md|json|csv -o FILE`` writes the budget report
 (``-o -`` prints it).
 
-``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]
-[--force]`` snapshots the project with those overrides (an override of a price outside the
-plausibility band of ``price add``/``price rate`` only with ``--force``); ``scenario list
-DIR``, ``scenario show DIR NAME`` and ``scenario diff DIR A [B]`` (B omitted: the project as it
-is now, without A's overrides) do from the shell what the Scenarios screen does: every
-override and input that differs, then the cost terms and totals.
+``trntui scenario`` (``commands/scenario.py``) saves and reopens snapshots of it.
 
 Exit codes: 0 done (an incomplete estimate is still a result: it says what is missing), 2 a
-problem the user can fix (bad folder, bad override, unknown scenario).
+problem the user can fix (bad folder, unknown scenario).
 """
 
 from __future__ import annotations
@@ -31,20 +26,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trntui.commands import fail, help_of, refuse_unless_forced
+from trntui.commands import fail, help_of
 from trntui.core.comparison import compare
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
-    INPUT_SPECS,
     Estimate,
     EstimateContext,
-    InvalidInputError,
     Override,
     estimate,
-    implausible_overrides,
-    prepare,
 )
-from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit
+from trntui.core.format import number, ratio, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import FlagKind
@@ -58,7 +49,7 @@ from trntui.store import scenarios  # lazy: a name loads its module when first u
 from trntui.store.atomic import atomic_write_text
 
 if TYPE_CHECKING:
-    from trntui.store.scenarios import DiffRow, Scenario
+    from trntui.store.scenarios import Scenario
 
 REPORT_FORMATS = ("csv", "json", "md")
 """``report --format`` choices; the renderers (and the analysis) load when a report is made."""
@@ -90,57 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="file ('-': stdout)")
     rep.set_defaults(func=report_command)
 
-    scenario = subparsers.add_parser(
-        "scenario",
-        help=help_of("scenario"),
-        description="Named snapshots of an estimate with every input, override and quote.",
-    )
-    actions = scenario.add_subparsers(dest="action", metavar="ACTION", required=True)
-    save = actions.add_parser("save", help="snapshot the project with overrides")
-    save.add_argument("dir", help="project folder")
-    save.add_argument("name", help="scenario name (letters, digits, . _ -)")
-    save.add_argument(
-        "--replace", action="store_true", help="replace a saved scenario of the same name"
-    )
-    save.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="[TARGET:]INPUT=VALUE",
-        help=f"override an input; inputs: {', '.join(INPUT_SPECS)}",
-    )
-    save.add_argument("--who", help="who sets the overrides (default: your user name)")
-    save.add_argument("--why", default="", help="why (required with --set)")
-    save.add_argument("--note", default="", help="a note stored with the snapshot")
-    save.add_argument(
-        "--force",
-        action="store_true",
-        help="keep an override of a price or side rate that looks implausible (the band of "
-        "`price add` and `price rate`)",
-    )
-    save.set_defaults(func=scenario_save_command)
 
-    lister = actions.add_parser("list", help="list saved scenarios")
-    lister.add_argument("dir", help="project folder")
-    lister.add_argument("--json", action="store_true", help="print JSON")
-    lister.set_defaults(func=scenario_list_command)
-
-    show = actions.add_parser("show", help="reopen a scenario (flagged stale if runs changed)")
-    show.add_argument("dir", help="project folder")
-    show.add_argument("name", help="scenario name")
-    show.add_argument("--json", action="store_true", help="print JSON")
-    show.set_defaults(func=scenario_show_command)
-
-    diff = actions.add_parser("diff", help="what changed between two scenarios")
-    diff.add_argument("dir", help="project folder")
-    diff.add_argument("a", metavar="A", help="scenario name")
-    diff.add_argument("b", metavar="B", nargs="?", help="scenario name (default: project now)")
-    diff.add_argument("--json", action="store_true", help="print JSON")
-    diff.set_defaults(func=scenario_diff_command)
-
-
-def _user_errors(
+def user_errors(
     command: Callable[[argparse.Namespace], int],
 ) -> Callable[[argparse.Namespace], int]:
     """A mistake the user can fix prints one line and exits 2; tracebacks are for bugs."""
@@ -167,7 +109,7 @@ def plan_json(plan: PlanCheck) -> dict[str, Any]:
     }
 
 
-def _project_context(root: Path) -> EstimateContext:
+def project_context(root: Path) -> EstimateContext:
     from trntui.store.estimate_context import load_context
     from trntui.store.project import Project
 
@@ -181,16 +123,16 @@ def _basis(
     """What to show: the project now, or a snapshot (its own context and overrides) with the
     notes on what changed in the project since it was saved."""
     if name is None:
-        return _project_context(root), (), None, ()
+        return project_context(root), (), None, ()
     scenario = scenarios.load_scenario(root, name)
     try:
-        stale = scenarios.staleness(scenario, _project_context(root))
+        stale = scenarios.staleness(scenario, project_context(root))
     except UserError as error:
         stale = (f"the project cannot be read to check ({error})",)
     return scenario.context, scenario.overrides, scenario, stale
 
 
-@_user_errors
+@user_errors
 def estimate_command(args: argparse.Namespace) -> int:
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
     result = estimate(context, overrides)
@@ -302,7 +244,7 @@ def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
     return "\n".join(lines)
 
 
-@_user_errors
+@user_errors
 def report_command(args: argparse.Namespace) -> int:
     from trntui.core.report import (
         analyze,
@@ -348,135 +290,3 @@ def _report_path(output: str) -> Path:
     if path.is_dir():
         raise UserError(f"{output} is a folder: name a file for the report")
     return path
-
-
-def parse_override(text: str, who: str, why: str) -> Override:
-    """``[TARGET:]INPUT=VALUE`` as an override (``InvalidInputError`` when malformed)."""
-    where, sep, value_text = text.rpartition("=")
-    if not sep or not where:
-        raise InvalidInputError(f"--set {text!r}: expected [TARGET:]INPUT=VALUE")
-    target, _, key = where.rpartition(":")
-    try:
-        value = float(value_text)
-    except ValueError:
-        raise InvalidInputError(f"--set {text!r}: {value_text!r} is not a number") from None
-    return Override(key.strip(), value, target.strip() or None, who=who, why=why)
-
-
-@_user_errors
-def scenario_save_command(args: argparse.Namespace) -> int:
-    from trntui.store.estimate_context import load_context
-    from trntui.store.project import Project
-
-    if args.overrides and not args.why.strip():
-        raise UserError("an override is an assumption: say why with --why")
-    who = args.who or scenarios.current_user()
-    overrides = [parse_override(text, who, args.why) for text in args.overrides]
-    root = Path(args.dir)
-    with Project.open(root) as project:
-        project.require_writable()
-        if scenarios.scenario_path(root, args.name).exists() and not args.replace:
-            raise UserError(
-                f"a scenario named {args.name!r} is already saved; nothing changed "
-                "(choose another name, or --replace it)"
-            )
-        context = load_context(root, project.inventory)
-        doubts = implausible_overrides(prepare(context), overrides, context.inventory)
-        refuse_unless_forced(doubts, args.force)
-        scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)
-    print(f"Saved scenario {scenario.name!r}:")
-    for name, total in scenario.saved_totals.items():
-        print(f"  {name}: {usd(total)}")
-    return 0
-
-
-@_user_errors
-def scenario_list_command(args: argparse.Namespace) -> int:
-    infos = scenarios.list_scenarios(Path(args.dir))
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "name": i.name,
-                        "saved_at": i.saved_at.isoformat() if i.saved_at else None,
-                        "note": i.note,
-                        "totals": i.totals,
-                    }
-                    for i in infos
-                ],
-                indent=2,
-            )
-        )
-        return 0
-    if not infos:
-        print("No scenario saved yet (trntui scenario save DIR NAME).")
-    for info in infos:
-        when = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else f"{UNKNOWN:16}"
-        totals = ", ".join(f"{name} {usd(total)}" for name, total in info.totals.items())
-        print(f"{info.name:20} {when}  {totals}  {info.note}")
-    return 0
-
-
-@_user_errors
-def scenario_show_command(args: argparse.Namespace) -> int:
-    args.scenario = args.name
-    return estimate_command(args)
-
-
-@_user_errors
-def scenario_diff_command(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    a = scenarios.load_scenario(root, args.a)
-    if args.b is None:
-        # The project as it is now, as the bar shows it without the snapshot's overrides: they
-        # are a difference too, listed first.
-        b_name = "project now"
-        b_estimate = estimate(_project_context(root))
-    else:
-        b_name = args.b
-        b_estimate = scenarios.load_scenario(root, args.b).estimate()
-    rows = scenarios.diff_estimates(a.estimate(), b_estimate)
-    if args.json:
-        print(
-            json.dumps(
-                {"a": a.name, "b": b_name, "changes": [_row_json(r) for r in rows]}, indent=2
-            )
-        )
-        return 0
-    if not rows:
-        print(f"No difference between {a.name!r} and {b_name!r}.")
-    for row in rows:
-        change = ""
-        if row.delta is not None:
-            pct = f", {row.delta_pct:+.1f}%" if row.delta_pct is not None else ""
-            change = f" ({row.delta:+,.6g}{pct})"
-        label = {
-            "total_usd": "Total",
-            "commitment_beyond_usd": "Term still owes",
-            **TERM_LABELS,
-        }.get(row.item, row.item)
-        before, after = row.shown("a", _value), row.shown("b", _value)
-        print(f"{row.target}: {label}: {before} -> {after}{change}")
-        if row.a_note != row.b_note:
-            print(f"    was {row.a_note or 'not set'}; now {row.b_note or 'not set'}")
-    return 0
-
-
-def _value(value: float | None) -> str:
-    return number(value, 6)
-
-
-def _row_json(row: DiffRow) -> dict[str, Any]:
-    return {
-        "target": row.target,
-        "item": row.item,
-        "a": row.a,
-        "b": row.b,
-        "delta": row.delta,
-        "delta_pct": row.delta_pct,
-        "a_provenance": row.a_note,
-        "b_provenance": row.b_note,
-        "a_absent": row.a_absent,
-        "b_absent": row.b_absent,
-    }
