@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import httpx
 
@@ -53,6 +53,23 @@ if TYPE_CHECKING:
 
 EC2_OFFER = "AmazonEC2"
 SIDE_OFFERS = ("AmazonEC2", "AmazonS3", "AmazonCloudWatch", "AWSDataTransfer")
+
+
+class FetchOptions(TypedDict, total=False):
+    """How a fetch runs, the same for every fetch function here (each takes them by keyword:
+    ``fetch_instance_quotes(region, types, settings=..., cancel=...)``); each may be left out."""
+
+    settings: PricingSettings | None
+    """Where and how to download (default: ``PricingSettings.from_env()``)."""
+    progress: ProgressCallback | None
+    """Called with the bytes done and the total (None while unknown) as a file downloads."""
+    cancel: CancelCheck | None
+    """Polled while downloading and scanning: True stops the fetch (``PricingCancelledError``)."""
+    offline: bool
+    """Use the cached copy only; never ask the server."""
+    transport: httpx.BaseTransport | None
+    """The HTTP transport (tests serve a fake price list through it)."""
+
 
 # Faults where the cached copy is still the best answer: the server or the path to it failed.
 _RECOVERABLE = (PricingNetworkError, PricingHTTPError, PricingFormatError, PricingTooLargeError)
@@ -239,12 +256,8 @@ def fetch_instance_quotes(
     region: str,
     instance_types: Sequence[str] | None = None,
     *,
-    settings: PricingSettings | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: CancelCheck | None = None,
-    offline: bool = False,
-    transport: httpx.BaseTransport | None = None,
     side_rates: bool = False,
+    **options: Unpack[FetchOptions],
 ) -> FetchResult:
     """On-demand and reserved Linux quotes for ``instance_types`` (all types when None).
 
@@ -259,17 +272,15 @@ def fetch_instance_quotes(
         EC2_OFFER,
         lambda columns: extract.instance_plan(wanted, region)(columns),
         lambda *found: extract.quotes_from_instance_rows(*found),
-        ON_DEMAND, region, wanted, settings=settings, progress=progress, cancel=cancel,
-        offline=offline, transport=transport, side_rates=side_rates,
+        ON_DEMAND, region, wanted, side_rates=side_rates, **options,
     )  # fmt: skip
 
 
 def fetch_savings_plan_quotes(
-    region: str, instance_types: Sequence[str] | None = None, **options: Any
+    region: str, instance_types: Sequence[str] | None = None, **options: Unpack[FetchOptions]
 ) -> FetchResult:
     """Compute and EC2 Instance Savings Plans rates (Linux) for ``instance_types`` (all when
-    None), from the region's ``AWSComputeSavingsPlan`` file. Its options are those of
-    ``fetch_instance_quotes`` (settings, progress, cancel, offline, transport): the file is
+    None), from the region's ``AWSComputeSavingsPlan`` file (``FetchOptions``): the file is
     cached, re-validated and used from the cache when the server fails, as the EC2 file is. A
     type with no plan rate is in ``misses``, which speak for Savings Plans only."""
     wanted = _unique(instance_types)
@@ -293,12 +304,8 @@ def _fetch_quotes(
     region: str,
     wanted: list[str] | None,
     *,
-    settings: PricingSettings | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: CancelCheck | None = None,
-    offline: bool = False,
-    transport: httpx.BaseTransport | None = None,
     side_rates: bool = False,
+    **options: Unpack[FetchOptions],
 ) -> FetchResult:
     """Load the offer's file for ``region`` and make its quotes from ``plan``'s rows (gathered
     as the file downloads), and with ``side_rates`` its side-service rates from the same parse;
@@ -306,7 +313,7 @@ def _fetch_quotes(
     ``plan`` and ``quotes_from_rows`` name the extraction's functions through the lazy
     ``extract`` package: its modules, and Polars, load in the scanning thread when the file's
     header has come, while the download goes on."""
-    settings = settings or PricingSettings.from_env()
+    settings = options.get("settings") or PricingSettings.from_env()
     quotes_plan = plan
     if side_rates:
 
@@ -314,10 +321,10 @@ def _fetch_quotes(
             side = _side_plan(offer_code)(columns).queries
             return extract.RowQueries((quotes_plan(columns), *side))
 
-    with PriceListClient(settings, transport=transport) as client:
+    with PriceListClient(settings, transport=options.get("transport")) as client:
         offer, status = load_offer(
-            client, offer_code, region, progress=progress, cancel=cancel, offline=offline,
-            plan=plan,
+            client, offer_code, region, progress=options.get("progress"),
+            cancel=options.get("cancel"), offline=options.get("offline", False), plan=plan,
         )  # fmt: skip
     rows, *side_rows = offer.rows if side_rates else [offer.rows]
     source = offer_source(offer)
@@ -354,12 +361,8 @@ _SIDE_NAMES = {
 def fetch_side_rates(
     region: str,
     *,
-    settings: PricingSettings | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: CancelCheck | None = None,
-    offline: bool = False,
-    transport: httpx.BaseTransport | None = None,
     already: SideRatesResult | None = None,
+    **options: Unpack[FetchOptions],
 ) -> SideRatesResult:
     """S3 Standard, EBS gp3, CloudWatch Logs and inter-AZ transfer rates for ``region``.
 
@@ -367,12 +370,12 @@ def fetch_side_rates(
     file that cannot be had at all makes its services missing, with the reason. The offers
     ``already`` has read (a ``FetchResult.side_rates``) are taken from it, not read again.
     """
-    settings = settings or PricingSettings.from_env()
+    settings = options.get("settings") or PricingSettings.from_env()
     if already is not None and already.region != region:
         raise ValueError(f"side rates read for {already.region} cannot serve {region}")
     done = {status.offer_code for status in already.statuses} if already is not None else set()
     parts: list[SideRatesResult] = []
-    with PriceListClient(settings, transport=transport) as client:
+    with PriceListClient(settings, transport=options.get("transport")) as client:
         for offer_code in SIDE_OFFERS:
             if offer_code in done and already is not None:
                 if already not in parts:
@@ -381,8 +384,9 @@ def fetch_side_rates(
             plan = _side_plan(offer_code)
             try:
                 offer, status = load_offer(
-                    client, offer_code, region, progress=progress, cancel=cancel,
-                    offline=offline, plan=plan,
+                    client, offer_code, region, progress=options.get("progress"),
+                    cancel=options.get("cancel"), offline=options.get("offline", False),
+                    plan=plan,
                 )  # fmt: skip
             except PricingCancelledError:
                 raise
@@ -401,12 +405,11 @@ def fetch_side_rates(
 
 
 def fetch_quotes_and_side_rates(
-    region: str, instance_types: Sequence[str] | None = None, **options: Any
+    region: str, instance_types: Sequence[str] | None = None, **options: Unpack[FetchOptions]
 ) -> tuple[FetchResult, SideRatesResult]:
     """Instance quotes and the side-service rates of ``region``, the EC2 file read once for
-    both (its EBS gp3 rate comes with the quotes). Its options are those of
-    ``fetch_instance_quotes`` (settings, progress, cancel, offline, transport); a fault is
-    handled as each of the two functions handles it."""
+    both (its EBS gp3 rate comes with the quotes; ``FetchOptions``); a fault is handled as
+    each of the two functions handles it."""
     result = fetch_instance_quotes(region, instance_types, side_rates=True, **options)
     return result, fetch_side_rates(region, already=result.side_rates, **options)
 

@@ -12,6 +12,7 @@ from trntui.commands import json_text
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import fetch_json, print_fetch, progress_printer
 from trntui.pricing.service import (
+    FetchOptions,
     FetchResult,
     SideRatesResult,
     fetch_instance_quotes,
@@ -26,7 +27,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     settings = PricingSettings.from_env(args.pricing_url, **overrides).started()
     progress = progress_printer()
     try:
-        options = {"settings": settings, "progress": progress, "offline": args.offline}
+        options: FetchOptions = {
+            "settings": settings,
+            "progress": progress,
+            "offline": args.offline,
+        }
         side: SideRatesResult | None = None
         if args.side_rates:
             result, side = fetch_quotes_and_side_rates(args.region, args.instance_types, **options)
