@@ -282,12 +282,13 @@ class RunMetadata:
         return cls(**data)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _metadata_from_json(text: str) -> RunMetadata:
     """Parsed once per text: the runs table is checked when read and its metadata used again by
-    every reader. The metadata is frozen, but its dict fields (``facts``, ``protocol``,
-    ``setup_phases``) are shared between the readers of one text: read them, never change
-    them (nothing does)."""
+    every reader. The cache holds a team's archive (tens of thousands of runs): a smaller one,
+    read through in table order, would keep none of it. The metadata is frozen, but its dict
+    fields (``facts``, ``protocol``, ``setup_phases``) are shared between the readers of one
+    text: read them, never change them (nothing does)."""
     return RunMetadata._from_json(text)
 
 
