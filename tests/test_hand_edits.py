@@ -88,3 +88,16 @@ def test_an_unknown_table_is_refused_on_reading_not_dropped_on_writing(
     with pytest.raises(InputFileError, match="unknown key 'reviewers'") as raised:
         load(sample_dir)
     assert raised.value.line == body.count("\n") + 2
+
+
+def test_a_hand_edit_of_the_sets_file_is_read_again(sample_dir: Path) -> None:
+    """The last read of ``sets.toml`` is kept while the file is unchanged: an edit in place
+    of the same length (same inode, same size) is still seen."""
+    path = sets_path(sample_dir)
+    path.write_text('schema_version = 1\n\n[[set]]\nname = "trial"\nfamily = "f"\n')
+    assert load_family_names(sample_dir) == {"trial": "f"}
+    inode = path.stat().st_ino
+    path.write_text(path.read_text().replace('family = "f"', 'family = "g"'))  # in place
+    assert path.stat().st_ino == inode
+    assert load_family_names(sample_dir) == {"trial": "g"}
+    assert load_family_names(sample_dir) == {"trial": "g"}

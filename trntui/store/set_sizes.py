@@ -58,15 +58,33 @@ def load_family_names(root: Path) -> dict[str, str]:
     return {name: family for name, (_, family) in _load(root).items() if family is not None}
 
 
-def _load(root: Path) -> dict[str, tuple[SystemSize | None, str | None]]:
+_Entries = dict[str, tuple[SystemSize | None, str | None]]
+_READ: dict[tuple[str, int, int, int], _Entries] = {}
+"""The last ``sets.toml`` read, by its path and what ``stat`` said before reading it: an
+estimate asks for the sizes and the families, and a team's file of a thousand sets takes
+longer to parse than the estimate of a small project (a write replaces the file: a new inode
+and time, so it is read again)."""
+
+
+def _load(root: Path) -> _Entries:
     path = sets_path(root)
     if not path.is_file():
         return {}
+    stat = path.stat()
+    key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    if key not in _READ:
+        entries = _parse(path)
+        _READ.clear()
+        _READ[key] = entries
+    return dict(_READ[key])  # the callers that write change their copy
+
+
+def _parse(path: Path) -> _Entries:
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     check_schema_version(path, text, document, SCHEMA_VERSION)
     check_top_level(path, text, document, ("schema_version", "set"))
-    entries: dict[str, tuple[SystemSize | None, str | None]] = {}
+    entries: _Entries = {}
     for index, entry in enumerate(document.get("set", [])):
         name, size, family = _entry(path, text, index, entry)
         if name in entries:
