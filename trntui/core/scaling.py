@@ -142,8 +142,13 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
     """
     named = named or {}
     groups: dict[tuple[object, ...], list[tuple[str, SetSize]]] = {}
-    for run_set in observations["set_name"].unique().sort().to_list():
-        runs = observations.filter(pl.col("set_name") == run_set)
+    # One pass over the runs, not a filter per set (a team's archive has a thousand sets).
+    by_set = {
+        str(name): runs
+        for (name,), runs in observations.partition_by("set_name", as_dict=True).items()
+    }
+    for run_set in sorted(by_set):
+        runs = by_set[run_set]
         size = set_size([_row_size(row) for row in runs.iter_rows(named=True)])
         if size.size is None or size.size.nodes is None:
             continue
@@ -163,7 +168,7 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
             point
             for run_set, size in members
             if size.size is not None
-            and (point := measured_size(observations, run_set, size.size)) is not None
+            and (point := measured_size(by_set[run_set], run_set, size.size)) is not None
         ]
         if len({p.nodes for p in points}) < 2:
             continue
