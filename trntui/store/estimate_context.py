@@ -14,6 +14,7 @@ import polars as pl
 from trntui.core.estimate import EstimateContext, observation_row, observations_frame
 from trntui.core.inventory import Inventory
 from trntui.core.system_size import effective_size
+from trntui.core.timeline import SystemSize
 from trntui.store.facts import DerivedRuns, derive_and_store_runs
 from trntui.store.project import read_inventory
 from trntui.store.quality import quality_path
@@ -52,7 +53,12 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
     stated = load_stated_sizes(root)
     rows = []
     derived = derive_and_store_runs(root, target, planned)
+    sizes: dict[tuple[SystemSize | None, SystemSize | None], SystemSize | None] = {}
     for run in derived:
+        # Once per logged and stated size, not per run: the runs of a set share both.
+        pair = (run.metadata.system, stated.get(run.set_name))
+        if pair not in sizes:
+            sizes[pair] = effective_size(*pair)
         rows.append(
             observation_row(
                 run.run_id,
@@ -61,7 +67,7 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
                 run.metadata,
                 limit=run.limit,
                 steady_utilization_pct=run.steady_utilization_pct,
-                system=effective_size(run.metadata.system, stated.get(run.set_name)),
+                system=sizes[pair],
             )
         )
     frame = observations_frame(rows)
