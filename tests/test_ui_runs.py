@@ -10,6 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.widgets import DataTable, Input, Static
 
 from tests import HANG_GUARD_S, MLPERF_DATA, SIZE, loggen
@@ -522,3 +524,24 @@ async def test_the_import_paths_complete_and_keep_what_was_typed(
         assert app.focused is field
         await pilot.press("space", *f"{tmp_path}/results/no", "right")
         assert field.value == f"{tmp_path}/results/8xSMC-H100/ {tmp_path}/results/notes.md"
+
+
+@given(
+    st.lists(st.text(alphabet="ab/_-. \u00e9", min_size=0, max_size=12), min_size=1, max_size=12)
+)
+def test_each_name_shares_its_longest_beginning_with_a_sorted_neighbour(names: list[str]) -> None:
+    """How long a beginning each name shares with its most similar other name (where a cut run
+    set label starts), found from its neighbours in sorted order, is the longest over every
+    other name."""
+    from trntui.core.format import shared_starts
+
+    def common(a: str, b: str) -> int:
+        pairs = enumerate(zip(a, b, strict=False))
+        return next((k for k, (x, y) in pairs if x != y), min(len(a), len(b)))
+
+    unique = set(names)
+    expected = {
+        name: max((common(name, other) for other in unique - {name}), default=0)
+        for name in unique
+    }
+    assert shared_starts(sorted(unique)) == expected
