@@ -112,6 +112,7 @@ class RunsScreen(SessionScreen):
         self.facts: dict[str, RunFacts] = {}
         self.sizes: dict[str, SystemSize | None] = {}
         self.backtests: dict[str, Backtest | None] = {}
+        self._observations: pl.DataFrame | None = None
         self._shown_derived: object = None
         """The run facts the table shows (see ``_show_facts``)."""
 
@@ -183,19 +184,16 @@ class RunsScreen(SessionScreen):
             return
         self._shown_derived = computed.derived
         self.facts = {run.run_id: run.facts for run in computed.derived}
-        self._check_sets(computed.context.observations, tuple(self.sets))
+        self._observations = computed.context.observations
+        self.backtests = {}
         self._show_rows()
 
-    @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
-    def _check_sets(self, observations: pl.DataFrame, sets: tuple[str, ...]) -> None:
-        """Each set's backtest (the model against the trials it came from)."""
-        checks = {name: backtest(observations, name) for name in sets}
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._checked, checks)
-
-    def _checked(self, checks: dict[str, Backtest | None]) -> None:
-        self.backtests = checks
-        self._show_rows()
+    def _backtest(self, set_name: str) -> Backtest | None:
+        """The set's back-test (the model against the trials it came from), worked out when
+        the set is first shown (about a millisecond; a team's archive has a thousand sets)."""
+        if set_name not in self.backtests and self._observations is not None:
+            self.backtests[set_name] = backtest(self._observations, set_name)
+        return self.backtests.get(set_name)
 
     def _set_columns(self) -> bool:
         """Lay the table out for the terminal's width; True when that changed the columns."""
@@ -284,7 +282,7 @@ class RunsScreen(SessionScreen):
             head += f" (logs said {size.size.overrides.split(' (')[0]})"
         if info is not None and info.mlperf_score is not None:
             spread += ("; " if spread else "") + "MLPerf " + info.mlperf_score.text()
-        check = self.backtests.get(set_name)
+        check = self._backtest(set_name)
         tested = (
             "back-test: not possible (no counted run with a throughput and its work)"
             if check is None
