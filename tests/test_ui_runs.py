@@ -541,7 +541,42 @@ def test_each_name_shares_its_longest_beginning_with_a_sorted_neighbour(names: l
 
     unique = set(names)
     expected = {
-        name: max((common(name, other) for other in unique - {name}), default=0)
-        for name in unique
+        name: max((common(name, other) for other in unique - {name}), default=0) for name in unique
     }
     assert shared_starts(sorted(unique)) == expected
+
+
+async def test_the_runs_table_holds_at_most_its_cap_and_a_filter_reaches_the_rest(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trntui.ui.screens import runs as runs_screen
+
+    monkeypatch.setattr(runs_screen, "SHOWN_ROWS", 5)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.row_count == 5
+        assert app.status[0] == "The first 5 of 13 runs are shown: / filters them"
+        assert not app.screen.query("#runs-filter"), "no filter takes no line"
+        await pilot.press("slash", *"TRN3")  # any case
+        await settle(pilot)
+        field = app.screen.query_one("#runs-filter", Input)
+        assert field.value == "TRN3"
+        assert table.row_count == 3
+        assert {table.get_row_at(i)[0] for i in range(3)} == {"trn3-example"}
+        assert app.status[0] == "3 of 13 runs match 'TRN3'"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.focused is table and field.is_mounted, "the filter stays while it holds"
+        field.value = "result_1"  # the log's name: result_1.txt and result_10.txt
+        await settle(pilot)
+        assert table.row_count == 2
+        field.focus()
+        field.value = ""
+        await settle(pilot)
+        assert table.row_count == 5
+        table.focus()
+        await settle(pilot)
+        assert not app.screen.query("#runs-filter")

@@ -3,6 +3,10 @@
 The runs come from the runs table (``store.runs``); their facts from the session's last
 recompute (``Session.computed``: derived once, shared with the estimate); selecting a run reads
 its stored timeline in a worker to draw the plot, so the screen never re-parses a log.
+
+The table holds at most ``SHOWN_ROWS`` runs (filling a table costs a tenth of a millisecond
+or more per row, and a team's archive has ten thousand): ``/`` filters the runs by their
+set's name or their log's, and the status line says how many are shown of how many.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Footer, Static
+from textual.events import DescendantBlur
+from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
@@ -59,7 +64,12 @@ from trntui.ui.text import cell, shown
 from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
+from trntui.ui.widgets.text_field import TextField
 from trntui.ui.widgets.throughput_plot import ThroughputPlot
+
+SHOWN_ROWS = 200
+"""The most runs the table holds: filled in about 30 ms, so a filter keystroke redraws within
+a frame budget of 50 ms (``benchmarks/bench_team_archive.py``)."""
 
 
 class RunsScreen(SessionScreen):
@@ -76,6 +86,14 @@ class RunsScreen(SessionScreen):
             "Import",
             tooltip="Import run logs (files or folders), previewed before storing",
             id="runs.import",
+        ),
+        Binding(
+            "slash",
+            "filter_runs",
+            "Filter",
+            show=False,  # in Help (f1) and the palette; the footer has no room at 80 columns
+            tooltip="Show only the runs whose set or log name holds the text typed",
+            id="runs.filter",
         ),
         Binding(
             "z",
@@ -118,7 +136,7 @@ class RunsScreen(SessionScreen):
 
     def compose(self) -> ComposeResult:
         yield AreaBar("screen.runs", self.session)
-        with Vertical():
+        with Vertical(id="runs-body"):
             yield Static(
                 "No runs imported yet. Press [b]i[/b] to import training logs "
                 "(MLPerf, Megatron-LM, neuronx-distributed, Hugging Face trainer_state.json).",
@@ -212,6 +230,66 @@ class RunsScreen(SessionScreen):
         if self.is_mounted and self._set_columns() and not self.runs.is_empty():
             self._show_rows()
 
+    async def action_filter_runs(self) -> None:
+        """Show the filter field above the table (it takes a line only while shown)."""
+        field = self._filter_field()
+        if field is None:
+            field = TextField(
+                placeholder="Filter: part of a set or log name (enter: to the table)",
+                compact=True,
+                id="runs-filter",
+            )
+            await self.query_one("#runs-body", Vertical).mount(field, before="#runs")
+        field.focus()
+
+    def _filter_field(self) -> TextField | None:
+        found = self.query("#runs-filter")
+        return found.first(TextField) if found else None
+
+    def _filter_text(self) -> str:
+        field = self._filter_field()
+        return "" if field is None else field.value.strip()
+
+    @on(Input.Changed, "#runs-filter")
+    def _filter_changed(self) -> None:
+        self._show_rows()
+
+    @on(Input.Submitted, "#runs-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#runs", DataTable).focus()
+
+    @on(DescendantBlur, "#runs-filter")
+    async def _filter_left(self) -> None:
+        field = self._filter_field()
+        if field is not None and not field.value.strip():
+            await field.remove()  # an empty filter takes no line
+
+    def _matching(self) -> pl.DataFrame:
+        """The runs the filter lets through, by set and log (every run without a filter)."""
+        runs = self.runs.sort("set_name", "source")
+        text = self._filter_text().lower()
+        if not text:
+            return runs
+        return runs.filter(
+            pl.any_horizontal(
+                pl.col(column).str.to_lowercase().str.contains(text, literal=True)
+                for column in ("set_name", "source")
+            )
+        )
+
+    def _say_shown(self, shown: int, matching: int) -> None:
+        """On the status line: how many runs the filter lets through and the table holds."""
+        text = self._filter_text()
+        total = self.runs.height
+        first = f"the first {shown:,}" if shown < matching else ""
+        if text:
+            self.set_status(
+                f"{matching:,} of {total:,} runs match {text!r}"
+                + (f"; {first} are shown" if first else "")
+            )
+        elif first:
+            self.set_status(f"{first.capitalize()} of {total:,} runs are shown: / filters them")
+
     def _show_rows(self) -> None:
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
@@ -219,9 +297,12 @@ class RunsScreen(SessionScreen):
         wide = bool(self._wide)
         name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
         log_width = LOG_WIDTH if wide else NARROW_LOG_WIDTH
-        sets = distinct_labels(self.runs["set_name"].to_list(), name_width)
+        matching = self._matching()
+        rows = matching.head(SHOWN_ROWS)
+        sets = distinct_labels(rows["set_name"].to_list(), name_width)
         shown = {key for key, _, narrow in COLUMNS if wide or narrow is not None}
-        for row in self.runs.sort("set_name", "source").iter_rows(named=True):
+        self._say_shown(rows.height, matching.height)
+        for row in rows.iter_rows(named=True):
             facts = self.facts.get(row["run_id"])
             cells: dict[str, object] = {
                 "set": cell(sets[row["set_name"]]),
