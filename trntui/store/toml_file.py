@@ -18,14 +18,15 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
-import tomlkit
-from tomlkit.container import Container
-from tomlkit.items import AoT, Table
 
 from trntui.core.errors import InputFileError
+
+if TYPE_CHECKING:
+    from tomlkit.container import Container
+    from tomlkit.items import AoT, Table
 
 _AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?\s*(#.*)?$")
@@ -129,6 +130,10 @@ def updated_toml(
     tell its items apart (a target's ``name``): an item that moved keeps its comments."""
     if previous is None:
         return fresh
+    # Loaded by the first save, not with this module: reading a project never needs it, and
+    # it takes about a third as long to import as Textual (the app's first frame waits).
+    import tomlkit
+
     try:
         kept = tomlkit.parse(previous)
         _merge(kept, document, identity or {})
@@ -153,6 +158,9 @@ def previous_text(path: Path) -> str | None:
 def _merge(
     kept: Container | Table, new: dict[str, Any], identity: dict[str, tuple[str, ...]]
 ) -> None:
+    from tomlkit.container import Container
+    from tomlkit.items import AoT, Table
+
     for key in [key for key in kept if key not in new]:
         del kept[key]
     for key, value in new.items():
@@ -174,6 +182,9 @@ def _merged_items(
     ``keys``; without keys, the one at the same position), updated; else a new table. Matches
     are found for every item before any table is taken by position, so a new item never takes
     the table (and the comments) of one that only moved."""
+    import tomlkit
+    from tomlkit.items import AoT
+
     unused = list(old)
 
     def take(match: Any) -> Table | None:
