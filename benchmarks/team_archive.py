@@ -45,6 +45,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from trntui.core.quality import QualityTarget
 from trntui.core.timeline import ImportedRun, RunMetadata
 from trntui.store.facts import FACTS_SCHEMA, derived_runs, facts_path, run_key, timeline_digest
 from trntui.store.project import init_project, read_inventory
@@ -261,7 +262,7 @@ def _copy_run(
     salt: tuple[str, int],
     rows: list[dict],
     fact_rows: list[dict],
-    target: object,
+    target: QualityTarget | None,
     planned: int | None,
 ) -> None:
     """One more run of ``dest``: the variant's row, timeline and facts under a new id."""
