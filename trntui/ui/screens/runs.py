@@ -164,7 +164,8 @@ class RunsScreen(SessionScreen):
         """Read the runs table; each run's facts come from the session's last estimate."""
         root = self.session.root
         try:
-            self.runs = load_runs(root)
+            # In the table's order once, not at every filter keystroke.
+            self.runs = load_runs(root).sort("set_name", "source")
             self.sets = {info.name: info for info in run_sets(root, self.runs)}
             self.sizes = run_sizes(self.runs, load_stated_sizes(root))
         except UserError as error:
@@ -265,8 +266,9 @@ class RunsScreen(SessionScreen):
             await field.remove()  # an empty filter takes no line
 
     def _matching(self) -> pl.DataFrame:
-        """The runs the filter lets through, by set and log (every run without a filter)."""
-        runs = self.runs.sort("set_name", "source")
+        """The runs the filter lets through, by set and log (every run without a filter; the
+        runs are kept in that order when read)."""
+        runs = self.runs
         text = self._filter_text().lower()
         if not text:
             return runs
@@ -375,7 +377,9 @@ class RunsScreen(SessionScreen):
     def _load_plot(self, run_id: str) -> None:
         plot = self.query_one(ThroughputPlot)
         try:
-            run = load_run(self.session.root, run_id)
+            # The table the screen read: reading it again takes the GIL from the UI thread
+            # for every highlighted run (ten thousand rows checked, in a team's archive).
+            run = load_run(self.session.root, run_id, self.runs)
         except UserError as error:
             self.app.call_from_thread(
                 plot.show, None, warmup_end_s=None, stalls_s=(), message=str(error)
@@ -438,7 +442,7 @@ class RunsScreen(SessionScreen):
         """Utilization, compile telemetry and the verdict read stored captures: a worker."""
         root = self.session.root
         try:
-            run = load_run(root, run_id)
+            run = load_run(root, run_id, self.runs)
             telemetry = run_detail(
                 root,
                 run_id,
