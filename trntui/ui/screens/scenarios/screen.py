@@ -9,10 +9,11 @@ here, as do its reads of the app; the dialogs are in ``modals``.
 
 from __future__ import annotations
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, TabbedContent
+from textual.worker import get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import INPUT_SPECS, Override, implausible_overrides
@@ -20,6 +21,7 @@ from trntui.core.estimate import Input as EstimateInput
 from trntui.core.report import Analysis
 from trntui.store.scenarios import (
     Scenario,
+    ScenarioInfo,
     list_scenarios,
     load_scenario,
     staleness,
@@ -166,7 +168,7 @@ class ScenariosScreen(SessionScreen):
         signals.estimate_problem.subscribe(self, self._show_problem)
         self._show(self.session.analysis)
         self._show_problem(self.session.estimate_problem)
-        self.reload_snapshots()
+        self.call_after_refresh(self._read_snapshots)
 
     # --- tabs and keys ---------------------------------------------------------------------
 
@@ -358,8 +360,26 @@ class ScenariosScreen(SessionScreen):
         try:
             infos = list_scenarios(self.session.root)
         except (UserError, OSError) as error:
-            self.set_status(str(error), "error")
-            infos = []
+            self._show_snapshots([], str(error))
+        else:
+            self._show_snapshots(infos, "")
+
+    @work(thread=True, exclusive=True, group="snapshots", exit_on_error=False)
+    def _read_snapshots(self) -> None:
+        """``reload_snapshots`` off the event loop, for the screen's first visit: each
+        snapshot is a TOML file parsed and checked in full, which took 110-130 ms of the
+        first frame for two snapshots (``benchmarks/bench_first_visit.py``)."""
+        try:
+            infos = list_scenarios(self.session.root)
+        except (UserError, OSError) as error:
+            self.app.call_from_thread(self._show_snapshots, [], str(error))
+        else:
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(self._show_snapshots, infos, "")
+
+    def _show_snapshots(self, infos: list[ScenarioInfo], problem: str) -> None:
+        if problem:
+            self.set_status(problem, "error")
         self.query_one(SnapshotsPane).show_list(infos, self.marked, opened=self.opened is not None)
         self.refresh_bindings()
 
