@@ -28,7 +28,7 @@ from tests.loggen import MegatronSpec, write_megatron
 from tests.test_estimate import TRN, book, inventory
 from trntui.core.estimate import Override, estimate, prepare
 from trntui.core.report import analyze
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
@@ -101,7 +101,7 @@ def main() -> None:
         start = time.perf_counter()
         root = build_project(Path(folder))
         built = time.perf_counter()
-        context = load_context(root)
+        context = derive_and_store_context(root)
         loaded = time.perf_counter()
         runs = context.observations.height
         print(f"project: {runs} imported runs, built in {built - start:.1f} s")

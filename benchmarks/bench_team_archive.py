@@ -160,9 +160,9 @@ def runs_table_row(small: Path, big: Path) -> None:
 def scale_row(big: Path) -> None:
     from trntui.core.scale_plan import scale_plan
     from trntui.core.scaling import family_of
-    from trntui.store.scenarios import load_context
+    from trntui.store.estimate_context import derive_and_store_context
 
-    context = load_context(big)
+    context = derive_and_store_context(big)
     target = next(t for t in context.inventory.targets if t.instance_type.startswith("p5"))
     family = family_of(context.families(), target.run_set)
     assert family is not None, "the archive puts the GPU baseline's set in a family"

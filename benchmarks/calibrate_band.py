@@ -28,7 +28,7 @@ from trntui.core.calibration import (
     calibrate_set,
     overall,
 )
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import init_project
 from trntui.store.run_import import import_paths
 
@@ -54,7 +54,7 @@ def calibrate(
         root = init_project(Path(scratch) / "calibration")
         for name, folder in sets.items():
             import_paths(root, [folder], set_name=name)
-        observations = load_context(root).observations
+        observations = derive_and_store_context(root).observations
     return [calibrate_set(observations, name, estimation_runs, subsets) for name in sets]
 
 

@@ -43,11 +43,12 @@ from trntui.core.estimate import Override  # noqa: E402
 from trntui.core.quotes import PriceQuote, RateTier, ServiceRate, SideService  # noqa: E402
 from trntui.core.run_facts import RecordedQuality  # noqa: E402
 from trntui.core.timeline import SystemSize  # noqa: E402
+from trntui.store.estimate_context import derive_and_store_context  # noqa: E402
 from trntui.store.project import Project  # noqa: E402
 from trntui.store.quality import record_quality  # noqa: E402
 from trntui.store.quotes import QuoteBook, save_quote_book  # noqa: E402
 from trntui.store.runs import import_paths  # noqa: E402
-from trntui.store.scenarios import load_context, save_scenario  # noqa: E402
+from trntui.store.scenarios import save_scenario  # noqa: E402
 from trntui.store.set_sizes import state_size  # noqa: E402
 
 PROJECT = REPO / "sample_runs" / "llama2-70b-lora"
@@ -159,7 +160,7 @@ def main() -> None:
 
     with Project.open(PROJECT) as project:
         shutil.rmtree(PROJECT / "scenarios", ignore_errors=True)
-        context = load_context(PROJECT, project.inventory, today=QUOTED_ON.date())
+        context = derive_and_store_context(PROJECT, project.inventory, today=QUOTED_ON.date())
         save_scenario(
             PROJECT, "as-measured", context, note="EXAMPLE: the runs and quotes as they are",
             saved_by="sample project",

@@ -12,7 +12,7 @@ from trntui.core.analysis import analyze
 from trntui.core.comparison import RUN_TRIAL
 from trntui.core.estimate import Override, estimate
 from trntui.core.report import render_markdown, report_document
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.store.runs import load_runs, remove_run
 from trntui.ui.widgets.estimate_bar import estimate_line
@@ -27,7 +27,7 @@ def before_trial(sample_dir: Path):
     for run_id in runs.filter(pl.col("set_name") == "trn3-example")["run_id"]:
         remove_run(sample_dir, run_id)
     with Project.open(sample_dir, read_only=True) as project:
-        return load_context(sample_dir, project.inventory)
+        return derive_and_store_context(sample_dir, project.inventory)
 
 
 def test_the_sample_without_trainium3_runs_says_run_a_trial_with_the_break_even(

@@ -251,14 +251,15 @@ def test_unknown_scenario_exits_2(project, capsys):
 
 
 def test_run_facts_are_derived_once_per_import(built, project):
-    from trntui.store.estimate_context import load_observations
     from trntui.store.project import read_inventory
+    from trntui.store.project_store import ProjectStore
 
     inv = read_inventory(project).inventory
-    first = load_observations(project, inv)
-    assert load_observations(project, inv) is first  # an edit does not touch the runs again
-    import_paths(project, [built.parent / "extra.log"], set_name="trn")
-    again = load_observations(project, inv)
+    with ProjectStore.open(project) as store:
+        first = store.derive_and_store_observations(inv).frame
+        assert store.derive_and_store_observations(inv).frame is first  # an edit: runs untouched
+        import_paths(project, [built.parent / "extra.log"], set_name="trn")
+        again = store.derive_and_store_observations(inv).frame
     assert again is not first and again.height == first.height + 1
 
 

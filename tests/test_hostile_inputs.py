@@ -757,7 +757,7 @@ def test_a_run_whose_loss_went_nan_is_a_failed_run_not_a_suspect_one(tmp_path: P
     estimate as if it never ran, so the failure share was understated. It is a failed run."""
     from trntui.core.estimate import estimate
     from trntui.core.run_facts import run_facts
-    from trntui.store.estimate_context import load_context
+    from trntui.store.estimate_context import derive_and_store_context
     from trntui.store.run_import import import_paths
 
     diverged = _with_loss(tmp_path, "diverged.log", range(150, 10_000))
@@ -770,10 +770,10 @@ def test_a_run_whose_loss_went_nan_is_a_failed_run_not_a_suspect_one(tmp_path: P
     assert any("later steps log a finite loss again" in n for n in recovered.notes)
 
     root = copy_sample(tmp_path / "sample")
-    before = estimate(load_context(root))
+    before = estimate(derive_and_store_context(root))
     (outcome,) = import_paths(root, [diverged], set_name="trn3-example")
     assert outcome.outcome == "added"
-    after = estimate(load_context(root))
+    after = estimate(derive_and_store_context(root))
     target = next(t for t in after.targets if t.target.run_set == "trn3-example")
     share = target.input("failed_fraction")
     assert (

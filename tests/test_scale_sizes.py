@@ -23,7 +23,7 @@ from tests.test_scaling import GOAL
 from trntui.core.estimate import DERIVED, MEASURED, estimate
 from trntui.core.inventory import TrainingTarget
 from trntui.core.scale_plan import scale_plan
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
@@ -88,7 +88,7 @@ def context_for(root: Path, name: str):
     # The GB200 logs print no job clock this trntui reads: the time outside them is stated.
     software = dataclasses.replace(inv.software, launch_minutes=3.0)
     inv = dataclasses.replace(inv, goal=GOAL, targets=targets, software=software)
-    return dataclasses.replace(load_context(root, inv), inventory=inv)
+    return dataclasses.replace(derive_and_store_context(root, inv), inventory=inv)
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))

@@ -19,7 +19,7 @@ import pytest
 from tests import MLPERF_DATA
 from trntui.commands import scale as scale_commands
 from trntui.core.inventory import Distribution, TrainingGoal, TrainingTarget
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project, init_project
 from trntui.store.quotes import add_quotes, add_rates
 from trntui.store.run_import import import_paths
@@ -73,7 +73,7 @@ def context_with(root: Path, count: int, per_doubling: float | None = None, **go
     inv = dataclasses.replace(inventory(), goal=GOAL)
     target = TrainingTarget("H200", "p5en.48xlarge", count, run_set="hpe-n1")
     return dataclasses.replace(
-        load_context(root, inv),
+        derive_and_store_context(root, inv),
         inventory=dataclasses.replace(
             inv,
             targets=(target,),
@@ -85,7 +85,7 @@ def context_with(root: Path, count: int, per_doubling: float | None = None, **go
 
 
 def test_the_three_hpe_sets_form_one_family_with_the_logs_times(hpe: Path) -> None:
-    (family,) = load_context(hpe).families()
+    (family,) = derive_and_store_context(hpe).families()
     assert [p.nodes for p in family.points] == [1, 2, 4]
     minutes = {n: median_minutes(folder) for n, folder in SETS.items()}
     for point in family.points:
@@ -95,7 +95,7 @@ def test_the_three_hpe_sets_form_one_family_with_the_logs_times(hpe: Path) -> No
 def test_a_count_between_measured_sizes_is_interpolated_outside_unknown(hpe: Path) -> None:
     from trntui.core.estimate import estimate
 
-    (family,) = load_context(hpe).families()
+    (family,) = derive_and_store_context(hpe).families()
     rates = {p.nodes: p.throughput for p in family.points}
     three = estimate(context_with(hpe, 3)).target("H200").input("steady_throughput")
     assert three.provenance.kind == "derived"
@@ -167,7 +167,7 @@ def test_a_named_family_replaces_the_automatic_grouping(hpe: Path, tmp_path: Pat
     shutil.copytree(hpe, root, ignore=shutil.ignore_patterns(".trntui.lock"))
     with Project.open(root):
         name_family(root, ["hpe-n1", "hpe-n4"], "two sizes only")
-    found = {f.name: f.sets for f in load_context(root).families()}
+    found = {f.name: f.sets for f in derive_and_store_context(root).families()}
     assert found["two sizes only"] == ("hpe-n1", "hpe-n4")
     assert all("hpe-n2" not in sets for sets in found.values())  # alone: no family
 
@@ -269,7 +269,7 @@ def test_a_measured_count_without_a_family_gets_the_range_of_its_runs(sample_dir
     from trntui.core.scale_plan import scale_plan
     from trntui.core.sensitivity import sensitivity
 
-    ctx = load_context(sample_dir)
+    ctx = derive_and_store_context(sample_dir)
     target = next(t for t in ctx.inventory.targets if t.run_set == "trn3-example")
     plan = scale_plan(ctx, target.name, counts=(target.instance_count,))
     assert plan.family is None
@@ -290,7 +290,7 @@ def test_scenario_overrides_apply_at_every_count_but_the_count(sample_dir: Path)
     from trntui.core.estimate import Override, estimate
     from trntui.core.scale_plan import scale_plan
 
-    ctx = load_context(sample_dir)
+    ctx = derive_and_store_context(sample_dir)
     target = next(t for t in ctx.inventory.targets if t.run_set == "trn3-example")
     faster = Override("steady_throughput", 3.0, target.name, who="me", why="what if")
     more = Override("instance_count", 4, target.name, who="me", why="ignored here")

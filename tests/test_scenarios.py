@@ -240,7 +240,7 @@ def test_the_work_to_the_target_is_varied_over_what_the_verified_runs_needed(tmp
 
     from tests import copy_sample
     from trntui.core.sensitivity import sensitivity
-    from trntui.store.estimate_context import load_context
+    from trntui.store.estimate_context import derive_and_store_context
 
     root = copy_sample(tmp_path / "sample")
     logs = sorted((root / "logs" / "mlperf-v4.0").rglob("result_*.txt"))
@@ -251,7 +251,7 @@ def test_the_work_to_the_target_is_varied_over_what_the_verified_runs_needed(tmp
         assert event["metadata"]["status"] == "success"
         stops.append(event["metadata"]["samples_count"])
     assert len(set(stops)) > 1
-    ctx = load_context(root)
+    ctx = derive_and_store_context(root)
     result = estimate(ctx)
     gpu = next(t for t in result.targets if t.target.run_set == "gpu-1x8h100-mlperf-v4.0")
     work = gpu.input("work_amount")

@@ -16,7 +16,7 @@ from trntui.core.quality import QualityTarget, RecordedQuality
 from trntui.core.run_facts import facts_from_json, facts_to_json, run_facts
 from trntui.importers import import_file
 from trntui.store import facts as stored_facts
-from trntui.store.estimate_context import load_observations
+from trntui.store.estimate_context import derive_and_store_observations
 from trntui.store.facts import derive_and_store_facts, derive_and_store_runs, facts_path
 from trntui.store.project import Project, read_inventory
 from trntui.store.quality import load_recorded_quality, record_quality
@@ -184,7 +184,7 @@ def test_a_read_only_session_derives_in_memory_and_writes_nothing(sample_dir: Pa
     facts_path(sample_dir).unlink()
     before = sorted(p.relative_to(sample_dir) for p in sample_dir.rglob("*"))
     with Project.open(sample_dir, read_only=True) as project:
-        observations = load_observations(sample_dir, project.inventory)
+        observations = derive_and_store_observations(sample_dir, project.inventory).frame
     assert observations.height > 0
     assert sorted(p.relative_to(sample_dir) for p in sample_dir.rglob("*")) == before
     assert main(["estimate", str(sample_dir), "--json"]) == 0  # opens read-only too

@@ -273,13 +273,13 @@ async def test_the_first_frame_shows_the_inventory_while_the_estimate_computes(
     from trntui.store import estimate_context
 
     release = threading.Event()
-    real_load_context = estimate_context.load_context
+    real_read_context = estimate_context.read_context
 
-    def held_load_context(*args, **kwargs):
+    def held_read_context(*args, **kwargs):
         assert release.wait(60), "the test never released the estimate"
-        return real_load_context(*args, **kwargs)
+        return real_read_context(*args, **kwargs)
 
-    monkeypatch.setattr(estimate_context, "load_context", held_load_context)
+    monkeypatch.setattr(estimate_context, "read_context", held_read_context)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

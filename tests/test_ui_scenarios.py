@@ -20,7 +20,7 @@ from trntui.core.estimate import Override
 from trntui.core.inventory import TrainingTarget
 from trntui.core.quotes import SideService
 from trntui.core.report import analyze
-from trntui.store.estimate_context import load_context
+from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
 from trntui.store.scenarios import list_scenarios, load_scenario
@@ -368,7 +368,7 @@ async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(
 
 def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Project) -> None:
     """The bar's text alone (the app computes its estimate the same way): no screen needed."""
-    analysis = analyze(load_context(sample_project.root, sample_project.inventory))
+    analysis = analyze(derive_and_store_context(sample_project.root, sample_project.inventory))
     fitted = estimate_line(analysis, problem="a recompute failed", width=78)
     assert fitted.cell_len <= 78
     ratio = analysis.comparison.cost_ratio
@@ -377,7 +377,7 @@ def test_the_bar_fits_with_a_recompute_problem_and_no_prices(sample_project: Pro
 
 
 def test_the_bar_gives_each_band_with_its_n_and_method(sample_project: Project) -> None:
-    analysis = analyze(load_context(sample_project.root, sample_project.inventory))
+    analysis = analyze(derive_and_store_context(sample_project.root, sample_project.inventory))
     shown = estimate_line(analysis, width=78, example=True, lines=3).plain
     assert len(shown.splitlines()) == 2, "a shorter band rather than a third line"
     for band in analysis.bands:
@@ -472,7 +472,7 @@ def test_the_estimate_table_shows_every_figure_whole_and_uses_the_width_it_has(
     copies = tuple(
         dataclasses.replace(t, name=f"{t.name} copy {n}") for n in (1,) for t in inventory.targets
     )
-    context = load_context(
+    context = derive_and_store_context(
         sample_project.root,
         dataclasses.replace(inventory, targets=(*inventory.targets, *copies)),
     )

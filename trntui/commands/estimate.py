@@ -110,11 +110,10 @@ def plan_json(plan: PlanCheck) -> dict[str, Any]:
 
 
 def project_context(root: Path) -> EstimateContext:
-    from trntui.store.estimate_context import load_context
-    from trntui.store.project import Project
+    from trntui.store.project_store import ProjectStore
 
-    with Project.open(root, read_only=True) as project:
-        return load_context(root, project.inventory)
+    with ProjectStore.open(root, read_only=True) as store:
+        return store.derive_and_store_context()
 
 
 def _basis(

@@ -56,20 +56,20 @@ def import_command(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     _read_first_file_ahead(paths)
     from trntui.commands.runs import runs_report
-    from trntui.store.project import Project
+    from trntui.store.project_store import ProjectStore
     from trntui.store.run_import import import_paths
     from trntui.store.runs import FAILED
 
     try:
-        with Project.open(root) as project:
-            project.require_writable()
+        with ProjectStore.open(root) as store:
+            store.require_writable()
             outcomes = import_paths(
                 root,
                 paths,
                 format=args.format,
                 set_name=args.set_name,
             )
-            report = runs_report(root, project.inventory) if args.json else {}
+            report = runs_report(store) if args.json else {}
     except UserError as error:
         return fail(error)
     if not outcomes:

@@ -25,11 +25,11 @@ from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
 from trntui.store.project import Project
+from trntui.store.project_store import ProjectStore
 from trntui.store.runs import RUNS_SCHEMA, load_runs, run_sets, stale_runs
 
 if TYPE_CHECKING:
     from trntui.core.backtest import Backtest
-    from trntui.core.inventory import Inventory
 
 STALE_RUNS_HINT = (
     "note: {n} run(s) were read by an older trntui: import their logs again (the same files) "
@@ -163,8 +163,8 @@ def size_command(args: argparse.Namespace) -> int:
 def runs_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with Project.open(root, read_only=True) as project:
-            report = runs_report(root, project.inventory)
+        with ProjectStore.open(root, read_only=True) as store:
+            report = runs_report(store)
     except UserError as error:
         return fail(error)
     if args.json:
@@ -207,17 +207,17 @@ def runs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
+def runs_report(store: ProjectStore) -> dict[str, Any]:
     """The JSON document of ``trntui runs --json``.
 
     Status, durations and throughput are derived with the project's goal (quality target and
     planned steps), exactly as the Runs screen shows them.
     """
     from trntui.core.backtest import backtest
-    from trntui.store.estimate_context import load_derived
-    from trntui.store.set_sizes import load_stated_sizes, run_sizes
+    from trntui.store.set_sizes import run_sizes
 
-    observations, derived = load_derived(root, inventory)  # one derivation for both
+    root = store.root
+    observations, derived = store.derive_and_store_observations()  # one derivation for both
     facts = {run.run_id: run.facts for run in derived}
     stored = load_runs(root)
     runs = stored
@@ -241,7 +241,7 @@ def runs_report(root: Path, inventory: Inventory) -> dict[str, Any]:
         )
         runs = runs.drop(_DERIVED_FIELDS[1:]).join(current, on="run_id", how="left")
     metadata = {run.run_id: run.metadata for run in derived}
-    sized = run_sizes(stored, load_stated_sizes(root))
+    sized = run_sizes(stored, store.stated_sizes())
     runs = runs.rename({"set_name": "set"}).select(_RUN_FIELDS)
     succeeded: dict[str, int] = {}
     counted: dict[str, int] = {}

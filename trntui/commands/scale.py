@@ -22,8 +22,8 @@ from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
-from trntui.store.estimate_context import load_context
 from trntui.store.project import Project
+from trntui.store.project_store import ProjectStore
 from trntui.store.set_sizes import name_family
 
 
@@ -64,8 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def scale_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with Project.open(root, read_only=True) as project:
-            plan = scale_plan(load_context(root, project.inventory), args.target)
+        with ProjectStore.open(root, read_only=True) as store:
+            plan = scale_plan(store.derive_and_store_context(), args.target)
     except UserError as error:
         return fail(error)
     if args.json:

@@ -102,22 +102,21 @@ def parse_override(text: str, who: str, why: str) -> Override:
 
 @user_errors
 def scenario_save_command(args: argparse.Namespace) -> int:
-    from trntui.store.estimate_context import load_context
-    from trntui.store.project import Project
+    from trntui.store.project_store import ProjectStore
 
     if args.overrides and not args.why.strip():
         raise UserError("an override is an assumption: say why with --why")
     who = args.who or scenarios.current_user()
     overrides = [parse_override(text, who, args.why) for text in args.overrides]
     root = Path(args.dir)
-    with Project.open(root) as project:
-        project.require_writable()
+    with ProjectStore.open(root) as store:
+        store.require_writable()
         if scenarios.scenario_path(root, args.name).exists() and not args.replace:
             raise UserError(
                 f"a scenario named {args.name!r} is already saved; nothing changed "
                 "(choose another name, or --replace it)"
             )
-        context = load_context(root, project.inventory)
+        context = store.derive_and_store_context()
         doubts = implausible_overrides(prepare(context), overrides, context.inventory)
         refuse_unless_forced(doubts, args.force)
         scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)

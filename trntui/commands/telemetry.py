@@ -27,6 +27,7 @@ from trntui.core.utilization import UtilizationFigure
 from trntui.core.verdict import verdict_rows
 from trntui.store.facts import derive_and_store_facts
 from trntui.store.project import Project
+from trntui.store.project_store import ProjectStore
 from trntui.store.telemetry import (
     ATTACHED,
     DUPLICATE,
@@ -147,8 +148,8 @@ def detail_json(run_id: str, detail: RunTelemetryDetail) -> dict[str, Any]:
 def verdict_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
-        with Project.open(root, read_only=True) as project:
-            inventory = project.inventory
+        with ProjectStore.open(root, read_only=True) as store:
+            inventory = store.inventory
             facts = derive_and_store_facts(
                 root, inventory.goal.quality_target(), inventory.planned_steps()
             )
@@ -158,9 +159,9 @@ def verdict_command(args: argparse.Namespace) -> int:
                     raise UserError(f"no run {args.run_id!r} in {root}")
                 run_ids = [args.run_id]
             from trntui.store.runs import load_runs
-            from trntui.store.set_sizes import load_stated_sizes, run_sizes
+            from trntui.store.set_sizes import run_sizes
 
-            sizes = run_sizes(load_runs(root), load_stated_sizes(root))
+            sizes = run_sizes(load_runs(root), store.stated_sizes())
             details = {
                 run_id: run_detail(
                     root,

@@ -1,13 +1,16 @@
 """What an estimate reads from a project: every imported run's facts and the observations
-frame derived from them (once per import, cached in memory), with the inventory and the
-quote book (``load_context``). The CLI's estimate, the app's recompute, the Scale view and a
-snapshot (``trntui.store.scenarios``, which saves what this loaded) all start here.
+frame derived from them (``derive_and_store_observations``: the facts not stored yet are
+stored, as its name says), with the inventory and the quote book (``read_context``, a read
+that writes nothing). The CLI's estimate, the app's recompute, the Scale view and a snapshot
+(``trntui.store.scenarios``, which saves what this loaded) all start here; an open project
+(``trntui.store.project_store.ProjectStore``) keeps what was derived until its inputs change.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -23,36 +26,39 @@ from trntui.store.runs import runs_path
 from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path
 
-_OBSERVATION_CACHE: dict[tuple, tuple[pl.DataFrame, DerivedRuns]] = {}
+
+class Observed(NamedTuple):
+    """Every imported run's facts against the goal, and the estimate's view of them."""
+
+    frame: pl.DataFrame
+    """One row per run (``core.estimate.observation_row``): what the estimate reads."""
+    runs: DerivedRuns
 
 
-def load_observations(root: Path, inventory: Inventory) -> pl.DataFrame:
-    """The estimate's view of every imported run (``load_derived``'s frame)."""
-    return load_derived(root, inventory)[0]
-
-
-def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, DerivedRuns]:
-    """Every imported run's facts, and the estimate's view of them, derived once per import.
-
-    Run facts are derived from the stored timelines (never the logs) against the goal's quality
-    criterion and planned steps, as the Runs screen does, and those not stored yet are written
-    to ``facts.parquet`` when this process may write (``derive_and_store_runs``: a load that
-    stores derived data); the result is cached in memory until the runs table, the criterion or
-    the plan changes, so editing an input never touches the runs again.
-    """
-    target = inventory.goal.quality_target()
-    planned = inventory.planned_steps()
-    stamps = tuple(
+def observation_inputs(root: Path) -> tuple[tuple[int, int] | None, ...]:
+    """What ``stat`` says of each file the observations follow from (the runs table, the
+    recorded quality, the captures, the stated sizes): a write to any of them changes it."""
+    return tuple(
         (stat.st_mtime_ns, stat.st_size) if path.is_file() and (stat := path.stat()) else None
         for path in (runs_path(root), quality_path(root), captures_path(root), sets_path(root))
     )
-    key = (str(Path(root).resolve()), stamps, target, planned)
-    cached = _OBSERVATION_CACHE.get(key)
-    if cached is not None:
-        return cached
-    stated = load_stated_sizes(root)
+
+
+def derive_and_store_observations(
+    root: Path, inventory: Inventory, stated: dict[str, SystemSize] | None = None
+) -> Observed:
+    """Every imported run's facts, and the estimate's view of them (a read that stores).
+
+    Run facts are derived from the stored timelines (never the logs) against the goal's quality
+    criterion and planned steps, as the Runs screen does, and those not stored yet are written
+    to ``facts.parquet`` when this process may write (``derive_and_store_runs``). ``stated``:
+    the sizes people stated for run sets, when the caller has read them already.
+    """
+    stated = load_stated_sizes(root) if stated is None else stated
     rows = []
-    derived = derive_and_store_runs(root, target, planned)
+    derived = derive_and_store_runs(
+        root, inventory.goal.quality_target(), inventory.planned_steps()
+    )
     sizes: dict[tuple[SystemSize | None, SystemSize | None], SystemSize | None] = {}
     for run in derived:
         # Once per logged and stated size, not per run: the runs of a set share both.
@@ -70,28 +76,34 @@ def load_derived(root: Path, inventory: Inventory) -> tuple[pl.DataFrame, Derive
                 system=sizes[pair],
             )
         )
-    frame = observations_frame(rows)
-    _OBSERVATION_CACHE.clear()
-    _OBSERVATION_CACHE[key] = (frame, derived)
-    return frame, derived
+    return Observed(observations_frame(rows), derived)
 
 
-def load_context(
+def read_context(
     root: Path,
-    inventory: Inventory | None = None,
+    inventory: Inventory,
+    observations: pl.DataFrame,
     today: dt.date | None = None,
-    observations: pl.DataFrame | None = None,
+    family_names: dict[str, str] | None = None,
 ) -> EstimateContext:
     """Inventory, quotes and run observations of a project: what ``estimate`` reads
-    (``observations``: ``load_derived``'s frame, when the caller has it already; without it,
-    the run facts not stored yet are stored as ``load_derived`` does)."""
-    inventory = inventory if inventory is not None else read_inventory(root).inventory
-    if observations is None:
-        observations = load_observations(root, inventory)
+    (``observations``: ``derive_and_store_observations``'s frame; ``family_names``: the
+    scaling families people named, when the caller has read them already). Writes nothing."""
     return EstimateContext(
         inventory=inventory,
         book=load_quote_book(root),
         observations=observations,
         today=today or dt.date.today(),
-        family_names=load_family_names(root),
+        family_names=load_family_names(root) if family_names is None else family_names,
     )
+
+
+def derive_and_store_context(
+    root: Path, inventory: Inventory | None = None, today: dt.date | None = None
+) -> EstimateContext:
+    """What ``estimate`` reads, the run facts not stored yet stored on the way
+    (``derive_and_store_observations``, then ``read_context``); ``inventory``: the project
+    file's when not given."""
+    inventory = inventory if inventory is not None else read_inventory(root).inventory
+    observed = derive_and_store_observations(root, inventory)
+    return read_context(root, inventory, observed.frame, today)

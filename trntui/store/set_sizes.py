@@ -48,43 +48,50 @@ def sets_path(root: Path) -> Path:
     return project_path(root, "runs", SETS_FILE)
 
 
+SetEntries = dict[str, tuple[SystemSize | None, str | None]]
+"""Run set name -> (the size a person stated for it, the scaling family they put it in)."""
+
+
 def load_stated_sizes(root: Path) -> dict[str, SystemSize]:
     """Run set name -> the size a person stated for it (empty when none was stated)."""
-    return {name: size for name, (size, _) in _load(root).items() if size is not None}
+    return stated_sizes(read_set_entries(root))
 
 
 def load_family_names(root: Path) -> dict[str, str]:
     """Run set name -> the scaling family a person put it in."""
-    return {name: family for name, (_, family) in _load(root).items() if family is not None}
+    return family_names(read_set_entries(root))
 
 
-_Entries = dict[str, tuple[SystemSize | None, str | None]]
-_READ: dict[tuple[str, int, int, int], _Entries] = {}
-"""The last ``sets.toml`` read, by its path and what ``stat`` said before reading it: an
-estimate asks for the sizes and the families, and a team's file of a thousand sets takes
-longer to parse than the estimate of a small project (a write replaces the file: a new inode
-and time, so it is read again)."""
+def stated_sizes(entries: SetEntries) -> dict[str, SystemSize]:
+    return {name: size for name, (size, _) in entries.items() if size is not None}
 
 
-def _load(root: Path) -> _Entries:
+def family_names(entries: SetEntries) -> dict[str, str]:
+    return {name: family for name, (_, family) in entries.items() if family is not None}
+
+
+def sets_file_state(root: Path) -> tuple[str, int, int, int] | None:
+    """The ``sets.toml`` as ``stat`` sees it (a write replaces the file: a new inode and time),
+    so a reader can keep what it parsed until the file changes; None when there is none."""
     path = sets_path(root)
     if not path.is_file():
-        return {}
+        return None
     stat = path.stat()
-    key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    if key not in _READ:
-        entries = _parse(path)
-        _READ.clear()
-        _READ[key] = entries
-    return dict(_READ[key])  # the callers that write change their copy
+    return (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
-def _parse(path: Path) -> _Entries:
+def read_set_entries(root: Path) -> SetEntries:
+    """Everything ``sets.toml`` states, by run set (empty when there is no file)."""
+    path = sets_path(root)
+    return _parse(path) if path.is_file() else {}
+
+
+def _parse(path: Path) -> SetEntries:
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     check_schema_version(path, text, document, SCHEMA_VERSION)
     check_top_level(path, text, document, ("schema_version", "set"))
-    entries: _Entries = {}
+    entries: SetEntries = {}
     for index, entry in enumerate(document.get("set", [])):
         name, size, family = _entry(path, text, index, entry)
         if name in entries:
@@ -183,7 +190,7 @@ def state_size(root: Path, set_name: str, size: SystemSize | None) -> None:
         check_size(size.nodes, size.accelerators_per_node)
         if not size.source.strip():
             raise UserError("say what the stated size is based on (the job script, a ticket...)")
-    entries = _load(root)
+    entries = read_set_entries(root)
     entries[set_name] = (size, entries.get(set_name, (None, None))[1])
     _save(root, entries)
 
@@ -197,7 +204,7 @@ def name_family(root: Path, set_names: list[str], family: str | None) -> None:
     for name in set_names:
         if name not in known:
             raise UserError(f"no run set {name!r} in {root} (see `trntui runs`)")
-    entries = _load(root)
+    entries = read_set_entries(root)
     for name in set_names:
         size = entries.get(name, (None, None))[0]
         entries[name] = (size, family.strip() if family else None)
@@ -209,7 +216,7 @@ def rename_set(root: Path, old: str, new: str) -> None:
     """Carry what a person stated for run set ``old`` (its size, its scaling family) over to
     ``new`` when the whole set is renamed; what ``new`` already had stated is kept."""
     check_set_name(new)
-    entries = _load(root)
+    entries = read_set_entries(root)
     if old not in entries or new in entries:
         return
     entries[new] = entries.pop(old)

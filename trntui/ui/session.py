@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from trntui.core.errors import UserError
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
+from trntui.store.project_store import ProjectStore
 from trntui.ui.signals import Held, Signal
 
 if TYPE_CHECKING:
@@ -115,6 +116,8 @@ class Session:
 
     def __init__(self, project: Project, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.project = project
+        self.store = ProjectStore(project)
+        """The open project with what this session derived from it (the app closes it)."""
         self.inventory: Inventory = project.inventory
         self.overrides: tuple[Override, ...] = ()
         """Scenario parameters in force: the estimate everywhere is computed with them."""
@@ -521,10 +524,10 @@ class Session:
         """
         from trntui.core.estimate import prepare
         from trntui.core.report import analyze
-        from trntui.store.estimate_context import load_context, load_derived
 
-        observations, derived = load_derived(self.root, inventory)
-        context = load_context(self.root, inventory, observations=observations)
+        observed = self.store.derive_and_store_observations(inventory)
+        derived = observed.runs
+        context = self.store.read_context(inventory, observed)
         try:
             prepared = prepare(context)
             analysis = analyze(context, overrides, prepared=prepared)

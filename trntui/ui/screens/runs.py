@@ -194,8 +194,8 @@ class RunsScreen(SessionScreen):
         quality target and planned steps); a run imported since shows '...' until the next.
 
         Every recompute reaches here (each inventory keystroke): the table and the back-tests
-        are redone only when the facts are new (``load_derived`` keeps one object per runs
-        table, goal and plan)."""
+        are redone only when the facts are new (the session's ``ProjectStore`` keeps one object
+        per runs table, goal and plan)."""
         computed = self.session.computed
         if computed is None or computed.derived is self._shown_derived:
             if computed is None:
