@@ -32,9 +32,10 @@ The package, in the order data flows (each module imports only the ones above it
    ``render_project_toml``, ``init_project``) and the errors a project raises.
 2. ``lock``: the write lock on ``.trntui.lock`` and the folder (``acquire_lock``), and who
    holds it.
-3. ``access``: this process's open sessions and every store write under the lock
-   (``write_access``, ``writes_project``, ``may_store_derived``).
-4. ``open_project``: an open project (``Project``): the inventory, the lock, no lost update.
+3. ``access``: every store write under the lock (``write_access``, ``writes_project``,
+   ``may_store_derived``), found through this process's index of open handles.
+4. ``open_project``: an open project (``Project``): the inventory, the lock it owns, no lost
+   update. ``trntui.store.project_store.ProjectStore`` wraps one with what a session derived.
 
 Every public name is re-exported here: import from ``trntui.store.project``.
 """

@@ -1,16 +1,23 @@
-"""This process's open sessions per project, and every store write under the write lock
-(``write_access``, ``writes_project``); whether derived data may be stored
-(``may_store_derived``).
+"""Every store write under the write lock (``write_access``, ``writes_project``), and whether
+derived data may be stored (``may_store_derived``).
+
+The lock of an open project belongs to its ``Project`` handle (``open_project``); the store's
+writers are functions of the project root, so this module keeps an index of the handles this
+process has open, by resolved root (``open_handle``, ``close_handle``), through which a writer
+finds the lock it writes under. A caller with no writable handle open (a script, a test) takes
+the lock for its one write (``_one_write``).
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from trntui.store.project.lock import (
     BRIEF_WAIT_S,
@@ -22,26 +29,56 @@ from trntui.store.project.lock import (
 )
 from trntui.store.project.project_file import ProjectLocked, ReadOnlyProject, read_inventory
 
+
+class OpenHandle(Protocol):
+    """What the index needs of an open project (``open_project.Project``)."""
+
+    @property
+    def held_lock(self) -> Lock | None:
+        """The write lock it holds (None when read-only)."""
+
+
 _REGISTRY = threading.Lock()
-_SESSIONS: dict[Path, list[Lock]] = {}
-"""The locks of this process's open writable ``Project`` objects, by resolved root."""
-_BRIEF_GUARDS: dict[Path, threading.RLock] = {}
+_OPEN: dict[Path, weakref.WeakSet[OpenHandle]] = {}
+"""This process's open ``Project`` handles, by resolved root (a dropped one leaves by itself;
+its lock is released by its own finalizer)."""
+
+
+@dataclass
+class _OneWrite:
+    """The lock a caller without a writable handle took for one write, and how deep the writes
+    nested under it go."""
+
+    lock: Lock
+    depth: int = 0
+
+
+_ONE_WRITE_GUARDS: dict[Path, threading.RLock] = {}
 """Per root: serialises this process's threads that write without an open ``Project``."""
-_BRIEF_HELD: dict[Path, list[Any]] = {}
-"""Per root: ``[lock handle, depth]`` while a thread writes under a lock taken for one write."""
+_ONE_WRITE: dict[Path, _OneWrite] = {}
+"""Per root: the lock taken for one write, while a thread writes under it."""
 
 
-_LOOKING: dict[Path, int] = {}
-"""Open read-only ``Project`` objects of this process, by resolved root."""
-
-
-def count_looking(key: Path, change: int) -> None:
+def open_handle(key: Path, handle: OpenHandle) -> None:
+    """Index ``handle`` as open on the project at ``key`` (a resolved root)."""
     with _REGISTRY:
-        count = _LOOKING.get(key, 0) + change
-        if count > 0:
-            _LOOKING[key] = count
-        else:
-            _LOOKING.pop(key, None)
+        _OPEN.setdefault(key, weakref.WeakSet()).add(handle)
+
+
+def close_handle(key: Path, handle: OpenHandle) -> None:
+    with _REGISTRY:
+        handles = _OPEN.get(key)
+        if handles is not None:
+            handles.discard(handle)
+            if not handles:
+                del _OPEN[key]
+
+
+def _writer_lock(key: Path) -> Lock | None:
+    """The lock of a handle this process has open for writing on ``key``, if any."""
+    return next(
+        (lock for handle in _OPEN.get(key, ()) if (lock := handle.held_lock) is not None), None
+    )
 
 
 def may_store_derived(root: Path) -> bool:
@@ -49,23 +86,7 @@ def may_store_derived(root: Path) -> bool:
     process has the project open for writing, or has not opened it read-only."""
     key = Path(root).resolve()
     with _REGISTRY:
-        return bool(_SESSIONS.get(key)) or _LOOKING.get(key, 0) == 0
-
-
-def count_session(key: Path, change: int, lock: Lock) -> None:
-    with _REGISTRY:
-        locks = _SESSIONS.setdefault(key, [])
-        if change > 0:
-            locks.append(lock)
-        elif lock in locks:
-            locks.remove(lock)
-        if not locks:
-            _SESSIONS.pop(key, None)
-
-
-def end_session(key: Path, lock: Lock) -> None:
-    count_session(key, -1, lock)
-    release_lock(lock)
+        return _writer_lock(key) is not None or not _OPEN.get(key)
 
 
 @contextmanager
@@ -82,15 +103,15 @@ def write_access(root: Path) -> Iterator[None]:
     root = Path(root)
     key = root.resolve()
     with _REGISTRY:
-        session = next(iter(_SESSIONS.get(key, ())), None)
-        guard = None if session is not None else _BRIEF_GUARDS.setdefault(key, threading.RLock())
-    if session is not None:
-        session.reassert()  # a deleted lock file is put back before the write
+        held = _writer_lock(key)
+        guard = None if held is not None else _ONE_WRITE_GUARDS.setdefault(key, threading.RLock())
+    if held is not None:
+        held.reassert()  # a deleted lock file is put back before the write
         yield
         return
     assert guard is not None
     with guard:
-        entry = _BRIEF_HELD.get(key)
+        entry = _ONE_WRITE.get(key)
         if entry is None:
             read_inventory(root)  # not a project, or unreadable: say so, not "locked"
             lock, holder = acquire_lock(root, brief=True, wait_s=BRIEF_WAIT_S)
@@ -98,17 +119,17 @@ def write_access(root: Path) -> Iterator[None]:
                 if holder.startswith(NOBODY):
                     raise ReadOnlyProject(f"{root} cannot be written: {why_nobody(holder)}")
                 raise ProjectLocked(root, holder)
-            entry = _BRIEF_HELD[key] = [lock, 0]
+            entry = _ONE_WRITE[key] = _OneWrite(lock)
         else:
-            entry[0].reassert()
-        entry[1] += 1
+            entry.lock.reassert()
+        entry.depth += 1
         try:
             yield
         finally:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _BRIEF_HELD[key]
-                release_lock(entry[0])
+            entry.depth -= 1
+            if entry.depth == 0:
+                del _ONE_WRITE[key]
+                release_lock(entry.lock)
 
 
 _P = ParamSpec("_P")

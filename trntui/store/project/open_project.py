@@ -1,4 +1,5 @@
-"""An open project (``Project``): the inventory plus, unless read-only, the write lock; a save
+"""An open project (``Project``): the inventory plus, unless read-only, the write lock, which
+the handle owns (``access`` indexes the open handles so that a store writer finds it); a save
 that finds ``trntui.toml`` changed by someone else is refused, not merged.
 """
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from trntui.core.inventory import Inventory
 from trntui.store.atomic import atomic_write_bytes, remove_stale_temp_files
-from trntui.store.project.access import count_looking, count_session, end_session
+from trntui.store.project.access import close_handle, open_handle
 from trntui.store.project.lock import (
     BRIEF_WAIT_S,
     NOBODY,
@@ -46,17 +47,14 @@ class Project:
         self._lock = lock
         self.holder = holder
         """Who holds the write lock: this session's text when writable, the other one's if not."""
-        self._session: weakref.finalize | None = None
+        self._release: weakref.finalize | None = None
         if lock is not None:
-            # Registered under the path resolved now (a later chdir cannot change the key), and
-            # ended exactly once: by ``close`` or, for a dropped Project, by the collector.
-            key = self.root.resolve()
-            count_session(key, +1, lock)
-            self._session = weakref.finalize(self, end_session, key, lock)
-        else:
-            key = self.root.resolve()
-            count_looking(key, +1)
-            self._session = weakref.finalize(self, count_looking, key, -1)
+            # Released exactly once: by ``close`` or, for a dropped Project, by the collector.
+            self._release = weakref.finalize(self, release_lock, lock)
+        # Indexed under the path resolved now (a later chdir cannot change the key); a dropped
+        # Project leaves the index by itself.
+        self._key = self.root.resolve()
+        open_handle(self._key, self)
 
     @classmethod
     def open(cls, root: Path, *, allow_read_only: bool = False, read_only: bool = False) -> Project:
@@ -98,17 +96,19 @@ class Project:
         except BaseException:
             release_lock(lock)
             raise
-        if self._session is not None:
-            self._session()  # no longer only looking
-        self._lock = lock
-        key = self.root.resolve()
-        count_session(key, +1, lock)
-        self._session = weakref.finalize(self, end_session, key, lock)
+        self._release = weakref.finalize(self, release_lock, lock)
+        self._lock = lock  # no longer only looking: the index finds this handle's lock now
+        open_handle(self._key, self)
         return True
 
     @property
     def read_only(self) -> bool:
         return self._lock is None
+
+    @property
+    def held_lock(self) -> Lock | None:
+        """The write lock this handle holds (None when read-only or closed)."""
+        return self._lock
 
     @property
     def path(self) -> Path:
@@ -164,9 +164,10 @@ class Project:
         return self.inventory
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session()
-            self._session = None
+        close_handle(self._key, self)
+        if self._release is not None:
+            self._release()
+            self._release = None
         self._lock = None
 
     def __enter__(self) -> Project:
