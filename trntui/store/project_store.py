@@ -1,7 +1,9 @@
 """An open project as one handle (``ProjectStore``): the ``Project`` (the inventory file and,
 unless read-only, the write lock) and what this session read and derived from the project,
 kept until the files it came from change. The app's ``Session`` and the CLI's commands that
-read runs open one; nothing about an open project is kept in a module of the store.
+read runs open one. The lock is the ``Project``'s (``store.project.access`` only indexes the
+open handles, so that a store writer called with the root finds it), and what is cached is
+this object's: no module of the store keeps what a project holds.
 
 What it keeps, and until when:
 

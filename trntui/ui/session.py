@@ -520,7 +520,9 @@ class Session:
 
         Runs in a worker thread: it reads the project but changes nothing here; the App hands
         the result to ``computed_ready`` on its own thread. Run facts come from
-        ``runs/facts.parquet`` and are derived only for runs whose facts are not stored yet.
+        ``runs/facts.parquet`` and are derived only for runs whose facts are not stored yet,
+        which are then stored (``ProjectStore.derive_and_store_observations``; not when the
+        project is open read-only).
         """
         from trntui.core.estimate import prepare
         from trntui.core.report import analyze
