@@ -22,8 +22,8 @@ the shared set folder works the same):
 4. the sample's GPU baseline set joins a family with the nine larger sizes of its own
    template (Oracle's 1 x 8 H100 set), so the Scale tab has a family of ten sizes to price.
 
-The copies need no derivation: ``derived_runs`` reads every stored fact back (checked at the
-end: a copy whose facts would be derived again stops the build).
+The copies need no derivation: ``derive_and_store_runs`` reads every stored fact back
+(checked at the end: a copy whose facts would be derived again stops the build).
 
 Run on its own to keep one: ``python benchmarks/team_archive.py DEST [--runs N] [--sets M]
 [--mlperf FOLDER]``.
@@ -47,14 +47,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from trntui.core.quality import QualityTarget
 from trntui.core.timeline import ImportedRun, RunMetadata
-from trntui.store.facts import FACTS_SCHEMA, derived_runs, facts_path, run_key, timeline_digest
+from trntui.store.facts import (
+    FACTS_SCHEMA,
+    derive_and_store_runs,
+    facts_path,
+    run_key,
+    timeline_digest,
+)
 from trntui.store.project import init_project, read_inventory
+from trntui.store.run_import import import_paths
 from trntui.store.runs import (
     RUN_ID_LENGTH,
     RUNS_SCHEMA,
     StoredRun,
     add_run,
-    import_paths,
     load_run,
     load_runs,
     runs_path,
@@ -232,7 +238,7 @@ def build_archive(
         )
         with sets_path(dest).open("a", encoding="utf-8") as handle:
             handle.write("\n" + "\n".join(entries))
-    check = derived_runs(dest, target, planned)
+    check = derive_and_store_runs(dest, target, planned)
     if check.derived:
         raise SystemExit(f"{check.derived} runs of the archive would be derived again on opening")
     if log:

@@ -47,7 +47,7 @@ from trntui.store.estimate_context import derive_and_store_context  # noqa: E402
 from trntui.store.project import Project  # noqa: E402
 from trntui.store.quality import record_quality  # noqa: E402
 from trntui.store.quotes import QuoteBook, save_quote_book  # noqa: E402
-from trntui.store.runs import import_paths  # noqa: E402
+from trntui.store.run_import import import_paths  # noqa: E402
 from trntui.store.scenarios import save_scenario  # noqa: E402
 from trntui.store.set_sizes import state_size  # noqa: E402
 
