@@ -39,7 +39,7 @@ from trntui.store.runs import (
     stale_runs,
 )
 from trntui.store.scenarios import current_user
-from trntui.store.set_sizes import load_stated_sizes, run_sizes
+from trntui.store.set_sizes import run_sizes
 from trntui.store.telemetry import run_detail
 from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
 from trntui.ui.screens.base import SessionScreen, edits
@@ -167,7 +167,7 @@ class RunsScreen(SessionScreen):
             # In the table's order once, not at every filter keystroke.
             self.runs = load_runs(root).sort("set_name", "source")
             self.sets = {info.name: info for info in run_sets(root, self.runs)}
-            self.sizes = run_sizes(self.runs, load_stated_sizes(root))
+            self.sizes = run_sizes(self.runs, self.session.store.stated_sizes())
         except UserError as error:
             self.set_status(str(error), "error")
             self.runs = pl.DataFrame()
@@ -520,7 +520,7 @@ class RunsScreen(SessionScreen):
         if picked is None:
             return
         _, set_name = picked
-        current = load_stated_sizes(self.session.root).get(set_name)
+        current = self.session.store.stated_sizes().get(set_name)
         entry = SetSizeEntry(
             nodes=current.nodes if current else None,
             accelerators_per_node=current.accelerators_per_node if current else None,
