@@ -199,6 +199,7 @@ def test_scenario_diff_against_the_project_now_shows_the_overrides(project, caps
     out = capsys.readouterr().out
     assert "No difference" not in out
     lines = out.splitlines()
+    assert lines.pop(0) == "Working scenario: no override (working_scenario.toml)"
     assert lines[0] == f"{TRN}: override: Useful throughput: 200 -> absent"
     assert lines[1] == "    was bob: SDK 2.x kernels; now not set"
     assert any(line.startswith(f"{TRN}: Useful throughput: 200 -> ") for line in lines)

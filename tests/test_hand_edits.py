@@ -13,10 +13,16 @@ import pytest
 
 from trntui.cli import main
 from trntui.core.errors import InputFileError
+from trntui.core.estimate import Override
 from trntui.store.project import Project, project_file
 from trntui.store.quality import load_recorded_quality, quality_path
 from trntui.store.quotes import quotes_path
 from trntui.store.set_sizes import load_family_names, sets_path
+from trntui.store.working_scenario import (
+    load_working_scenario,
+    save_working_scenario,
+    working_scenario_path,
+)
 
 
 def _comment_each_target(text: str) -> str:
@@ -101,3 +107,59 @@ def test_a_hand_edit_of_the_sets_file_is_read_again(sample_dir: Path) -> None:
     assert path.stat().st_ino == inode
     assert load_family_names(sample_dir) == {"trial": "g"}
     assert load_family_names(sample_dir) == {"trial": "g"}
+
+
+_WORKING_GOOD = (
+    "schema_version = 1\n\n[[override]]\n"
+    'input = "steady_throughput"\ntarget = "Trainium3 trial"\nvalue = 2.5\n'
+    'who = "ana"\nwhy = "vendor figure"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "says", "expected"),
+    [
+        (("value = 2.5", 'value = "fast"'), 6, "'fast' is not a number", "a number in"),
+        (("value = 2.5", "value = -1.0"), 6, "must be above 0", "a number in"),
+        (('input = "steady_throughput"', 'input = "speed"'), 4, "unknown input 'speed'", "one of"),
+        (("who = ", "whom = "), 7, "unknown key 'whom'", "input, target, value"),
+        (('target = "Trainium3 trial"\n', ""), 3, "set per target", "target ="),
+        (("schema_version = 1", "schema_version = 7"), 1, "schema_version", "schema_version = 1"),
+        (("value = 2.5", "value = 2.5\nvalue = 3"), 7, "TOML syntax error", "valid TOML"),
+    ],
+)
+def test_a_hand_edit_of_the_working_scenario_that_does_not_read_names_line_and_expected(
+    sample_dir: Path, change: tuple[str, str], line: int, says: str, expected: str
+) -> None:
+    """Issue 26, item 4: working_scenario.toml is refused as every project TOML is: the
+    file, the line and what was expected; the app does not open over it and the CLI says so
+    in one line (exit 2)."""
+    path = working_scenario_path(sample_dir)
+    path.write_text(_WORKING_GOOD.replace(*change))
+    with pytest.raises(InputFileError) as raised:
+        load_working_scenario(sample_dir)
+    error = raised.value
+    assert error.path == str(path) and error.line == line
+    assert says in str(error) and expected in (error.expected or "")
+    assert main(["estimate", str(sample_dir)]) == 2
+
+
+def test_the_same_override_twice_is_refused_at_the_second(sample_dir: Path) -> None:
+    path = working_scenario_path(sample_dir)
+    path.write_text(_WORKING_GOOD + _WORKING_GOOD.split("\n\n", 1)[1].replace("2.5", "3.0"))
+    with pytest.raises(InputFileError, match="same input and target as override #1") as raised:
+        load_working_scenario(sample_dir)
+    assert raised.value.line == 9
+
+
+def test_a_working_scenario_save_keeps_a_persons_comments(sample_dir: Path) -> None:
+    path = working_scenario_path(sample_dir)
+    note = "# agreed with the vendor on 2026-11-30\n"
+    path.write_text(_WORKING_GOOD.replace('input = "steady', note + 'input = "steady'))
+    (kept,) = load_working_scenario(sample_dir)
+    more = Override("work_amount", 2e6, None, who="ana", why="a longer run")
+    with Project.open(sample_dir):
+        save_working_scenario(sample_dir, (kept, more))
+    text = path.read_text()
+    assert note + 'input = "steady_throughput"' in text
+    assert load_working_scenario(sample_dir) == (kept, more)

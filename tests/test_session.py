@@ -13,6 +13,7 @@ from tests.ui_support import settle, wait_until
 from trntui.core.estimate import Override
 from trntui.store.project import Project, read_inventory
 from trntui.store.quotes import load_quote_book, quotes_path, remove_quote
+from trntui.store.working_scenario import load_working_scenario
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.session import UNDO_COALESCE_S, Session
 
@@ -47,7 +48,7 @@ def test_one_history_undoes_every_kind_of_change_newest_first(sample_project: Pr
     quote = book.quotes[0]
 
     assert session.edit_inventory(renamed(session, "Renamed"), label="Project > Name") is None
-    faster = Override("steady_throughput", 2.0, None, who="me", why="a guess")
+    faster = Override("steady_throughput", 2.0, "Trainium3 trial", who="me", why="a guess")
     assert session.set_overrides([faster], label="override of throughput") is None
     assert session.change_quotes(lambda root: remove_quote(root, quote.key), label="delete") is None
     assert quote not in load_quote_book(session.root).quotes
@@ -326,22 +327,34 @@ def test_undo_never_overwrites_a_quote_file_edited_since(sample_project: Project
     assert load_quote_book(session.root).quotes == book.quotes
 
 
-def test_undo_back_to_overrides_saved_earlier_is_not_unsaved_work(
-    sample_project: Project,
+def test_the_working_scenario_is_written_at_each_change_and_undo_and_read_at_open(
+    sample_dir: Path,
 ) -> None:
-    """Overrides saved in a snapshot, then others used from another snapshot, then ctrl+z:
-    quitting claimed the first (saved) ones lived only in this session."""
-    session = Session(sample_project)
-    first = (Override("steady_throughput", 2.0, None, who="me", why="a"),)
-    second = (Override("steady_throughput", 3.0, None, who="me", why="b"),)
-    assert session.set_overrides(first, label="first") is None
-    assert session.unkept_overrides
-    session.keep_overrides()  # saved in a snapshot
-    assert session.set_overrides(second, label="use") is None
-    session.keep_overrides()  # taken from another snapshot
-    step, problem = session.undo()
-    assert problem is None and step is not None and session.overrides == first
-    assert not session.unkept_overrides
-    third = (Override("steady_throughput", 4.0, None, who="me", why="c"),)
-    assert session.set_overrides(third, label="new") is None
-    assert session.unkept_overrides
+    """Issue 26, item 4: overrides are work, kept in the project like any edit. Each change
+    and each undo writes working_scenario.toml at once; a new session (a restart) starts
+    with what it holds."""
+    first = (Override("steady_throughput", 2.0, "Trainium3 trial", who="me", why="a"),)
+    second = (Override("steady_throughput", 3.0, "Trainium3 trial", who="me", why="b"),)
+    with Project.open(sample_dir) as project:
+        session = Session(project)
+        assert session.overrides == ()
+        assert session.set_overrides(first, label="first") is None
+        assert session.set_overrides(second, label="second") is None
+        assert load_working_scenario(sample_dir) == second
+        step, problem = session.undo()
+        assert problem is None and step is not None
+        assert load_working_scenario(sample_dir) == first, "the undo is written too"
+    with Project.open(sample_dir) as reopened:
+        assert Session(reopened).overrides == first, "a restart keeps the working scenario"
+
+
+def test_a_read_only_session_keeps_the_working_scenario_as_it_is(sample_dir: Path) -> None:
+    override = (Override("steady_throughput", 2.0, "Trainium3 trial", who="me", why="a"),)
+    with Project.open(sample_dir) as project:
+        assert Session(project).set_overrides(override, label="x") is None
+        with Project.open(sample_dir, allow_read_only=True) as second:
+            looking = Session(second)
+            assert looking.overrides == override, "a read-only session shows it"
+            problem = looking.set_overrides((), label="drop")
+            assert problem is not None and "Read-only" in problem
+        assert load_working_scenario(sample_dir) == override

@@ -23,9 +23,9 @@ from trntui.core.report import analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book
-from trntui.store.scenarios import list_scenarios, load_scenario
+from trntui.store.scenarios import list_scenarios, load_scenario, save_scenario
+from trntui.store.working_scenario import load_working_scenario
 from trntui.ui.app import TrnTuiApp
-from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios import DiffScreen, OverrideScreen, ScenariosScreen
 from trntui.ui.widgets.estimate_bar import EstimateBar, estimate_line
 from trntui.ui.widgets.tornado import TornadoChart
@@ -172,12 +172,12 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         assert app.session.overrides == ()
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(old)
         assert app.status[0].startswith("Dropped the override of")
-        assert app.status[0].endswith("no override in force"), "the status names none in force"
+        assert app.status[0].endswith("no override in the working scenario"), "none in force"
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert [o.input for o in app.session.overrides] == ["steady_throughput"]
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
-        assert app.status[0] == "Undone: 1 override in force"
+        assert app.status[0] == "Undone: 1 override in the working scenario"
 
 
 async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Project) -> None:
@@ -309,34 +309,82 @@ async def test_a_failed_recompute_keeps_the_last_estimate_and_says_why(
         assert f"${last_total:,.2f}" in table
 
 
-async def test_quitting_with_overrides_in_force_asks_first(sample_project: Project) -> None:
-    """Overrides live in the session until a snapshot keeps them: quitting says so."""
+async def test_overrides_are_the_working_scenario_and_survive_quit_and_restart(
+    sample_project: Project,
+) -> None:
+    """Issue 26, item 4: an override set in the form is kept in the project (no question at
+    ctrl+q, nothing lost), and the next start shows it as the working scenario."""
     trainium = trainium_target(sample_project)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        work = app.analysis.estimate.target(trainium.name).input("work_amount").value
-        assert (
-            app.session.set_overrides(
-                [Override("work_amount", work * 2, None, who="t", why="x")], label="test"
-            )
-            is None
-        )
+        await open_tab(pilot, "inputs-tab")
+        table = app.screen.query_one("#inputs", DataTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index(f"{trainium.name}\tsteady_throughput"))
+        await pilot.press("a")
         await settle(pilot)
+        form = app.screen
+        assert isinstance(form, OverrideScreen)
+        form.query_one("#value", Input).value = "3"
+        form.query_one("#why", Input).value = "the recipe's target"
+        form.query_one("#who", Input).value = "ana"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        (override,) = app.session.overrides
+        total = app.analysis.estimate.target(trainium.name).total_usd
+        assert load_working_scenario(sample_project.root) == (override,), "saved at once"
         await pilot.press("ctrl+q")
         await settle(pilot)
-        assert isinstance(app.screen, ConfirmScreen)
-        assert "1 scenario override(s)" in app.screen.question
-        await pilot.press("ctrl+q")
+        assert not app.is_running, "nothing would be lost: quit at once"
+    again = TrnTuiApp(sample_project)
+    async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert len([s for s in app.screen_stack if isinstance(s, ConfirmScreen)]) == 1
-        await pilot.press("n")
+        assert again.session.overrides == (override,)
+        assert again.analysis.estimate.target(trainium.name).total_usd == total
+        assert "1 override" in bar_text(again)
+        wide = estimate_line(again.analysis, width=120, example=True, lines=2)
+        assert "working scenario: 1 override" in wide.plain, "named where there is room"
+        await open_tab(pilot, "inputs-tab")
+        detail = str(again.screen.query_one("#input-detail", Static).content)
+        assert "Working scenario: 1 override, kept in the project" in detail
+        await pilot.press("x")  # the highlighted row is not overridden: the first row is
+        table = again.screen.query_one("#inputs", DataTable)
+        table.move_cursor(row=table.get_row_index(f"{trainium.name}\tsteady_throughput"))
+        await pilot.press("x")
         await settle(pilot)
-        assert app.is_running and not isinstance(app.screen, ConfirmScreen)
-        app.session.keep_overrides()  # as saving a snapshot does
-        await pilot.press("ctrl+q")
+        assert again.session.overrides == () and load_working_scenario(sample_project.root) == ()
+        await pilot.press("ctrl+z")
         await settle(pilot)
-        assert not app.is_running, "kept in a snapshot: nothing to lose, quit at once"
+        assert load_working_scenario(sample_project.root) == (override,), "the undo is saved"
+
+
+async def test_u_on_a_listed_snapshot_makes_its_overrides_the_working_scenario(
+    sample_project: Project,
+) -> None:
+    """Issue 26, item 4: u silently did nothing before o; now it takes the highlighted
+    snapshot's overrides, saved as the working scenario, and ctrl+z takes them back."""
+    trainium = trainium_target(sample_project)
+    faster = Override("steady_throughput", 3.0, trainium.name, who="ana", why="the target")
+    context = load_context(sample_project.root, sample_project.inventory)
+    save_scenario(sample_project.root, "faster", context, (faster,), note="what if")
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        table = app.screen.query_one("#snapshots", DataTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("faster"))
+        await settle(pilot)
+        assert app.screen.opened is None, "not opened: only highlighted"
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.session.overrides == (faster,)
+        assert load_working_scenario(sample_project.root) == (faster,)
+        assert "Working scenario" in app.status[0] and "'faster'" in app.status[0]
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert app.session.overrides == () and load_working_scenario(sample_project.root) == ()
 
 
 async def test_the_bar_keeps_every_total_and_the_ratio_at_80_columns(

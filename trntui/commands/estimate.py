@@ -32,6 +32,7 @@ from trntui.core.errors import UserError
 from trntui.core.estimate import (
     Estimate,
     EstimateContext,
+    InvalidInputError,
     Override,
     estimate,
 )
@@ -116,13 +117,37 @@ def project_context(root: Path) -> EstimateContext:
         return store.derive_and_store_context()
 
 
+def working_overrides(root: Path) -> tuple[Override, ...]:
+    """The working scenario's overrides (``working_scenario.toml``), as the app applies them."""
+    from trntui.store.working_scenario import load_working_scenario
+
+    return load_working_scenario(root)
+
+
+def estimate_with_working(context: EstimateContext, overrides: tuple[Override, ...]) -> Estimate:
+    """``estimate`` with the working scenario; an override that no longer applies (its target
+    renamed since) is named with the file it is in and how to drop it."""
+    from trntui.store.working_scenario import WORKING_SCENARIO_FILE
+
+    try:
+        return estimate(context, overrides)
+    except InvalidInputError as error:
+        if not overrides:
+            raise
+        raise UserError(
+            f"{WORKING_SCENARIO_FILE}: {error} (drop that override in the app, Scenarios > "
+            "Inputs, x; or edit the file)"
+        ) from None
+
+
 def _basis(
     root: Path, name: str | None
 ) -> tuple[EstimateContext, tuple[Override, ...], Scenario | None, tuple[str, ...]]:
-    """What to show: the project now, or a snapshot (its own context and overrides) with the
-    notes on what changed in the project since it was saved."""
+    """What to show: the project now with its working scenario's overrides (as the app shows
+    it), or a snapshot (its own context and overrides) with the notes on what changed in the
+    project since it was saved."""
     if name is None:
-        return project_context(root), (), None, ()
+        return project_context(root), working_overrides(root), None, ()
     scenario = scenarios.load_scenario(root, name)
     try:
         stale = scenarios.staleness(scenario, project_context(root))
@@ -134,7 +159,8 @@ def _basis(
 @user_errors
 def estimate_command(args: argparse.Namespace) -> int:
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
-    result = estimate(context, overrides)
+    result = estimate_with_working(context, overrides) if scenario is None else None
+    result = result or estimate(context, overrides)
     bands = prediction_bands(result)
     comparison = compare(context, result, bands)
     if args.json:
@@ -143,6 +169,7 @@ def estimate_command(args: argparse.Namespace) -> int:
             **estimate_document(result, bands),
         }
         document["scenario"] = scenario.name if scenario else None
+        document["working_scenario"] = None if scenario else _working_json(overrides)
         document["stale"] = list(stale)
         back = comparison.payback
         document["comparison"] = {
@@ -164,6 +191,8 @@ def estimate_command(args: argparse.Namespace) -> int:
         print(EXAMPLE_NOTE)
     if scenario is not None:
         print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
+    else:
+        print(working_note(overrides))
     for note in stale:
         print(f"STALE: {note}")
     print(_estimate_text(result, bands))
@@ -184,6 +213,20 @@ def estimate_command(args: argparse.Namespace) -> int:
     for fact in comparison.decision.facts:
         print(f"  - {fact}")
     return 0
+
+
+def working_note(overrides: tuple[Override, ...]) -> str:
+    """The line that says which working scenario an estimate of the project applied."""
+    from trntui.store.working_scenario import working_scenario_note
+
+    return working_scenario_note(overrides)
+
+
+def _working_json(overrides: tuple[Override, ...]) -> dict[str, Any]:
+    from trntui.store.working_scenario import WORKING_SCENARIO_FILE
+
+    # The overrides themselves are the document's "overrides", as every estimate lists them.
+    return {"file": WORKING_SCENARIO_FILE, "overrides": len(overrides)}
 
 
 def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
@@ -255,6 +298,8 @@ def report_command(args: argparse.Namespace) -> int:
 
     renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
+    if scenario is None:
+        estimate_with_working(context, overrides)  # names the file when an override fails
     analysis = analyze(context, overrides)
     document = report_document(
         context,

@@ -1,11 +1,14 @@
 """``trntui scenario``: named snapshots of an estimate, headless.
 
 ``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]
-[--force]`` snapshots the project with those overrides (an override of a price outside the
-plausibility band of ``price add``/``price rate`` only with ``--force``); ``scenario list
-DIR``, ``scenario show DIR NAME`` (``estimate --scenario NAME``) and ``scenario diff DIR A
-[B]`` (B omitted: the project as it is now, without A's overrides) do from the shell what the
-Scenarios screen does: every override and input that differs, then the cost terms and totals.
+[--force]`` snapshots the project with the working scenario's overrides (``working_scenario.toml``,
+as the app saves what is in force) and those given, each ``--set`` replacing the working one of
+the same input and target (an override of a price outside the plausibility band of ``price
+add``/``price rate`` only with ``--force``); ``scenario list DIR``, ``scenario show DIR NAME``
+(``estimate --scenario NAME``) and ``scenario diff DIR A [B]`` (B omitted: the project as it is
+now with its working scenario, as the app's bar shows it, not A's overrides) do from the shell
+what the Scenarios screen does: every override and input that differs, then the cost terms and
+totals. Each line that uses the working scenario says so.
 
 Exit codes: 0 done, 2 a problem the user can fix (bad folder, bad override, unknown scenario).
 """
@@ -18,13 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trntui.commands import help_of, refuse_unless_forced
-from trntui.commands.estimate import estimate_command, project_context, user_errors
+from trntui.commands.estimate import (
+    estimate_command,
+    estimate_with_working,
+    project_context,
+    user_errors,
+    working_note,
+    working_overrides,
+)
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
     INPUT_SPECS,
     InvalidInputError,
     Override,
-    estimate,
     implausible_overrides,
     prepare,
 )
@@ -107,8 +116,13 @@ def scenario_save_command(args: argparse.Namespace) -> int:
     if args.overrides and not args.why.strip():
         raise UserError("an override is an assumption: say why with --why")
     who = args.who or scenarios.current_user()
-    overrides = [parse_override(text, who, args.why) for text in args.overrides]
+    given = [parse_override(text, who, args.why) for text in args.overrides]
     root = Path(args.dir)
+    # The working scenario first (as the app saves what is in force), each --set replacing
+    # the override of the same input and target.
+    replaced = {(o.input, o.target) for o in given}
+    working = working_overrides(root)
+    overrides = [o for o in working if (o.input, o.target) not in replaced] + given
     with ProjectStore.open(root) as store:
         store.require_writable()
         if scenarios.scenario_path(root, args.name).exists() and not args.replace:
@@ -117,10 +131,11 @@ def scenario_save_command(args: argparse.Namespace) -> int:
                 "(choose another name, or --replace it)"
             )
         context = store.derive_and_store_context()
-        doubts = implausible_overrides(prepare(context), overrides, context.inventory)
+        doubts = implausible_overrides(prepare(context), given, context.inventory)
         refuse_unless_forced(doubts, args.force)
         scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)
-    print(f"Saved scenario {scenario.name!r}:")
+    print(working_note(working))
+    print(f"Saved scenario {scenario.name!r} ({len(overrides)} override(s)):")
     for name, total in scenario.saved_totals.items():
         print(f"  {name}: {usd(total)}")
     return 0
@@ -165,10 +180,13 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     a = scenarios.load_scenario(root, args.a)
     if args.b is None:
-        # The project as it is now, as the bar shows it without the snapshot's overrides: they
-        # are a difference too, listed first.
-        b_name = "project now"
-        b_estimate = estimate(project_context(root))
+        # The project as it is now, as the app's bar shows it: with the working scenario's
+        # overrides, not the snapshot's (those are a difference too, listed first).
+        working = working_overrides(root)
+        b_name = "project now" + (" (working scenario)" if working else "")
+        b_estimate = estimate_with_working(project_context(root), working)
+        if not args.json:
+            print(working_note(working))
     else:
         b_name = args.b
         b_estimate = scenarios.load_scenario(root, args.b).estimate()

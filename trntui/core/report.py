@@ -74,10 +74,16 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out = [f"# Training cost estimate: {project['name']}", ""]
     if project["example"]:
         out += ["> **EXAMPLE DATA**: the values illustrate the method; they are not a quote.", ""]
+    count = len(doc["overrides"])
     basis = (
         f"scenario **{doc['scenario']}** (saved {doc['scenario_saved_at']})"
         if doc["scenario"]
         else "the project's current data"
+        + (
+            f" and its working scenario ({count} override{'s' if count > 1 else ''})"
+            if count
+            else ""
+        )
     )
     out += [
         f"Estimate from {basis}; generated {doc['generated_at']}; prices checked against "

@@ -63,7 +63,9 @@ def check_column(path: Path, kind: str, column: str, values: Iterable[object]) -
             )
 
 
-PROJECT_DATA = frozenset({"runs", "prices", "scenarios", "telemetry", "logs", ".trntui.lock"})
+PROJECT_DATA = frozenset(
+    {"runs", "prices", "scenarios", "working_scenario.toml", "telemetry", "logs", ".trntui.lock"}
+)
 """What a project keeps at its top besides ``trntui.toml`` (and its ``.bak`` copies): folders
 and files trntui (or the person, for ``logs``) owns, that no output of a command may replace."""
 

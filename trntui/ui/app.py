@@ -323,8 +323,7 @@ class TrnTuiApp(App[None]):
         self.session.keep_typing()
         problems = list(self.session.invalid.items())
         saved = self.save_now()
-        unkept = self.session.unkept_overrides
-        if saved and not problems and not unkept:
+        if saved and not problems:
             self.exit()
             return
         lines = []
@@ -333,12 +332,6 @@ class TrnTuiApp(App[None]):
         if problems:
             lines.append("These fields hold text that is not valid and was not saved:")
             lines += [f"  {label}: {message}" for label, message in problems[:5]]
-        if unkept:
-            count = len(self.session.overrides)
-            lines.append(
-                f"{count} scenario override(s) are in force but live only in this session: "
-                "save a snapshot (Scenarios, s) to keep them."
-            )
         lines.append("Quit anyway?")
         self.push_screen(ConfirmScreen("\n".join(lines)), lambda yes: self.exit() if yes else None)
 

@@ -4,7 +4,8 @@ derived from it.
 The App and every screen share one ``Session`` (a screen gets it in its constructor). It owns
 
 * the open ``Project`` and the current ``Inventory`` (saved shortly after the last edit),
-* the scenario overrides in force, and those last kept in a snapshot,
+* the working scenario: the overrides in force, kept in ``working_scenario.toml`` (written at
+  once on every change and undo, read when the project opens: they survive a restart),
 * the single undo history: inventory edits, override changes and quote book changes are steps
   on one stack, so ctrl+z anywhere undoes the most recent change, whichever screen made it,
 * what the last estimate computed from them: the run facts (derived once per import and read
@@ -119,12 +120,12 @@ class Session:
         self.store = ProjectStore(project)
         """The open project with what this session derived from it (the app closes it)."""
         self.inventory: Inventory = project.inventory
-        self.overrides: tuple[Override, ...] = ()
-        """Scenario parameters in force: the estimate everywhere is computed with them."""
-        self.kept_overrides: set[tuple[Override, ...]] = set()
-        """Every set of overrides saved in (or taken from) a snapshot this session: quitting
-        asks only when the ``overrides`` in force are none of them (an undo can go back to
-        one saved earlier)."""
+        from trntui.store.working_scenario import load_working_scenario
+
+        self.overrides: tuple[Override, ...] = load_working_scenario(project.root)
+        """The working scenario: the overrides in force (the estimate everywhere is computed
+        with them), as ``working_scenario.toml`` holds them. A file that does not read raises
+        ``InputFileError`` (file, line, what was expected), as a bad ``trntui.toml`` does."""
         self.dirty = False
         """The inventory holds edits not yet written to ``trntui.toml``."""
         self.history: list[UndoStep] = []
@@ -265,13 +266,27 @@ class Session:
         return None
 
     def set_overrides(self, overrides: Sequence[Override], *, label: str) -> str | None:
-        """Make ``overrides`` the scenario parameters; refuse (with the reason) invalid ones."""
-        problem = self.check_overrides(overrides)
+        """Make ``overrides`` the working scenario, written to ``working_scenario.toml`` at
+        once (one undo step); refuse (with the reason) invalid ones, a read-only session, or a
+        write the store refuses (nothing changes then)."""
+        if self.read_only:
+            return self.read_only_message
+        problem = self.check_overrides(overrides) or self._write_overrides(tuple(overrides))
         if problem is not None:
             return problem
         self._record(UndoStep("overrides", label, self.overrides, self._clock()))
         self.overrides = tuple(overrides)
         self._changed("overrides")
+        return None
+
+    def _write_overrides(self, overrides: tuple[Override, ...]) -> str | None:
+        """Write the working scenario; why not, when the store refuses."""
+        from trntui.store.working_scenario import save_working_scenario
+
+        try:
+            save_working_scenario(self.root, overrides)
+        except (UserError, OSError) as error:
+            return f"working scenario not saved: {error}"
         return None
 
     def change_quotes(self, change: Callable[[Path], object], *, label: str) -> str | None:
@@ -438,6 +453,10 @@ class Session:
             # renamed since) show in the estimate bar and x drops them; refusing here would
             # block every older step behind this one.
             before: tuple[Override, ...] = step.before  # type: ignore[assignment]
+            if self.read_only:
+                return None, self.read_only_message
+            if (problem := self._write_overrides(before)) is not None:
+                return None, problem
             self.history.pop()
             self.overrides = before
             self._changed("overrides")
@@ -472,11 +491,15 @@ class Session:
         return step, None
 
     def reload(self) -> bool:
-        """Read ``trntui.toml`` again (edited by hand); the inventory before is one undo step.
-        A file that does not read raises ``UserError`` and changes nothing. A session that is
+        """Read ``trntui.toml`` and ``working_scenario.toml`` again (edited by hand); the
+        inventory before is one undo step (the overrides read are taken as they are). A file
+        that does not read raises ``UserError`` and changes nothing. A session that is
         read-only because another held the lock tries to take it again: returns whether it
         became writable now."""
+        from trntui.store.working_scenario import load_working_scenario
+
         became_writable = self.read_only and self.project.take_lock()
+        overrides = load_working_scenario(self.root)
         before = self.inventory
         inventory = self.project.reload()
         if inventory != before and not self.read_only:  # read-only: nothing to put back
@@ -484,6 +507,9 @@ class Session:
         self.inventory = inventory
         self.dirty = False
         self._changed("inventory-replaced")
+        if overrides != self.overrides:  # working_scenario.toml edited by hand too
+            self.overrides = overrides
+            self._changed("overrides")
         return became_writable
 
     def save(self) -> None:
@@ -492,13 +518,9 @@ class Session:
             self.project.save_inventory(self.inventory)
             self.dirty = False
 
-    def keep_overrides(self) -> None:
-        """The overrides in force were saved in a snapshot (or taken from one)."""
-        self.kept_overrides.add(self.overrides)
-
     def save_snapshot(self, name: str, note: str) -> Path:
         """Save every value the last recompute used, with the overrides in force, as
-        snapshot ``name``; its overrides count as kept. Where it was written (a new file:
+        snapshot ``name``. Where it was written (a new file:
         not undone, like the run edits). Raises ``UserError``/``OSError`` when it cannot."""
         from trntui.store.scenarios import current_user, save_scenario, scenario_path
 
@@ -506,12 +528,7 @@ class Session:
         if context is None:
             raise UserError("the estimate is still being computed")
         save_scenario(self.root, name, context, self.overrides, note=note, saved_by=current_user())
-        self.keep_overrides()
         return scenario_path(self.root, name)
-
-    @property
-    def unkept_overrides(self) -> bool:
-        return bool(self.overrides) and self.overrides not in self.kept_overrides
 
     # --- what is derived -------------------------------------------------------------------
 
@@ -568,7 +585,7 @@ class Session:
 
 
 def overrides_in_force(overrides: tuple[Override, ...]) -> str:
-    """The overrides in force, in words, for the status line."""
+    """The overrides in force, in words, for the status line: the working scenario's."""
     if not overrides:
-        return "no override in force"
-    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in force"
+        return "no override in the working scenario"
+    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in the working scenario"

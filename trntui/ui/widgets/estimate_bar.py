@@ -51,9 +51,10 @@ def estimate_line(
     example: bool = False,
     lines: int = 1,
 ) -> Text:
-    """``[EXAMPLE ·] [N overrides ·] Trn3 trial $11.35 (P10-P90 $10.90-$12.10 t n=5) · GPU
-    $11.82 (no band: n=2) · Trn3/GPU 0.96``, led by ``not updated`` when the last recompute
-    failed (``problem`` says why); a total made only of assumptions says so.
+    """``[EXAMPLE ·] [[working scenario: ]N overrides ·] Trn3 trial $11.35 (P10-P90
+    $10.90-$12.10 t n=5) · GPU $11.82 (no band: n=2) · Trn3/GPU 0.96``, led by ``not
+    updated`` when the last recompute failed (``problem`` says why); a total made only of
+    assumptions says so.
 
     The parts are laid out on up to ``lines`` lines of ``width`` cells, wrapping between parts,
     never inside one. When they do not fit, target names and missing-input labels are shortened
@@ -68,6 +69,11 @@ def estimate_line(
         parts = _parts(analysis, problem, names, labels, why, band, example)
         text = _layout(parts, width, room)
         if width is None or all(line.cell_len <= width for line in text.split()):
+            # The working scenario named where the chosen layout has room for it.
+            parts = _parts(analysis, problem, names, labels, why, band, example, named=True)
+            named = _layout(parts, width, room)
+            if width is None or all(line.cell_len <= width for line in named.split()):
+                return named
             break
     return text
 
@@ -99,6 +105,8 @@ def _parts(
     why: bool,
     band: int,
     example: bool,
+    *,
+    named: bool = False,
 ) -> list[Text]:
     parts: list[Text] = []
     if problem:
@@ -114,8 +122,9 @@ def _parts(
     targets = analysis.estimate.targets
     overrides = len(analysis.estimate.overrides)
     if overrides:
+        lead = "working scenario: " if named else ""
         parts.append(
-            Text(f"{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
+            Text(f"{lead}{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
         )
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))

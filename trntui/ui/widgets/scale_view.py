@@ -31,7 +31,7 @@ def scale_text(plan: ScalePlan, targets: int) -> Text:
     text.append("  (t: next target)\n" if targets > 1 else "\n", style="dim")
     if plan.overrides:
         text.append(
-            f"With the {plan.overrides} scenario override(s) in force at every count.\n",
+            f"With the working scenario's {plan.overrides} override(s) at every count.\n",
             style="yellow",
         )
     family = plan.family

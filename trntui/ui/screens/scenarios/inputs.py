@@ -87,6 +87,11 @@ class InputsPane(TabPane):
             detail.update("")
             return
         text = input_detail(found[1], analysis.estimate.work_unit)
-        hint = "a override" + ("  x drop override  ctrl+z undo" if overrides else "")
-        text.append(f"\n{len(overrides)} override(s) in force; {hint}", style="dim")
+        count = len(overrides)
+        hint = "a override" + ("  x drop  ctrl+z undo" if overrides else "")
+        text.append(
+            f"\nWorking scenario: {count} override{'' if count == 1 else 's'}, kept in the "
+            f"project; {hint}",
+            style="dim",
+        )
         detail.update(text)

@@ -138,7 +138,7 @@ class ScenariosScreen(SessionScreen):
             "u",
             "use_snapshot",
             "Use",
-            tooltip="Use the opened snapshot's overrides now",
+            tooltip="Make the highlighted snapshot's overrides the working scenario",
             id="scenarios.use",
         ),
     ]
@@ -197,9 +197,7 @@ class ScenariosScreen(SessionScreen):
             return bool(self.session.overrides)
         if action == "next_target":
             return analysis is not None and len(analysis.estimate.targets) > 1
-        if action == "use_snapshot":
-            return self.opened is not None
-        if action in ("open_snapshot", "mark_snapshot", "compare_snapshots"):
+        if action in ("open_snapshot", "mark_snapshot", "compare_snapshots", "use_snapshot"):
             return self.query_one(SnapshotsPane).row_count > 0
         return True
 
@@ -470,9 +468,18 @@ class ScenariosScreen(SessionScreen):
         self.app.push_screen(DiffScreen(a_name, a, b_name, b))
 
     def action_use_snapshot(self) -> None:
+        """Make the highlighted snapshot's overrides the working scenario (opened or not: the
+        list's cursor is what the person sees; the opened one when the list has none)."""
+        name = self._selected_snapshot()
         scenario = self.opened
+        if name is not None and (scenario is None or scenario.name != name):
+            try:
+                scenario = load_scenario(self.session.root, name)
+            except (UserError, OSError) as error:
+                self.set_status(f"Cannot use {name!r}: {error}", "error")
+                return
         if scenario is None:
-            self.notify("Open a snapshot first (o).")
+            self.notify("No snapshot saved yet: s saves one.")
             return
         problem = self.session.set_overrides(
             scenario.overrides, label=f"using the overrides of {scenario.name!r}"
@@ -480,7 +487,7 @@ class ScenariosScreen(SessionScreen):
         if problem is not None:
             self.set_status(f"Its overrides do not apply now: {problem}", "error")
             return
-        self.session.keep_overrides()
         self.set_status(
-            f"Using the {len(scenario.overrides)} override(s) of {scenario.name!r} (ctrl+z undoes)"
+            f"Working scenario: the {len(scenario.overrides)} override(s) of {scenario.name!r} "
+            "(ctrl+z undoes)"
         )

@@ -72,5 +72,8 @@ class SnapshotsPane(TabPane):
     def show_opened(self, scenario: Scenario, now: Estimate | None, stale: tuple[str, ...]) -> None:
         """``scenario`` as saved, the estimate ``now`` beside it, and what changed since."""
         text = scenario_text(scenario, now, stale)
-        text.append("\nu uses its overrides here; m marks it as A, c compares", style="dim")
+        text.append(
+            "\nu makes its overrides the working scenario; m marks it as A, c compares",
+            style="dim",
+        )
         self.query_one("#snapshot-body", Static).update(text)
