@@ -191,5 +191,5 @@ def working_scenario_note(overrides: tuple[Override, ...]) -> str:
     count = len(overrides)
     return (
         f"Working scenario: {count} override{'s' if count > 1 else ''} from "
-        f"{WORKING_SCENARIO_FILE} (the app's Scenarios > Inputs; x drops one)"
+        f"{WORKING_SCENARIO_FILE} (app: Scenarios > Inputs)"
     )

@@ -8,12 +8,17 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from textual.containers import Horizontal
+from textual import events
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, OptionList, Select
 
 ResultType = TypeVar("ResultType")
+_DROPDOWN_MAX_ROWS = 12
+"""Textual's own limit for a Select's list (its borders included)."""
+_DROPDOWN_MIN_ROWS = 3
+"""One option between the list's two border rows."""
 ScreenT = TypeVar("ScreenT", bound=ModalScreen[Any])
 
 
@@ -54,6 +59,23 @@ class Dialog(ModalScreen[ResultType]):
     def on_input_blurred(self, event: Input.Blurred) -> None:
         """A field left shows its value from the start, not from where typing ended."""
         event.input.action_home()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A Select's list, opened (it takes the focus), is kept inside the dialog's box."""
+        widget = event.widget
+        if isinstance(widget, OptionList) and isinstance(widget.parent, Select):
+            self.call_after_refresh(self._fit_dropdown, widget)
+
+    def _fit_dropdown(self, dropdown: OptionList) -> None:
+        """Textual opens a Select's list up to 12 rows below it, kept inside the screen only:
+        low in a dialog it drew over the dialog's border and what lies under the dialog. It is
+        made as tall as the rows left above the box's bottom border (it scrolls), and never
+        shorter than one option between its own borders."""
+        boxes = self.query(Vertical)
+        if not boxes or not dropdown.display:
+            return
+        room = boxes.first().region.bottom - 1 - dropdown.region.y
+        dropdown.styles.max_height = max(_DROPDOWN_MIN_ROWS, min(_DROPDOWN_MAX_ROWS, room))
 
 
 def field_row(label: str, *fields: Widget, muted: bool = False) -> Horizontal:

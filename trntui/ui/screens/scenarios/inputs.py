@@ -89,9 +89,6 @@ class InputsPane(TabPane):
         text = input_detail(found[1], analysis.estimate.work_unit)
         count = len(overrides)
         hint = "a override" + ("  x drop  ctrl+z undo" if overrides else "")
-        text.append(
-            f"\nWorking scenario: {count} override{'' if count == 1 else 's'}, kept in the "
-            f"project; {hint}",
-            style="dim",
-        )
+        held = f"{count} override{'' if count == 1 else 's'}" if count else "no override"
+        text.append(f"\nWorking scenario: {held}, kept in the project; {hint}", style="dim")
         detail.update(text)

@@ -124,6 +124,7 @@ class ScenariosScreen(SessionScreen):
             "m",
             "mark_snapshot",
             "Mark A",
+            show=False,  # the footer holds 80 columns; the tab's hint line names m and c
             tooltip="Mark the highlighted snapshot as A to compare with",
             id="scenarios.mark",
         ),
@@ -131,6 +132,7 @@ class ScenariosScreen(SessionScreen):
             "c",
             "compare_snapshots",
             "Compare",
+            show=False,
             tooltip="Compare snapshot A with the highlighted one",
             id="scenarios.compare",
         ),

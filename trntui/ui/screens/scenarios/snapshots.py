@@ -7,6 +7,7 @@ marks or compares one.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
@@ -16,6 +17,12 @@ from trntui.core.estimate import Estimate
 from trntui.core.format import usd
 from trntui.store.scenarios import Scenario, ScenarioInfo
 from trntui.ui.screens.scenarios.rendering import scenario_text
+
+SNAPSHOT_KEYS = (
+    "o opens the highlighted snapshot; u makes its overrides the working scenario; "
+    "m marks it as A, c compares"
+)
+"""The tab's keys in words: the footer has room for o and u only at 80 columns."""
 
 
 class SnapshotsPane(TabPane):
@@ -56,6 +63,8 @@ class SnapshotsPane(TabPane):
             table.add_row(f"{mark}{info.name}"[:20], saved, totals, info.note[:30], key=info.name)
         if table.row_count:
             table.move_cursor(row=min(max(row_before, 0), table.row_count - 1))
+            if not opened:
+                self.query_one("#snapshot-body", Static).update(Text(SNAPSHOT_KEYS, style="dim"))
         elif not opened:
             self.query_one("#snapshot-body", Static).update(
                 "No snapshot saved yet. Press s to save the estimate as it stands, with every "
@@ -72,8 +81,5 @@ class SnapshotsPane(TabPane):
     def show_opened(self, scenario: Scenario, now: Estimate | None, stale: tuple[str, ...]) -> None:
         """``scenario`` as saved, the estimate ``now`` beside it, and what changed since."""
         text = scenario_text(scenario, now, stale)
-        text.append(
-            "\nu makes its overrides the working scenario; m marks it as A, c compares",
-            style="dim",
-        )
+        text.append(f"\n{SNAPSHOT_KEYS}", style="dim")
         self.query_one("#snapshot-body", Static).update(text)
