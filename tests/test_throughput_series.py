@@ -91,3 +91,23 @@ def test_a_step_counter_with_the_logs_own_throughput_is_drawn_in_that_unit() -> 
     unitless = throughput_series(run_of(rows), 4)
     assert unitless is not None and unitless.unit == "steps/s"
     assert unitless.rates == pytest.approx((0.1, 0.1, 0.1, 0.1))
+
+
+def test_a_block_is_timed_from_its_own_start_and_the_evaluation_before_it_is_a_gap() -> None:
+    """MLPerf logs a block_start after each evaluation: timed from the previous block_stop,
+    the 20 s evaluation was spread over the next block as slow training (100 samples in 60 s
+    read 1.67/s instead of 2.5/s in its 40 s)."""
+    run = run_of(
+        [
+            {"t_s": 0.0, "kind": "run_start"},
+            {"t_s": 0.0, "kind": "block_start", "samples": 0.0},
+            {"t_s": 40.0, "kind": "block_stop", "samples": 100.0},
+            {"t_s": 60.0, "kind": "block_start", "samples": 100.0},
+            {"t_s": 100.0, "kind": "block_stop", "samples": 200.0},
+        ]
+    )
+    series = throughput_series(run, 10)
+    assert series is not None
+    assert series.rates[:4] == pytest.approx((2.5,) * 4)
+    assert series.rates[4:6] == (None, None), "the evaluation is a gap"
+    assert series.rates[6:] == pytest.approx((2.5,) * 4)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -27,7 +29,7 @@ from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
-from trntui.ui.widgets.throughput_plot import ThroughputPlot
+from trntui.ui.widgets.throughput_plot import PlotFacts, ThroughputPlot
 
 LORA = MLPERF_DATA / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
 
@@ -323,7 +325,7 @@ async def test_plot_phases_read_apart_without_colour() -> None:
     app = PlotApp()
     async with app.run_test(size=(40, 10)) as pilot:
         plot = app.query_one(ThroughputPlot)
-        plot.show(series, warmup_end_s=20.0, stalls_s=((40.0, 50.0),))
+        plot.show(series, PlotFacts(warmup_s=20.0, warmup_end_s=20.0, stalls_s=((40.0, 50.0),)))
         await pilot.pause()
         lines = plot.render().plain.splitlines()
     marks = next(line for line in lines if "└" in line).split("└", 1)[1]
@@ -331,6 +333,46 @@ async def test_plot_phases_read_apart_without_colour() -> None:
     # within half a column of it counts); 6 holds the restart; 2 and 7 are steady (blank).
     assert marks == "ww !!!↺ ", marks
     assert any("w warm-up" in line and "! stall" in line for line in lines)
+
+
+async def test_the_mlperf_plot_reads_at_80x24(sample_project: Project) -> None:
+    """Issue 26: the MLPerf plot was a solid block with one y label, and its warm-up mark
+    covered the whole first block (~45% of the plot). result_1.txt of the sample's H100 set,
+    by hand from its log: block 1 holds 1536 samples in 775.230 s (1.981/s: compilation and
+    first steps inside), blocks 2-5 hold 384 samples in about 190.3 s each (2.018/s), and an
+    evaluation of about 40 s follows each of the first four blocks."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.analysis is not None, "the first estimate")
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.focus()
+        table.move_cursor(row=0)
+        await settle(pilot)
+        run_id = table.coordinate_to_cell_key((0, 0)).row_key.value
+        assert "result_1.txt" in str(table.get_row_at(0)[1])
+        plot = app.screen.query_one(ThroughputPlot)
+        await wait_until(pilot, lambda: plot._series is not None, "the plot")
+        facts = app.screen.facts[run_id]
+        lines = plot.render().plain.splitlines()
+    rows = [line for line in lines if "│" in line[:10] or "┤" in line[:10] or "└" in line[:10]]
+    labels = [line[:8].strip() for line in rows if line[:8].strip()]
+    assert len(labels) >= 3, lines
+    assert all(float(label.replace(",", "")) > 1.5 for label in labels), "the axis is cut"
+    steady = f"{facts.steady_throughput:,.4g}"
+    assert any(line[:9] == steady.rjust(8) + "┤" for line in rows), "steady rate on the axis"
+    assert f"steady ┤{steady}" in lines[-1]
+    bars = [line[9:] for line in rows[:-1]]
+    marks = rows[-1][9:]
+    # Warm-up is the facts' warm-up time (775.23 s less the 1536 samples at the median pace,
+    # about 14 s), not the whole first block: one 25 s column of 67 here.
+    column_s = (1714273556.798 - 1714271859.794) / len(marks)  # run_start to last block_stop
+    assert marks.count("w") == math.ceil(facts.phases.warmup_s / column_s) == 1
+    assert marks.startswith("w ")
+    # The four evaluations are gaps; the first block is drawn lower than the steady ones.
+    assert len(re.findall(r"(?<=\S) +(?=\S)", bars[-1])) == 4, bars[-1]
+    assert bars[0][0] == " " and bars[0][35] == "█", bars[0]
 
 
 async def test_runs_fit_80_columns_and_the_extra_width_shows_every_column(

@@ -1,13 +1,15 @@
 """Throughput over time, resampled onto a fixed number of columns for a terminal plot.
 
 Between two progress rows of the timeline the run advanced at one rate (work done / time taken),
-so throughput is a step function of time. Each plot column shows the rate of the interval that
-covers the column's middle instant: a sparse log (an MLPerf block every few minutes) and a dense
-one (a Megatron line every iteration) are drawn the same way, and a long stall shows as a dip as
-wide as the stall itself. Restarts (the step counter going back) are returned separately so the
-plot can mark them; time with no covering interval (initialisation, evaluation gaps, downtime)
-is null, never 0. A log that counts only steps but prints its own throughput in samples per
-second (neuronx-distributed) is drawn with that throughput, in the unit the run facts use.
+so throughput is a step function of time; a block or epoch that logs its start is timed from
+it (the evaluation before it is a gap, as the run facts keep it out of training). Each plot
+column shows the rate of the interval that covers the column's middle instant: a sparse log
+(an MLPerf block every few minutes) and a dense one (a Megatron line every iteration) are
+drawn the same way, and a long stall shows as a dip as wide as the stall itself. Restarts (the
+step counter going back) are returned separately so the plot can mark them; time with no
+covering interval (initialisation, evaluation gaps, downtime) is null, never 0. A log that
+counts only steps but prints its own throughput in samples per second (neuronx-distributed)
+is drawn with that throughput, in the unit the run facts use.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def throughput_series(run: ImportedRun, columns: int) -> ThroughputSeries | None
     progress, work, unit = chosen
     steps = progress.select(
         pl.col("t_s").alias("end_s"),
-        pl.col("t_s").shift(1).alias("begin_s"),
+        pl.col("begin_s"),
         (work - work.shift(1)).alias("work"),
         (pl.col("step") < pl.col("step").shift(1)).fill_null(False).alias("restart"),
         pl.col("throughput").alias("own_rate"),
@@ -101,7 +103,7 @@ def _progress_rows(run: ImportedRun) -> tuple[pl.DataFrame, pl.Expr, str] | None
         rows = timed.filter(pl.col("kind") == kind)
         if rows.height < 2:
             continue
-        rows = _from_run_start(timed, rows)
+        rows = _with_begins(timed, _from_run_start(timed, rows), kind)
         for column, unit in (("samples", "samples/s"), ("tokens", "tokens/s")):
             if rows[column].null_count() == 0:
                 return rows, pl.col(column), unit
@@ -111,6 +113,27 @@ def _progress_rows(run: ImportedRun) -> tuple[pl.DataFrame, pl.Expr, str] | None
                 (rows, steps * per_step, "samples/s") if per_step else (rows, steps, "steps/s")
             )
     return fallback
+
+
+_STARTS = {Kind.BLOCK_STOP: Kind.BLOCK_START, Kind.EPOCH_STOP: Kind.EPOCH_START}
+
+
+def _with_begins(timed: pl.DataFrame, rows: pl.DataFrame, kind: Kind) -> pl.DataFrame:
+    """Each progress row's interval (``begin_s``) begins at the previous progress row; a block
+    or an epoch whose start is logged (after that row) begins at its start, so the time between
+    two blocks (an MLPerf evaluation, a checkpoint save) is a gap in the plot, not slow training
+    spread over the next block."""
+    rows = rows.with_columns(pl.col("t_s").shift(1).alias("begin_s"))
+    start_kind = _STARTS.get(kind)
+    starts = timed.filter(pl.col("kind") == start_kind) if start_kind else timed.clear()
+    if starts.is_empty():
+        return rows
+    starts = starts.select(pl.col("line").alias("start_line"), pl.col("t_s").alias("start_s"))
+    joined = rows.join_asof(starts.sort("start_line"), left_on="line", right_on="start_line")
+    logged = pl.col("start_line") > pl.col("line").shift(1)
+    return joined.with_columns(
+        pl.when(logged).then(pl.col("start_s")).otherwise(pl.col("begin_s")).alias("begin_s")
+    ).drop("start_line", "start_s")
 
 
 def _from_run_start(timed: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:

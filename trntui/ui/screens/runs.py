@@ -65,7 +65,7 @@ from trntui.ui.widgets.area_bar import AreaBar
 from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 from trntui.ui.widgets.text_field import TextField
-from trntui.ui.widgets.throughput_plot import ThroughputPlot
+from trntui.ui.widgets.throughput_plot import PlotFacts, ThroughputPlot
 
 SHOWN_ROWS = 200
 """The most runs the table holds: filled in about 30 ms, so a filter keystroke redraws within
@@ -178,7 +178,7 @@ class RunsScreen(SessionScreen):
         if empty:
             self.query_one("#runs", DataTable).clear()
             self.query_one("#set-summary", Static).update("")
-            self.query_one(ThroughputPlot).show(None, warmup_end_s=None, stalls_s=(), message=" ")
+            self.query_one(ThroughputPlot).show(None, message=" ")
             return
         stale = stale_runs(self.runs)
         if stale:
@@ -381,21 +381,23 @@ class RunsScreen(SessionScreen):
             # for every highlighted run (ten thousand rows checked, in a team's archive).
             run = load_run(self.session.root, run_id, self.runs)
         except UserError as error:
-            self.app.call_from_thread(
-                plot.show, None, warmup_end_s=None, stalls_s=(), message=str(error)
-            )
+            self.app.call_from_thread(plot.show, None, message=str(error))
             return
         inventory = self.session.inventory
         facts = self.facts.get(run_id) or run_facts(
             run, inventory.goal.quality_target(), inventory.planned_steps()
         )
         series = throughput_series(run, plot.plot_columns)
-        stalls = tuple((stall.at_s - stall.lost_s, stall.at_s) for stall in facts.stalls)
+        shown = PlotFacts(
+            warmup_s=facts.phases.warmup_s,
+            warmup_end_s=facts.warmup_end_s,
+            steady=facts.steady_throughput,
+            unit=facts.throughput_unit,
+            stalls_s=tuple((stall.at_s - stall.lost_s, stall.at_s) for stall in facts.stalls),
+        )
         if get_current_worker().is_cancelled:
             return  # another run was selected meanwhile; its own worker draws the plot
-        self.app.call_from_thread(
-            plot.show, series, warmup_end_s=facts.warmup_end_s, stalls_s=stalls
-        )
+        self.app.call_from_thread(plot.show, series, shown)
 
     @edits
     def action_import_runs(self) -> None:
