@@ -5,8 +5,8 @@ The y axis spans the rates the run showed, not 0 to the top: a run at a steady p
 otherwise fill every row alike (a solid block) and hide a slower first block or a dip. Its
 floor sits below the slowest rate by the spread of the rates (at least 2% of the fastest; at 0
 when that goes below 0), and is labelled, as are the top and the middle row, so the cut axis
-reads as one. The steady throughput of the run facts is marked on the axis (``┤``) and named in
-the legend.
+reads as one. The steady throughput of the run facts is marked on the axis (``┤``, labelled
+when its row has no label yet) and named in the legend.
 
 Warm-up is what the run facts count as warm-up time (``PhaseSplit.warmup_s``: the warm
 intervals' time beyond the median pace), from the start of training, at least one column when
@@ -121,7 +121,7 @@ class ThroughputPlot(Widget):
         if steady is not None and scale > 0 and floor <= steady <= top * 1.05:
             level = (steady - floor) / scale
             steady_row = max(0, min(rows - 1, rows - 1 - int(level * rows - 1e-9)))
-            labels[steady_row] = steady
+            labels.setdefault(steady_row, steady)  # the top and middle keep their values
         text = Text(no_wrap=True, overflow="crop")
         for row in range(rows):
             label = f"{labels[row]:,.4g}" if row in labels else ""
