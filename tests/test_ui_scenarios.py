@@ -366,7 +366,7 @@ async def test_u_on_a_listed_snapshot_makes_its_overrides_the_working_scenario(
     snapshot's overrides, saved as the working scenario, and ctrl+z takes them back."""
     trainium = trainium_target(sample_project)
     faster = Override("steady_throughput", 3.0, trainium.name, who="ana", why="the target")
-    context = load_context(sample_project.root, sample_project.inventory)
+    context = derive_and_store_context(sample_project.root, sample_project.inventory)
     save_scenario(sample_project.root, "faster", context, (faster,), note="what if")
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
