@@ -1,11 +1,13 @@
 """TensorBoard event files: real ones written by the Hugging Face Trainer's TensorBoard
 callback (tests/data/frameworks/tensorboard, the same runs as the console logs in
-tests/data/frameworks/hf), and the reader held to the format's specification: the CRC-32C
-check value, the mask, varints, packed and unpacked repeated numbers, a truncated tail."""
+tests/data/frameworks/hf); files written by TensorBoard's own writer (TF2-style tensor
+scalars, a truncated tail, a damaged record); and the message that says what to install when
+the tensorboard extra is missing."""
 
 from __future__ import annotations
 
-import struct
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -15,8 +17,8 @@ from trntui.core.errors import InputFileError
 from trntui.core.run_facts import run_facts
 from trntui.core.timeline import Kind, TimeSource
 from trntui.importers import detect_format, import_file
-from trntui.importers.tensorboard.records import crc32c, masked_crc32c
-from trntui.importers.tensorboard.wire import fields, repeated_numbers, signed64, varint
+from trntui.store.run_import import import_paths
+from trntui.store.runs import FAILED
 
 DATA = Path(__file__).parent / "data" / "frameworks" / "tensorboard"
 
@@ -69,100 +71,39 @@ def test_a_crashed_process_is_not_finished() -> None:
     assert facts.throughput_unit == "steps/s"  # no batch size in the file: samples unknown
 
 
-def test_crc32c_is_castagnolis() -> None:
-    assert crc32c(b"123456789") == 0xE3069283  # the published check value of CRC-32C
-    assert crc32c(b"") == 0
-    crc = crc32c(b"abc")
-    assert masked_crc32c(b"abc") == (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+def _writer_file(folder: Path, name_stamp: int = 1) -> Path:
+    """An event file written by TensorBoard's own writer: TF2-style scalars (a rank-0 tensor,
+    plugin ``scalars`` on a tag's first value), ``add_scalar``-style simple values, a
+    validation every 20 steps; 40 steps, 2 s apart."""
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    from tensorboard.util.tensor_util import make_tensor_proto
 
+    writer = EventFileWriter(str(folder), filename_suffix=f".{name_stamp}")
+    began = time.time() + 1  # the writer stamps its first event with its own clock
+    scalars = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
 
-def test_varints_and_packed_fields_follow_the_encoding_guide() -> None:
-    assert varint(b"\x96\x01", 0) == (150, 2)  # the guide's example
-    assert varint(b"\x01", 0) == (1, 1)
-    minus_two = b"\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01"
-    assert signed64(varint(minus_two, 0)[0]) == -2
-    # field 5 (float_val) packed: key 0x2a, length 8, two floats
-    packed = b"\x2a\x08" + struct.pack("<2f", 1.5, 2.5)
-    ((number, kind, raw),) = list(fields(packed))
-    assert number == 5 and repeated_numbers(kind, raw, "f") == [1.5, 2.5]
-    # the same field unpacked: one fixed32 per value
-    unpacked = b"\x2d" + struct.pack("<f", 1.5) + b"\x2d" + struct.pack("<f", 2.5)
-    values = [v for n, k, r in fields(unpacked) for v in repeated_numbers(k, r, "f")]
-    assert values == [1.5, 2.5]
-    # int64_val (field 10) packed varints
-    ((_, kind, raw),) = list(fields(b"\x52\x03\x96\x01\x07"))
-    assert repeated_numbers(kind, raw, "v") == [150.0, 7.0]
+    def tensor(tag: str, value: float, first: bool) -> Summary.Value:
+        proto = make_tensor_proto(value, dtype="float32")
+        return Summary.Value(tag=tag, tensor=proto, metadata=scalars if first else None)
 
-
-def _record(data: bytes) -> bytes:
-    length = struct.pack("<Q", len(data))
-    return (
-        length
-        + struct.pack("<I", masked_crc32c(length))
-        + data
-        + struct.pack("<I", masked_crc32c(data))
-    )
-
-
-def _message(*parts: tuple[int, int, bytes | int]) -> bytes:
-    out = b""
-    for number, kind, value in parts:
-        out += _varint(number << 3 | kind)
-        if kind == 0:
-            assert isinstance(value, int)
-            out += _varint(value)
-        elif kind == 2:
-            assert isinstance(value, bytes)
-            out += _varint(len(value)) + value
-        else:
-            assert isinstance(value, bytes)
-            out += value
-    return out
-
-
-def _varint(value: int) -> bytes:
-    out = b""
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out += bytes([byte | (0x80 if value else 0)])
-        if not value:
-            return out
-
-
-def _event(wall: float, step: int, *what: tuple[int, int, bytes | int]) -> bytes:
-    return _record(_message((1, 1, struct.pack("<d", wall)), (2, 0, step), *what))
-
-
-def _tensor_scalar(tag: str, value: float, with_metadata: bool) -> tuple[int, int, bytes]:
-    """A TF2-style scalar: a rank-0 DT_FLOAT tensor, plugin ``scalars`` on the first value."""
-    tensor = _message((1, 0, 1), (2, 2, b""), (4, 2, struct.pack("<f", value)))
-    plugin = _message((1, 2, _message((1, 2, b"scalars"))))
-    value_message = _message(
-        (1, 2, tag.encode()), *([(9, 2, plugin)] if with_metadata else []), (8, 2, tensor)
-    )
-    return (5, 2, _message((1, 2, value_message)))
-
-
-def _simple_scalar(tag: str, value: float) -> tuple[int, int, bytes]:
-    value_message = _message((1, 2, tag.encode()), (2, 5, struct.pack("<f", value)))
-    return (5, 2, _message((1, 2, value_message)))
-
-
-def _tf2_file(path: Path) -> bytes:
-    data = _event(1_700_000_000.0, 0, (3, 2, b"brain.Event:2"))
     for step in range(1, 41):
-        wall = 1_700_000_010.0 + 2.0 * step
-        data += _event(wall, step, _tensor_scalar("loss", 3.0 - step / 100, step == 1))
-        data += _event(wall, step, _simple_scalar("consumed_samples", step * 32.0))
+        wall = began + 10.0 + 2.0 * step
+        loss = tensor("loss", 3.0 - step / 100, step == 1)
+        writer.add_event(Event(wall_time=wall, step=step, summary=Summary(value=[loss])))
+        samples = Summary.Value(tag="consumed_samples", simple_value=step * 32.0)
+        writer.add_event(Event(wall_time=wall, step=step, summary=Summary(value=[samples])))
         if step % 20 == 0:
-            data += _event(wall + 1, step, _tensor_scalar("val_loss", 2.5, step == 20))
-    path.write_bytes(data)
-    return data
+            val = tensor("val_loss", 2.5, step == 20)
+            writer.add_event(Event(wall_time=wall + 1, step=step, summary=Summary(value=[val])))
+    writer.close()
+    (path,) = folder.glob(f"events.out.tfevents.*.{name_stamp}")
+    return path
 
 
 def test_tensor_scalars_and_counters_from_any_writer(tmp_path: Path) -> None:
-    path = tmp_path / "events.out.tfevents.1.host"
-    _tf2_file(path)
+    path = _writer_file(tmp_path)
     run = import_file(path)
     facts = run_facts(run)
     assert facts.throughput_unit == "samples/s"
@@ -175,26 +116,70 @@ def test_tensor_scalars_and_counters_from_any_writer(tmp_path: Path) -> None:
 
 
 def test_a_truncated_tail_keeps_what_was_read(tmp_path: Path) -> None:
-    data = _tf2_file(tmp_path / "whole")
+    (tmp_path / "whole").mkdir()
+    data = _writer_file(tmp_path / "whole").read_bytes()
     path = tmp_path / "events.out.tfevents.2.host"
     path.write_bytes(data[:-7])  # the writer killed inside its last record
     run = import_file(path, format="tensorboard")
-    assert any("the file ends inside a record" in note for note in run.metadata.notes)
+    (note,) = [note for note in run.metadata.notes if "the reading stops" in note]
+    assert f"of {len(data) - 7:,}: a record there is truncated or fails its CRC" in note
     assert run_facts(run).completed_steps == 40  # the last record was a validation
 
 
 def test_a_damaged_record_stops_the_reading_there(tmp_path: Path) -> None:
-    data = bytearray(_tf2_file(tmp_path / "whole"))
+    (tmp_path / "whole").mkdir()
+    data = bytearray(_writer_file(tmp_path / "whole").read_bytes())
     data[len(data) // 2] ^= 0xFF
     path = tmp_path / "events.out.tfevents.3.host"
     path.write_bytes(bytes(data))
     run = import_file(path, format="tensorboard")
-    assert any("fails its CRC" in note for note in run.metadata.notes)
+    assert any("truncated or fails its CRC" in note for note in run.metadata.notes)
     assert 0 < run_facts(run).completed_steps < 40
 
 
 def test_a_file_without_scalars_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "events.out.tfevents.4.host"
-    path.write_bytes(_event(1.0, 0, (3, 2, b"brain.Event:2")))
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    EventFileWriter(str(tmp_path)).close()  # the file version record only
+    (path,) = tmp_path.glob("events.out.tfevents.*")
     with pytest.raises(InputFileError, match="no scalars"):
         import_file(path)
+
+
+_READER_MODULES = (
+    "tensorboard",
+    "tensorboard.backend.event_processing.event_file_loader",
+    "tensorboard.compat.proto.event_pb2",
+    "tensorboard.util.tensor_util",
+)
+
+
+def _without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if ``pip install 'trntui[tensorboard]'`` had not been run: importing the reader
+    fails (a ``None`` in ``sys.modules`` makes ``import`` raise ``ImportError``)."""
+    for name in _READER_MODULES:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_without_the_extra_the_file_is_recognised_and_refused_with_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _without_the_extra(monkeypatch)
+    path = _one("hf_trainer")
+    assert detect_format(path) == "tensorboard"  # the marker is read as text
+    with pytest.raises(InputFileError) as raised:
+        import_file(path)
+    assert "pip install 'trntui[tensorboard]'" in str(raised.value)
+    assert str(path) in str(raised.value)
+
+
+def test_without_the_extra_an_import_changes_nothing_on_disk(
+    monkeypatch: pytest.MonkeyPatch, new_project: Path
+) -> None:
+    before = {p: p.read_bytes() for p in new_project.rglob("*") if p.is_file()}
+    _without_the_extra(monkeypatch)
+    (outcome,) = import_paths(new_project, [_one("hf_trainer")])
+    assert outcome.outcome == FAILED and outcome.run_id is None
+    assert outcome.error is not None and "pip install 'trntui[tensorboard]'" in outcome.error
+    after = {p: p.read_bytes() for p in new_project.rglob("*") if p.is_file()}
+    assert after == before

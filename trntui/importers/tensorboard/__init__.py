@@ -1,10 +1,10 @@
-"""TensorBoard event files (``events.out.tfevents.*``), read with the standard library.
+"""TensorBoard event files (``events.out.tfevents.*``), read with the ``tensorboard`` package.
 
-The data flows ``records.py`` (the TFRecord framing, each record's CRC-32C checked) ->
-``wire.py`` (the protocol buffer wire format) -> ``events.py`` (``Event`` and ``Summary``
-messages -> scalars with their wall time and step) -> ``run.py`` (the scalars' roles by tag
--> the timeline). No TensorFlow or TensorBoard package is needed: the framing and the few
-messages a scalar needs are small, fixed formats, and a reader of them keeps the install light.
+The data flows ``events.py`` (TensorBoard's own event loader and ``Event`` message -> the
+scalars with their wall time and step) -> ``run.py`` (the scalars' roles by tag -> the
+timeline). The package is the optional extra ``pip install 'trntui[tensorboard]'`` (it needs
+no TensorFlow), imported only when a file is read; without it an event file is still
+recognised, and refused with what to install.
 """
 
 from trntui.importers.tensorboard.run import NAME, import_tensorboard, sniff

@@ -1,37 +1,38 @@
-"""``Event`` and ``Summary`` messages (TensorBoard's ``compat/proto/event.proto``,
-``summary.proto``, ``tensor.proto``) -> the scalars of an event file.
+"""One event file -> its scalars, read with the ``tensorboard`` package (the extra
+``pip install 'trntui[tensorboard]'``), which needs no TensorFlow.
 
-``Event``: ``wall_time`` (1, double, seconds since the epoch), ``step`` (2, int64), then one of
-``file_version`` (3, ``"brain.Event:2"``: the first record of every file), ``summary`` (5),
-``session_log`` (7: ``status`` 1 = START, written when a TensorFlow session starts again
-after a crash). ``Summary``: repeated ``value`` (1), each a ``tag`` (1), ``metadata`` (9, whose
-``plugin_data.plugin_name`` says which dashboard reads it; a writer sends it with a tag's first
-value only) and one of ``simple_value`` (2, float: what PyTorch's and tensorboardX's
-``add_scalar`` write), ``histo`` (5), ``image`` (4), ``tensor`` (8: TF2's ``tf.summary.scalar``
-writes a rank-0 ``DT_FLOAT`` tensor with plugin ``scalars``). A tensor counts as a scalar when
-it holds exactly one number (``DT_FLOAT`` 1, ``DT_DOUBLE`` 2, ``DT_INT32`` 3, ``DT_INT64`` 9, in
-``tensor_content`` or the typed ``*_val`` fields) and its tag is no other plugin's.
+The records come from TensorBoard's own event loader (``RawEventFileLoader``: the TFRecord
+framing, each record's CRC-32C checked; a truncated or damaged record ends the reading, what
+came before it is kept), each is parsed as TensorBoard's ``Event`` message, and a scalar is
+what TensorBoard's scalars dashboard shows: a ``simple_value`` (PyTorch's and tensorboardX's
+``add_scalar``), or a tensor holding exactly one number (TF2's ``tf.summary.scalar``) whose
+tag belongs to no other dashboard (a writer names the dashboard, ``plugin_data.plugin_name``,
+with a tag's first value only). ``SessionLog.START`` after the first scalars is TensorFlow's
+mark of a session started again after a crash.
+
+The package is imported when a file is read, never before: the start-up of the app does not
+wait for it, and without it the file is refused with what to install (``MISSING_READER``).
 """
 
 from __future__ import annotations
 
-import struct
+import hashlib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from trntui.importers.tensorboard.wire import (
-    WireError,
-    double,
-    fields,
-    float32,
-    repeated_numbers,
-    signed64,
-    text,
-)
+from trntui.core.errors import InputFileError
+from trntui.importers.reading import Steps, open_regular
 
 FILE_VERSION_PREFIX = "brain.Event:"
-SESSION_START = 1
-_DTYPES = {1: ("<f", 4, 5, "f"), 2: ("<d", 8, 6, "d"), 3: ("<i", 4, 7, "v"), 9: ("<q", 8, 10, "v")}
-"""dtype -> (struct format, bytes, the typed ``*_val`` field, its element kind)."""
+INSTALL_HINT = "pip install 'trntui[tensorboard]'"
+MISSING_READER = (
+    "reading a TensorBoard event file needs the tensorboard package, which the base install "
+    f"leaves out: install it with {INSTALL_HINT}"
+)
+_RECORD_FRAMING_BYTES = 16
+"""A record's length (8 bytes), its CRC (4) and its data's CRC (4), around the data."""
 
 
 @dataclass(frozen=True)
@@ -48,108 +49,101 @@ class Scalar:
 class EventFile:
     """What the events of one file hold."""
 
+    path: str = ""
     scalars: list[Scalar] = field(default_factory=list)
     file_version: str | None = None
     first_wall_time: float | None = None
     session_starts: list[tuple[int, float, int]] = field(default_factory=list)
-    """(offset, wall time, step) of each ``SessionLog.START`` after the first event."""
+    """(offset, wall time, step) of each ``SessionLog.START`` after the first scalars."""
     plugins: dict[str, str] = field(default_factory=dict)
     skipped: int = 0
     """Records that are no ``Event`` message (counted, never guessed at)."""
+    records: int = 0
+    bytes_read: int = 0
+    """The bytes of the records read, framing included: short of the file's size when the
+    loader stopped at a truncated or damaged record."""
+    size: int = 0
+    sha256: str = ""
+
+    @property
+    def unread_bytes(self) -> int:
+        return max(0, self.size - self.bytes_read)
 
 
-def _tensor_value(data: bytes) -> float | None:
-    """The one number a ``TensorProto`` holds, or None (other types, more than one value)."""
-    dtype = None
-    content = b""
-    typed: list[float] = []
-    dims = 0
-    for number, kind, raw in fields(data):
-        if number == 1 and isinstance(raw, int):
-            dtype = raw
-        elif number == 2 and isinstance(raw, bytes):
-            dims = sum(1 for sub, _, size in fields(raw) if sub == 2 and _dim_size(size) != 1)
-        elif number == 4 and isinstance(raw, bytes):
-            content = raw
-        elif dtype in _DTYPES and number == _DTYPES[dtype][2]:
-            typed.extend(repeated_numbers(kind, raw, _DTYPES[dtype][3]))
-    if dtype not in _DTYPES or dims:
-        return None
-    fmt, size, _, _ = _DTYPES[dtype]
-    if content:
-        return float(struct.unpack(fmt, content)[0]) if len(content) == size else None
-    return typed[0] if len(typed) == 1 else None
+def _loader() -> tuple[Any, Any, Any, Any]:
+    """TensorBoard's raw event loader, ``Event``, ``SessionLog`` and ``make_ndarray``; an
+    ``ImportError`` when the extra is not installed."""
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+    from tensorboard.util.tensor_util import make_ndarray
+
+    return RawEventFileLoader, Event, SessionLog, make_ndarray
 
 
-def _dim_size(raw: int | bytes) -> int | None:
-    if not isinstance(raw, bytes):
-        return None
-    for number, _, value in fields(raw):
-        if number == 1 and isinstance(value, int):
-            return signed64(value)
-    return 0
+def _hash_and_size(path: Path) -> tuple[str, int]:
+    """The file's SHA-256 and size; anything but a regular file is refused first (a FIFO
+    would block the loader)."""
+    digest = hashlib.sha256()
+    with open_regular(path) as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+        return digest.hexdigest(), os.fstat(handle.fileno()).st_size
 
 
-def _plugin(metadata: bytes) -> str | None:
-    for number, _, raw in fields(metadata):
-        if number == 1 and isinstance(raw, bytes):
-            for sub, _, name in fields(raw):
-                if sub == 1:
-                    return text(name)
-    return None
-
-
-def _summary(data: bytes, offset: int, wall: float, step: int, into: EventFile) -> None:
-    for number, _, raw in fields(data):
-        if number != 1 or not isinstance(raw, bytes):
-            continue
-        tag = plugin = None
-        value = None
-        for sub, _, item in fields(raw):
-            if sub == 1:
-                tag = text(item)
-            elif sub == 9 and isinstance(item, bytes):
-                plugin = _plugin(item)
-            elif sub == 2:
-                value = float32(item)
-            elif sub == 8 and isinstance(item, bytes):
-                value = _tensor_value(item)
-        if tag is not None and plugin:
-            into.plugins.setdefault(tag, plugin)
-        if tag is None or value is None:
-            continue
-        if into.plugins.get(tag, "scalars") != "scalars":
-            continue
-        into.scalars.append(Scalar(offset, wall, step, tag, value))
-
-
-def add_event(data: bytes, offset: int, into: EventFile) -> None:
-    """Read one record's ``Event`` into ``into``; a record that is no ``Event`` is counted
-    as skipped."""
+def read_event_file(path: Path, steps: Steps) -> EventFile:
+    """The scalars of one event file (module docstring); ``InputFileError`` when the
+    ``tensorboard`` package is missing (nothing is read then)."""
     try:
-        wall, step = None, 0
-        summary = session = None
-        for number, _, raw in fields(data):
-            if number == 1:
-                wall = double(raw)
-            elif number == 2 and isinstance(raw, int):
-                step = signed64(raw)
-            elif number == 3:
-                into.file_version = into.file_version or text(raw)
-            elif number == 5 and isinstance(raw, bytes):
-                summary = raw
-            elif number == 7 and isinstance(raw, bytes):
-                session = raw
-        if wall is None:
+        raw_loader, event_type, session_log, make_ndarray = _loader()
+    except ImportError:
+        raise InputFileError(str(path), MISSING_READER) from None
+    sha256, size = _hash_and_size(path)
+    into = EventFile(path=str(path), size=size, sha256=sha256)
+    for record in raw_loader(str(path)).Load():
+        into.records += 1
+        into.bytes_read += len(record) + _RECORD_FRAMING_BYTES
+        if into.records % 4096 == 0:
+            steps.at(0.1)
+        try:
+            event = event_type.FromString(record)
+        except Exception:  # protobuf's DecodeError: a record that is no Event
             into.skipped += 1
-            return
-        if into.first_wall_time is None:
-            into.first_wall_time = wall
-        if summary is not None:
-            _summary(summary, offset, wall, step, into)
-        if session is not None:
-            status = next((v for n, _, v in fields(session) if n == 1), 0)
-            if status == SESSION_START and into.scalars:
-                into.session_starts.append((offset, wall, step))
-    except WireError:
-        into.skipped += 1
+            continue
+        _add_event(event, into.records, into, session_log.START, make_ndarray)
+    return into
+
+
+def _add_event(event: Any, offset: int, into: EventFile, start: int, make_ndarray: Any) -> None:
+    if into.first_wall_time is None:
+        into.first_wall_time = event.wall_time
+    which = event.WhichOneof("what")
+    if which == "file_version":
+        into.file_version = into.file_version or event.file_version
+    elif which == "session_log":
+        if event.session_log.status == start and into.scalars:
+            into.session_starts.append((offset, event.wall_time, event.step))
+    elif which == "summary":
+        for value in event.summary.value:
+            if value.HasField("metadata") and value.metadata.plugin_data.plugin_name:
+                into.plugins.setdefault(value.tag, value.metadata.plugin_data.plugin_name)
+            number = _number(value, make_ndarray)
+            if number is None or into.plugins.get(value.tag, "scalars") != "scalars":
+                continue
+            into.scalars.append(Scalar(offset, event.wall_time, event.step, value.tag, number))
+
+
+def _number(value: Any, make_ndarray: Any) -> float | None:
+    """The one number a summary value holds, or None (images, histograms, tensors of more
+    than one value or of no number type)."""
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        return float(value.simple_value)
+    if kind != "tensor":
+        return None
+    try:
+        array = make_ndarray(value.tensor)
+    except (ValueError, TypeError):
+        return None
+    if array.size != 1 or array.dtype.kind not in "fiu":
+        return None
+    return float(array.reshape(-1)[0])

@@ -39,9 +39,13 @@ from typing import Any
 
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
-from trntui.importers._base import Steps, open_regular, rows_timeline
-from trntui.importers.tensorboard.events import FILE_VERSION_PREFIX, EventFile, Scalar, add_event
-from trntui.importers.tensorboard.records import Framing, read_records
+from trntui.importers._base import Steps, rows_timeline
+from trntui.importers.tensorboard.events import (
+    FILE_VERSION_PREFIX,
+    EventFile,
+    Scalar,
+    read_event_file,
+)
 
 NAME = "tensorboard"
 CHECK_TOLERANCE = 0.03
@@ -134,13 +138,7 @@ def _last(points: dict[str, list[Scalar]], tag: str | None) -> Scalar | None:
 
 
 def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
-    events = EventFile()
-    framing = Framing()
-    with open_regular(path) as handle:
-        for number, data in read_records(handle, framing):
-            add_event(data, number, events)
-            if framing.records % 4096 == 0:
-                steps.at(0.1)
+    events = read_event_file(path, steps)
     steps.at(0.5)
     if events.file_version is None or not events.file_version.startswith(FILE_VERSION_PREFIX):
         raise InputFileError(
@@ -151,7 +149,12 @@ def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
     if not events.scalars:
         raise InputFileError(
             str(path),
-            "the event file holds no scalars" + (f" ({framing.why})" if framing.why else ""),
+            "the event file holds no scalars"
+            + (
+                f" (the reading stopped at byte {events.bytes_read:,})"
+                if events.unread_bytes
+                else ""
+            ),
             expected="scalars written with add_scalar or tf.summary.scalar",
         )
     points: dict[str, list[Scalar]] = {}
@@ -210,11 +213,11 @@ def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
     notes = _checks(rows, points, roles, rate_tags - eval_tags, unit)
     if base_note:
         notes.append(base_note)
-    if framing.why:
+    if events.unread_bytes:
         notes.append(
-            f"the file stops at byte {framing.stopped_at:,}: {framing.why}; the "
-            f"{framing.records:,} records before it are read (a writer still running or killed "
-            "leaves such a tail)"
+            f"the reading stops at byte {events.bytes_read:,} of {events.size:,}: a record "
+            f"there is truncated or fails its CRC; the {events.records:,} records before it are "
+            "read (a writer still running or killed leaves such a tail)"
         )
     if events.skipped:
         notes.append(f"{events.skipped} records are no TensorBoard event and were skipped")
@@ -222,7 +225,7 @@ def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
     metadata = RunMetadata(
         format=NAME,
         source=str(path),
-        sha256=framing.sha256,
+        sha256=events.sha256,
         time_source=TimeSource.WALL_CLOCK,
         launch_time=dt.datetime.fromtimestamp(start, dt.UTC),
         throughput_unit=unit,
