@@ -278,3 +278,21 @@ def test_architecture_md_cites_only_what_exists():
         and not any(name in defined_names(source) for source in sources_ending(path))
     ]
     assert not gone, "ARCHITECTURE.md cites what is not there: " + ", ".join(gone)
+
+
+def _install_line(text: str) -> str:
+    (line,) = [line for line in text.splitlines() if "pip install -e '.[test" in line]
+    return line[line.index("pip install") :]
+
+
+def test_ci_runs_the_readmes_test_command_with_the_tensorboard_extra():
+    readme = (REPOSITORY / "README.md").read_text()
+    (command,) = [
+        line
+        for line in readme.splitlines()
+        if "pip install -e '.[test" in line and "lint-imports" in line
+    ]
+    ci = _install_line((REPOSITORY / ".ci" / "run").read_text())
+    assert command.endswith(ci)
+    # the TensorBoard importer's tests read event files with the extra: CI installs it
+    assert "'.[test,tensorboard]'" in ci
