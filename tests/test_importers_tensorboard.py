@@ -18,7 +18,7 @@ from trntui.core.run_facts import run_facts
 from trntui.core.timeline import Kind, TimeSource
 from trntui.importers import detect_format, import_file
 from trntui.store.run_import import import_paths
-from trntui.store.runs import FAILED
+from trntui.store.runs import ADDED, DUPLICATE, FAILED
 
 DATA = Path(__file__).parent / "data" / "frameworks" / "tensorboard"
 
@@ -71,7 +71,9 @@ def test_a_crashed_process_is_not_finished() -> None:
     assert facts.throughput_unit == "steps/s"  # no batch size in the file: samples unknown
 
 
-def _writer_file(folder: Path, name_stamp: int = 1) -> Path:
+def _writer_file(
+    folder: Path, name_stamp: int = 1, steps: range = range(1, 41), began: float | None = None
+) -> Path:
     """An event file written by TensorBoard's own writer: TF2-style scalars (a rank-0 tensor,
     plugin ``scalars`` on a tag's first value), ``add_scalar``-style simple values, a
     validation every 20 steps; 40 steps, 2 s apart."""
@@ -81,21 +83,22 @@ def _writer_file(folder: Path, name_stamp: int = 1) -> Path:
     from tensorboard.util.tensor_util import make_tensor_proto
 
     writer = EventFileWriter(str(folder), filename_suffix=f".{name_stamp}")
-    began = time.time() + 1  # the writer stamps its first event with its own clock
+    if began is None:
+        began = time.time() + 1  # the writer stamps its first event with its own clock
     scalars = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
 
     def tensor(tag: str, value: float, first: bool) -> Summary.Value:
         proto = make_tensor_proto(value, dtype="float32")
         return Summary.Value(tag=tag, tensor=proto, metadata=scalars if first else None)
 
-    for step in range(1, 41):
+    for step in steps:
         wall = began + 10.0 + 2.0 * step
-        loss = tensor("loss", 3.0 - step / 100, step == 1)
+        loss = tensor("loss", 3.0 - step / 100, step == steps[0])
         writer.add_event(Event(wall_time=wall, step=step, summary=Summary(value=[loss])))
         samples = Summary.Value(tag="consumed_samples", simple_value=step * 32.0)
         writer.add_event(Event(wall_time=wall, step=step, summary=Summary(value=[samples])))
         if step % 20 == 0:
-            val = tensor("val_loss", 2.5, step == 20)
+            val = tensor("val_loss", 2.5, step == steps[0] + 19 - (steps[0] - 1) % 20)
             writer.add_event(Event(wall_time=wall + 1, step=step, summary=Summary(value=[val])))
     writer.close()
     (path,) = folder.glob(f"events.out.tfevents.*.{name_stamp}")
@@ -183,3 +186,39 @@ def test_without_the_extra_an_import_changes_nothing_on_disk(
     assert outcome.error is not None and "pip install 'trntui[tensorboard]'" in outcome.error
     after = {p: p.read_bytes() for p in new_project.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_a_folders_later_file_is_a_restart_with_its_redone_steps(tmp_path: Path) -> None:
+    # a job crashed after step 30 and resumed from a checkpoint at step 20 into the same folder
+    began = time.time() + 1
+    first = _writer_file(tmp_path, 1, range(1, 31), began)
+    _writer_file(tmp_path, 2, range(21, 41), began + 100)
+    run = import_file(first)
+    facts = run_facts(run)
+    loads = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_LOAD)
+    assert loads["step"].to_list() == [20]  # one logging interval before the file's first step
+    assert facts.restarts == 1
+    assert facts.redone_steps == 10  # steps 21-30, done twice
+    assert facts.useful_work == 40 * 32  # the work counted once
+    assert facts.completed_steps == 40
+    assert any("2 event files in one folder" in note for note in run.metadata.notes)
+
+
+def test_files_written_at_the_same_time_are_not_one_run(tmp_path: Path) -> None:
+    began = time.time() + 1
+    first = _writer_file(tmp_path, 1, range(1, 41), began)
+    _writer_file(tmp_path, 2, range(1, 41), began + 1)  # another process, same folder
+    run = import_file(first)
+    assert run_facts(run).restarts == 0
+    assert any("written at the same time" in note for note in run.metadata.notes)
+
+
+def test_importing_the_folder_stores_its_run_once(tmp_path: Path, new_project: Path) -> None:
+    began = time.time() + 1
+    logs = tmp_path / "tb"
+    logs.mkdir()
+    _writer_file(logs, 1, range(1, 31), began)
+    _writer_file(logs, 2, range(21, 41), began + 100)
+    outcomes = import_paths(new_project, [logs])
+    assert [o.outcome for o in outcomes] == [ADDED, DUPLICATE]
+    assert outcomes[0].run_id == outcomes[1].run_id

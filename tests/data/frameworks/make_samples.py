@@ -28,6 +28,15 @@ Jobs:
   progress bar, a validation loop each epoch, ``ModelCheckpoint(verbose=True)`` and
   ``TensorBoardLogger``; metrics logged as NeMo's GPT model logs them (``reduced_train_loss``,
   ``lr``, ``global_step``, ``consumed_samples``, ``val_loss``).
+- ``hf/trainer_resume_same_dir.log`` (+ ``hf-resume-same-dir/tb/``): the resumed ``Trainer``
+  run again, with ``TENSORBOARD_LOGGING_DIR`` set as a job script sets it, so both attempts
+  write their event files into one folder; the first attempt crashes after step 135 (step 130
+  logged), the second resumes from ``checkpoint-120`` and logs step 130 again.
+- ``lightning-resume/fit.log`` (+ ``lightning-resume/tb/gpt/version_0/``): the Lightning run
+  with a fixed logger version (as NeMo's experiment manager keeps one log folder when it
+  resumes) and a checkpoint every 50 steps; the first attempt crashes after step 75, the second
+  resumes from the step-50 checkpoint (``ckpt_path``), so the second event file's steps go
+  back.
 """
 
 from __future__ import annotations
@@ -154,7 +163,7 @@ def _hf_job(out: str, crash_after: int | None, resume: bool, neuron: bool, token
     trainer.train(resume_from_checkpoint=True if resume else None)
 
 
-def _lightning_job(out: str) -> None:
+def _lightning_job(out: str, crash_after: int | None = None, resume: bool = False) -> None:
     import lightning as L
     import torch
     from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
@@ -164,6 +173,11 @@ def _lightning_job(out: str) -> None:
     torch.manual_seed(0)
     torch.set_num_threads(1)
     batch = 8
+
+    class Crash(L.Callback):
+        def on_train_batch_end(self, trainer, *args):  # type: ignore[no-untyped-def]
+            if crash_after is not None and trainer.global_step >= crash_after:
+                raise RuntimeError(f"simulated node failure after step {trainer.global_step}")
 
     class Module(L.LightningModule):
         def __init__(self) -> None:
@@ -185,25 +199,38 @@ def _lightning_job(out: str) -> None:
         def configure_optimizers(self):  # type: ignore[no-untyped-def]
             return torch.optim.AdamW(self.parameters(), lr=5e-4)
 
+    resumable = crash_after is not None or resume
+    checkpoint = (
+        ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), every_n_train_steps=50, save_top_k=-1)
+        if resumable
+        else ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), monitor="val_loss", verbose=True)
+    )
     trainer = L.Trainer(
         accelerator="cpu",
         devices=1,
         max_epochs=3,
         log_every_n_steps=10,
-        logger=TensorBoardLogger(os.path.join(out, "tb"), name="gpt"),
+        # a fixed version: the resumed attempt writes into the first one's folder
+        logger=TensorBoardLogger(
+            os.path.join(out, "tb"), name="gpt", version=0 if resumable else None
+        ),
         # the tqdm bar, as NeMo and NxD Training configure it (with rich installed Lightning
         # would pick its rich bar, which prints nothing to a file)
-        callbacks=[
-            TQDMProgressBar(),
-            ModelCheckpoint(dirpath=os.path.join(out, "ckpt"), monitor="val_loss", verbose=True),
-        ],
+        callbacks=[TQDMProgressBar(), checkpoint, Crash()],
     )
     train = DataLoader(_Tokens(480, seed=1), batch_size=batch)
     val = DataLoader(_Tokens(64, seed=2), batch_size=batch)
-    trainer.fit(Module(), train, val)
+    ckpt = None
+    if resume:
+        (ckpt,) = [
+            os.path.join(out, "ckpt", name)
+            for name in os.listdir(os.path.join(out, "ckpt"))
+            if name.endswith("step=50.ckpt")
+        ]
+    trainer.fit(Module(), train, val, ckpt_path=ckpt)
 
 
-def _run(log: Path, *job: str, append: bool = False) -> None:
+def _run(log: Path, *job: str, append: bool = False, env: dict[str, str] | None = None) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab" if append else "wb") as handle:
         subprocess.run(
@@ -211,7 +238,7 @@ def _run(log: Path, *job: str, append: bool = False) -> None:
             stdout=handle,
             stderr=subprocess.STDOUT,
             check=False,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": ""},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "", **(env or {})},
         )
 
 
@@ -223,10 +250,18 @@ def main() -> None:
             crash_after = int(crash) if crash != "-" else None
             _hf_job(out, crash_after, resume == "1", neuron == "1", tokens == "1")
         elif kind == "lightning":
-            _lightning_job(out)
+            crash, resume = rest or ["-", "0"]
+            _lightning_job(out, int(crash) if crash != "-" else None, resume == "1")
         return
     out = Path(sys.argv[1])
-    which = set(sys.argv[2:]) or {"plain", "resume", "neuron", "lightning"}
+    which = set(sys.argv[2:]) or {
+        "plain",
+        "resume",
+        "neuron",
+        "lightning",
+        "resume-same-dir",
+        "lightning-resume",
+    }
     if "plain" in which:
         work = out / "hf-plain"
         _run(out / "hf" / "trainer.log", "hf", str(work), "-", "0", "0", "1")
@@ -241,6 +276,16 @@ def main() -> None:
     if "lightning" in which:
         work = out / "lightning"
         _run(work / "fit.log", "lightning", str(work))
+    if "resume-same-dir" in which:
+        work = out / "hf-resume-same-dir"
+        log = out / "hf" / "trainer_resume_same_dir.log"
+        env = {"TENSORBOARD_LOGGING_DIR": str(work / "tb")}
+        _run(log, "hf", str(work), "135", "0", "0", "0", env=env)
+        _run(log, "hf", str(work), "-", "1", "0", "0", append=True, env=env)
+    if "lightning-resume" in which:
+        work = out / "lightning-resume"
+        _run(work / "fit.log", "lightning", str(work), "75", "0")
+        _run(work / "fit.log", "lightning", str(work), "-", "1", append=True)
 
 
 if __name__ == "__main__":

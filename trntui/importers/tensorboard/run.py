@@ -1,4 +1,4 @@
-"""The scalars of one event file -> the normalized timeline.
+"""The scalars of a run's event files (``folder.py``) -> the normalized timeline.
 
 Which scalars mean what is read from their tags, by words rather than by one writer's names
 (a tag is split into words at ``/``, ``_``, ``-``, spaces and dots):
@@ -22,9 +22,15 @@ Which scalars mean what is read from their tags, by words rather than by one wri
 A step row is each step at which training scalars were written (in file order: a step that
 goes back is a restart), at the wall time of its first training scalar. Every event carries
 its own wall time (seconds since the epoch, UTC), so the clock is the writer's; ``t_s`` counts
-from the file's first event (the writer's creation); ``line`` holds the record's number in
-the file. The log's own rates are compared with the
-derived one over the same steps; a gap over ``CHECK_TOLERANCE`` is a note with its figures.
+from the first file's first event (the writer's creation); ``line`` holds the record's number
+counted through the run's files. A run of several files (a job resumed into its log folder)
+is one timeline: each later file starts with a checkpoint load row at the step its process
+resumed from (``_resume_point``; 0 when its steps start over), carrying the work counted up to
+that step, so the steps done again before the crash are the restart's redone work, counted
+by the run facts as for every format, and the time between the attempts is in the wall
+clock. A first file whose process itself resumed counts its work from its resume step. The
+log's own rates are compared with the derived one over the same steps; a gap over
+``CHECK_TOLERANCE`` is a note with its figures.
 """
 
 from __future__ import annotations
@@ -33,19 +39,14 @@ import datetime as dt
 import itertools
 import re
 import statistics
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import ImportedRun, Kind, RunMetadata, TimeSource
 from trntui.importers._base import Steps, rows_timeline
-from trntui.importers.tensorboard.events import (
-    FILE_VERSION_PREFIX,
-    EventFile,
-    Scalar,
-    read_event_file,
-)
+from trntui.importers.tensorboard.events import FILE_VERSION_PREFIX, EventFile, Scalar
+from trntui.importers.tensorboard.folder import RunFiles, read_run_files
 
 NAME = "tensorboard"
 CHECK_TOLERANCE = 0.03
@@ -137,39 +138,25 @@ def _last(points: dict[str, list[Scalar]], tag: str | None) -> Scalar | None:
     return points[tag][-1] if tag and points.get(tag) else None
 
 
-def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
-    events = read_event_file(path, steps)
-    steps.at(0.5)
-    if events.file_version is None or not events.file_version.startswith(FILE_VERSION_PREFIX):
-        raise InputFileError(
-            str(path),
-            "no TensorBoard file version record (is this an events.out.tfevents file?)",
-            expected=f"a first record with file_version {FILE_VERSION_PREFIX}2",
-        )
-    if not events.scalars:
-        raise InputFileError(
-            str(path),
-            "the event file holds no scalars"
-            + (
-                f" (the reading stopped at byte {events.bytes_read:,})"
-                if events.unread_bytes
-                else ""
-            ),
-            expected="scalars written with add_scalar or tf.summary.scalar",
-        )
+def _points(scalars: list[Scalar]) -> dict[str, list[Scalar]]:
     points: dict[str, list[Scalar]] = {}
-    for scalar in events.scalars:
+    for scalar in scalars:
         points.setdefault(scalar.tag, []).append(scalar)
-    roles = _roles(points)
-    start = events.first_wall_time or events.scalars[0].wall_time
-    eval_tags = {tag for tag in points if _is_eval(tag)}
-    summary_tags = {tag for key, tag in roles.items() if key.startswith("summary:") and tag}
-    rate_tags = {tag for tag in points if _is_rate(tag)}
-    summary_step = _last(points, roles.get("summary:train_runtime"))
-    batch = _batch(points, roles)
-    unit = "tokens/s" if roles["tokens"] else "samples/s" if roles["samples"] or batch else None
+    return points
+
+
+def _step_rows(
+    events: EventFile,
+    skip: set[str],
+    roles: dict[str, str | None],
+    unit: str | None,
+    batch: int | None,
+    summary_step: Scalar | None,
+    start: float,
+) -> list[dict[str, Any]]:
+    """One file's step rows (module docstring)."""
     rows: list[dict[str, Any]] = []
-    for group in _step_groups(events, eval_tags | summary_tags | rate_tags):
+    for group in _step_groups(events, skip):
         by_tag = {scalar.tag: scalar for scalar in group}
         if (
             summary_step is not None
@@ -197,7 +184,65 @@ def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
                 first.step * batch if batch and unit == "samples/s" else None),
             "tokens": tokens.value if tokens else None,
         })  # fmt: skip
-    base_note = _from_resume_point(rows, points, roles)
+    return rows
+
+
+def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
+    run_files = read_run_files(path, steps)
+    files = run_files.files
+    events = files[0]
+    steps.at(0.5)
+    if events.file_version is None or not events.file_version.startswith(FILE_VERSION_PREFIX):
+        raise InputFileError(
+            str(path),
+            "no TensorBoard file version record (is this an events.out.tfevents file?)",
+            expected=f"a first record with file_version {FILE_VERSION_PREFIX}2",
+        )
+    if not events.scalars:
+        raise InputFileError(
+            str(path),
+            "the event file holds no scalars"
+            + (
+                f" (the reading stopped at byte {events.bytes_read:,})"
+                if events.unread_bytes
+                else ""
+            ),
+            expected="scalars written with add_scalar or tf.summary.scalar",
+        )
+    points = _points([scalar for each in files for scalar in each.scalars])
+    roles = _roles(points)
+    start = events.first_wall_time or events.scalars[0].wall_time
+    eval_tags = {tag for tag in points if _is_eval(tag)}
+    summary_tags = {tag for key, tag in roles.items() if key.startswith("summary:") and tag}
+    rate_tags = {tag for tag in points if _is_rate(tag)}
+    summary_step = _last(points, roles.get("summary:train_runtime"))
+    batch = _batch(points, roles)
+    unit = "tokens/s" if roles["tokens"] else "samples/s" if roles["samples"] or batch else None
+    skip = eval_tags | summary_tags | rate_tags
+    rows: list[dict[str, Any]] = []
+    base_note = None
+    for index, each in enumerate(files):
+        file_rows = _step_rows(each, skip, roles, unit, batch, summary_step, start)
+        if not file_rows:
+            continue
+        resume = _resume_point(file_rows, _points(each.scalars), roles)
+        if index == 0:
+            rows += file_rows
+            if resume is not None:
+                base_note = _count_from(rows, *resume)
+            continue
+        start_step = resume[0] if resume else 0
+        load: dict[str, Any] = {
+            "line": run_files.first_lines[index],  # the file's first record: its start
+            "kind": str(Kind.CHECKPOINT_LOAD),
+            "t_s": (each.first_wall_time or file_rows[0]["t_s"] + start) - start,
+            "step": start_step,
+        }
+        first_row = file_rows[0]
+        for column in ("samples", "tokens"):
+            if first_row.get(column) is not None and first_row["step"] > 0:
+                load[column] = first_row[column] * start_step / first_row["step"]
+        rows += [load, *file_rows]
     rows += _eval_rows(points, roles, start)
     if summary_step is not None:
         rows.append({
@@ -213,33 +258,37 @@ def import_tensorboard(path: Path, steps: Steps) -> ImportedRun:
     notes = _checks(rows, points, roles, rate_tags - eval_tags, unit)
     if base_note:
         notes.append(base_note)
-    if events.unread_bytes:
-        notes.append(
-            f"the reading stops at byte {events.bytes_read:,} of {events.size:,}: a record "
-            f"there is truncated or fails its CRC; the {events.records:,} records before it are "
-            "read (a writer still running or killed leaves such a tail)"
-        )
-    if events.skipped:
-        notes.append(f"{events.skipped} records are no TensorBoard event and were skipped")
+    notes += run_files.notes
+    for each in files:
+        name = "" if len(files) == 1 else f"{Path(each.path).name}: "
+        if each.unread_bytes:
+            notes.append(
+                f"{name}the reading stops at byte {each.bytes_read:,} of {each.size:,}: a record "
+                f"there is truncated or fails its CRC; the {each.records:,} records before it "
+                "are read (a writer still running or killed leaves such a tail)"
+            )
+        if each.skipped:
+            notes.append(f"{name}{each.skipped} records are no TensorBoard event and were skipped")
     metric = roles["metric"]
     metadata = RunMetadata(
         format=NAME,
         source=str(path),
-        sha256=events.sha256,
+        sha256=run_files.sha256,
         time_source=TimeSource.WALL_CLOCK,
         launch_time=dt.datetime.fromtimestamp(start, dt.UTC),
         throughput_unit=unit,
         quality_metric=metric,
         quality_higher_is_better=False if metric and "loss" in words(metric) else None,
         samples_per_step=float(batch) if batch else None,
-        facts=_facts(points, roles, events),
+        facts=_facts(points, roles, run_files),
         protocol={"global_batch_size": str(batch)} if batch else {},
         not_derivable=(
             "the run's plan (an event file states no planned steps: the inventory's is used)",
             "compilation and set-up before the writer was created",
             "checkpoint save time",
             "system size (an event file states none: state it for the run set)",
-            "restarts in other event files (each process start writes a file of its own)",
+            "restarts whose event file is in another folder (a resumed job that logs to a new "
+            "folder: import that folder's run on its own)",
         ),
         notes=(
             "clock: each scalar's own wall time, counted from the file's first event",
@@ -263,17 +312,16 @@ def _batch(points: dict[str, list[Scalar]], roles: dict[str, str | None]) -> int
     return _whole_ratio(rate.value if rate else None, steps.value if steps else None)
 
 
-def _from_resume_point(
+def _resume_point(
     rows: list[dict[str, Any]], points: dict[str, list[Scalar]], roles: dict[str, str | None]
-) -> str | None:
-    """Count work from where this file's process started: a process resumed from a
-    checkpoint writes a file of its own, whose counters carry the work done before it.
+) -> tuple[int, str] | None:
+    """The step one file's process started at, and how it is known, when past 0: a process
+    resumed from a checkpoint writes a file of its own.
 
     The start is HF's closing summary's own (its steps per second x runtime are the steps of
     that ``train()`` call), else, when the first logged step is past twice the usual logging
-    interval, one such interval before the first row (the typical-interval rule of a restart).
-    The counts are then taken from that point (the work before the first row at its rate
-    per step) and a checkpoint load row marks it."""
+    interval, one such interval before the first row (the typical-interval rule of a
+    restart)."""
     progress = [row for row in rows if row["kind"] == Kind.STEP]
     if not progress:
         return None
@@ -290,18 +338,24 @@ def _from_resume_point(
         how = f"one logging interval ({typical:g} steps) before the first"
     else:
         return None
-    if start_step <= 0:
-        return None
+    return (int(start_step), how) if start_step > 0 else None
+
+
+def _count_from(rows: list[dict[str, Any]], start_step: int, how: str) -> str:
+    """Count work from where the first file's process started, whose counters carry the work
+    done before it: the work before its first row at that row's rate per step (a batch a
+    step) is taken off every count, and a checkpoint load row marks the start."""
+    progress = [row for row in rows if row["kind"] == Kind.STEP]
+    first = progress[0]
     for column in ("samples", "tokens"):
         if first.get(column) is None:
             continue
-        # the work per step is the same before the first row as in it (a batch a step)
         base = first[column] * start_step / first["step"]
-        for row in progress:
+        for row in rows:
             if row.get(column) is not None:
                 row[column] -= base
-    rows.append({"line": first["line"], "kind": str(Kind.CHECKPOINT_LOAD), "t_s": 0.0,
-                 "step": int(start_step)})  # fmt: skip
+    rows.insert(0, {"line": first["line"], "kind": str(Kind.CHECKPOINT_LOAD), "t_s": 0.0,
+                    "step": start_step})  # fmt: skip
     return (
         f"the file starts at step {first['step']}: a process resumed at step {start_step:g} "
         f"(from {how}); the work is counted from there"
@@ -361,14 +415,15 @@ def _checks(
         if tag.rsplit("/", 1)[-1].startswith("train_"):
             # HF's speed metrics: the work of the train() call over the time since it began
             progress = [r for r in rows if r["kind"] == Kind.STEP and r.get(column) is not None]
-            start = next((r["t_s"] for r in rows if r["kind"] == Kind.CHECKPOINT_LOAD), 0.0)
+            loads = [r for r in rows if r["kind"] == Kind.CHECKPOINT_LOAD]
+            start = loads[-1]["t_s"] if loads else 0.0
             end = next((r for r in reversed(progress) if r["step"] == series[-1].step), None)
             if end is not None and end["t_s"] > start:
                 notes.append(
                     _gap_note(
                         f"the log's own {tag!r} (its last value)",
                         series[-1].value,
-                        end[column] / (end["t_s"] - start),
+                        (end[column] - _work_at_last_load(rows, column)) / (end["t_s"] - start),
                         f"the {column} counted since the file began",
                     )
                 )
@@ -390,20 +445,31 @@ def _checks(
     steps = [row for row in rows if row["kind"] == Kind.STEP]
     if runtime and rate and steps and column == "samples" and steps[-1].get("samples"):
         notes.append(_gap_note("HF's train_samples_per_second", rate.value,
-                               steps[-1]["samples"] / runtime.value,
+                               (steps[-1]["samples"] - _work_at_last_load(rows, "samples"))
+                               / runtime.value,
                                "the samples counted over train_runtime"))  # fmt: skip
     return notes
 
 
+def _work_at_last_load(rows: list[dict[str, Any]], column: str) -> float:
+    """The work counted when the last process started (0 when no count was carried over)."""
+    loads = [row for row in rows if row["kind"] == Kind.CHECKPOINT_LOAD]
+    return float(loads[-1].get(column) or 0.0) if loads else 0.0
+
+
 def _facts(
-    points: dict[str, list[Scalar]], roles: dict[str, str | None], events: EventFile
+    points: dict[str, list[Scalar]], roles: dict[str, str | None], run_files: RunFiles
 ) -> dict[str, str]:
-    facts = {"tags": str(len(points)), "scalars": str(len(events.scalars))}
+    scalars = [scalar for each in run_files.files for scalar in each.scalars]
+    facts = {"tags": str(len(points)), "scalars": str(len(scalars))}
     for role, tag in roles.items():
         if tag:
             facts[f"tag_{role.replace(':', '_')}"] = tag
-    counts = Counter(scalar.step for scalar in events.scalars)
-    facts["steps_logged"] = str(len(counts))
-    if events.session_starts:
-        facts["session_starts"] = str(len(events.session_starts))
+    facts["steps_logged"] = str(len({scalar.step for scalar in scalars}))
+    starts = sum(len(each.session_starts) for each in run_files.files)
+    if starts:
+        facts["session_starts"] = str(starts)
+    if len(run_files.files) > 1:
+        facts["event_files"] = str(len(run_files.files))
+        facts["event_files_first_lines"] = ", ".join(map(str, run_files.first_lines))
     return facts
