@@ -64,3 +64,23 @@ def test_postfix_numbers_in_exponent_form_are_no_counts() -> None:
     assert pairs["global_step"] == "794.0"
     assert exact_number(pairs["global_step"]) == 794.0
     assert exact_number(pairs["consumed_samples"]) is None  # three digits: not a count
+
+
+def test_a_fit_resumed_into_its_log_folder_is_one_tensorboard_run_with_a_restart() -> None:
+    """lightning/fit_resume.log: a checkpoint every 50 steps, the first attempt stopped after
+    step 75 ("simulated node failure after step 75"), the second "Restored all states from
+    the checkpoint at .../epoch=0-step=50.ckpt"; the logger's fixed version keeps both event
+    files in one folder, as NeMo's experiment manager does on resume."""
+    paths = sorted((DATA / "tensorboard" / "lightning_resume").glob("events.out.tfevents.*"))
+    run = import_file(paths[0])
+    facts = run_facts(run)
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)["step"].to_list()
+    # logged every 10 steps: 9 ... 69 before the failure, 59 ... 179 after the resume
+    assert steps == [9, 19, 29, 39, 49, 59, 69, *range(59, 180, 10)]
+    assert facts.restarts == 1
+    loads = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_LOAD)
+    assert loads["step"].to_list() == [49]  # one logging interval before the file's first, 59
+    assert facts.redone_steps == 20  # 50-69 logged twice; 70-75 ran but were never logged
+    # the console's last draw: global_step=179.0, consumed_samples=1432.0, counted once
+    assert facts.useful_work == 1432
+    assert run.metadata.facts["event_files"] == "2"

@@ -222,3 +222,30 @@ def test_importing_the_folder_stores_its_run_once(tmp_path: Path, new_project: P
     outcomes = import_paths(new_project, [logs])
     assert [o.outcome for o in outcomes] == [ADDED, DUPLICATE]
     assert outcomes[0].run_id == outcomes[1].run_id
+
+
+def test_a_job_resumed_into_its_log_folder_is_one_run_with_a_restart() -> None:
+    """HF with TENSORBOARD_LOGGING_DIR: the first attempt crashed after step 135 (its last
+    logged step 130), the second resumed in the same folder (hf/trainer_resume_same_dir.log:
+    "Resuming training from checkpoint with epoch 0 and global step 120")."""
+    first, second = sorted((DATA / "hf_resume_same_dir").glob("events.out.tfevents.*"))
+    run = import_file(first)
+    facts = run_facts(run)
+    loads = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_LOAD)
+    assert loads["step"].to_list() == [120]
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)["step"].to_list()
+    assert steps.count(130) == 2  # {'loss': '6.194', ..., 'epoch': '1.04'} in both attempts
+    assert facts.restarts == 1
+    assert facts.redone_steps == 10  # 121-130, logged twice
+    assert facts.completed_steps == 200 and facts.status == "succeeded"
+    assert facts.useful_work == 200 * 8  # counted once
+    # the second attempt's closing dict: 'train_runtime': '107', 'train_samples_per_second':
+    # '5.981': its 80 steps of 8 samples over its own runtime
+    stop = run.timeline.filter(pl.col("kind") == Kind.RUN_STOP)
+    last = run.timeline.filter(pl.col("kind") == Kind.STEP)["samples"][-1]
+    attempt = (last - loads["samples"][0]) / stop["duration_s"][0]
+    assert attempt == pytest.approx(5.981, rel=0.03)
+    (check,) = [note for note in run.metadata.notes if "train_samples_per_second" in note]
+    assert "agrees" in check
+    # whichever file is named, the folder is the same run
+    assert import_file(second).metadata.sha256 == run.metadata.sha256

@@ -32,7 +32,7 @@ Jobs:
   run again, with ``TENSORBOARD_LOGGING_DIR`` set as a job script sets it, so both attempts
   write their event files into one folder; the first attempt crashes after step 135 (step 130
   logged), the second resumes from ``checkpoint-120`` and logs step 130 again.
-- ``lightning-resume/fit.log`` (+ ``lightning-resume/tb/gpt/version_0/``): the Lightning run
+- ``lightning/fit_resume.log`` (+ ``lightning-resume/tb/gpt/version_0/``): the Lightning run
   with a fixed logger version (as NeMo's experiment manager keeps one log folder when it
   resumes) and a checkpoint every 50 steps; the first attempt crashes after step 75, the second
   resumes from the step-50 checkpoint (``ckpt_path``), so the second event file's steps go
@@ -284,8 +284,9 @@ def main() -> None:
         _run(log, "hf", str(work), "-", "1", "0", "0", append=True, env=env)
     if "lightning-resume" in which:
         work = out / "lightning-resume"
-        _run(work / "fit.log", "lightning", str(work), "75", "0")
-        _run(work / "fit.log", "lightning", str(work), "-", "1", append=True)
+        log = out / "lightning" / "fit_resume.log"
+        _run(log, "lightning", str(work), "75", "0")
+        _run(log, "lightning", str(work), "-", "1", append=True)
 
 
 if __name__ == "__main__":
