@@ -84,3 +84,22 @@ def test_a_fit_resumed_into_its_log_folder_is_one_tensorboard_run_with_a_restart
     # the console's last draw: global_step=179.0, consumed_samples=1432.0, counted once
     assert facts.useful_work == 1432
     assert run.metadata.facts["event_files"] == "2"
+
+
+def test_a_fit_resumed_in_mid_epoch_continues_under_the_training_label() -> None:
+    """lightning/fit_resume.log by hand: the first attempt's last draw is ``Epoch 1: 25%|...|
+    15/60`` (step 75); the second restores ``epoch=0-step=50.ckpt`` and, resumed in mid-epoch,
+    draws the rest of epoch 0 as ``Training: |          | 51/? [00:00<00:00, 56.40it/s]``
+    up to 60 (Lightning does not start that epoch again), then ``Epoch 1`` and ``Epoch 2``."""
+    run = import_file(DATA / "lightning" / "fit_resume.log")
+    facts = run_facts(run)
+    loads = run.timeline.filter(pl.col("kind") == Kind.CHECKPOINT_LOAD)
+    assert loads["step"].to_list() == [50]
+    steps = run.timeline.filter(pl.col("kind") == Kind.STEP)["step"].to_list()
+    after = steps[steps.index(75) + 1 :]
+    assert after[0] == 51 and after[-1] == 180  # the resumed epoch 0 is placed at its steps
+    assert facts.restarts == 1
+    assert facts.redone_steps == 75 - 50
+    assert facts.completed_steps == 180
+    assert facts.useful_work == 180 * 8  # consumed_samples=1432.0 at global_step=179.0
+    assert facts.status == "succeeded"

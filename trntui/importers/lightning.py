@@ -20,7 +20,10 @@ Rules read from that:
   kept at least ``MIN_INTERVAL_S`` apart (the bar's clock has whole seconds).
 - Progress is the step within the fit: the epoch's counter added to where the epoch before
   ended (a resumed process starts from its checkpoint's ``step=N``: a counter that goes back
-  is a restart). Work is in samples where the postfix states ``consumed_samples`` and
+  is a restart). A process resumed in mid-epoch draws the rest of that epoch under the bar's
+  first label, ``Training: |  | 51/? [...]`` (Lightning does not start the epoch again, so the
+  bar is never renamed ``Epoch N`` and knows no total), its counter the batch within the epoch.
+  Work is in samples where the postfix states ``consumed_samples`` and
   ``global_step`` exactly (samples per step = their ratio), never from the bar's it/s.
 - ```Trainer.fit` stopped: `max_epochs=3` reached`` (or ``max_steps``) is Lightning's word that
   the fit ran to its limit: the run finished there.
@@ -60,6 +63,9 @@ _CHECKPOINT = re.compile(
 _STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d+)` reached")
 _RESTORE = re.compile(r"Restoring states from the checkpoint path at (\S+)")
 _STEP_IN_PATH = re.compile(r"step=(\d+)")
+_RESUMED_EPOCH = "Training"
+"""The bar's label before an epoch names it (Lightning's ``train_description``): a process
+resumed in mid-epoch skips ``on_train_epoch_start``, so that epoch's rest is drawn under it."""
 _LOSSES = ("reduced_train_loss", "train_loss", "loss")
 _EXPECTED = "a Lightning progress bar ('Epoch 0: ...| n/total [elapsed<...')"
 
@@ -179,20 +185,22 @@ def _read_bars(records: pl.DataFrame, draws: pl.DataFrame) -> _Reading:
             continue
         line, desc, n, seconds, rest = item
         epoch_match = _EPOCH.search(desc)
-        if epoch_match is None:
+        if epoch_match is None and desc != _RESUMED_EPOCH:
             if "Validation" in desc and "Sanity" not in desc:
                 val_s, candidate = seconds, None
             continue
-        key = (process, int(epoch_match.group(1)))
+        key = (process, int(epoch_match.group(1)) if epoch_match else -1)
         if key != epoch_key:
             flush()
             if epoch_key is not None:
                 offset += epoch_seconds
                 base += last_n
             epoch_key, epoch_seconds, last_n = key, 0.0, 0
-            reading.epochs += 1
-            if restored is not None:
-                base, restored = restored - max(n - 1, 0), None
+            reading.epochs += epoch_match is not None
+        if restored is not None and n > 0:
+            # the first step after the restore is the checkpoint's step + 1: where this
+            # epoch's counter stands then places the epoch in the fit
+            base, restored = restored - (n - 1), None
         epoch_seconds = max(epoch_seconds, seconds)
         t = offset + seconds
         pairs = postfix_pairs(rest)

@@ -27,7 +27,7 @@ ESCAPE = r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|[@-Z\\-_])"
 """ANSI escape sequences (cursor moves, colours): what a terminal acts on, never shows."""
 
 _BAR = (
-    r"(?P<desc>[^\r]*?)\s*(?P<pct>\d{1,3})%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+) "
+    r"(?P<desc>[^\r]*?)\s*(?:(?P<pct>\d{1,3})%)?\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+|\?) "
     r"\[(?P<elapsed>\d+:\d{2}(?::\d{2})?)(?:<(?P<remaining>[^,\]]*))?(?P<rest>[^\]]*)\]"
 )
 
@@ -60,13 +60,18 @@ def elapsed_seconds(text: pl.Expr) -> pl.Expr:
 
 def bar_draws(records: pl.DataFrame) -> pl.DataFrame:
     """The tqdm draws among ``records``: ``line``, ``order`` (the record's place), ``desc``
-    (the bar's label, ``""`` when it has none), ``n``, ``total``, ``elapsed_s`` and ``rest``
+    (the bar's label, ``""`` when it has none), ``n``, ``total`` (null for a bar that knows
+    none: ``51/?``), ``elapsed_s`` and ``rest``
     (what follows the remaining time: a rate and any ``key=value`` postfix)."""
     groups = pl.col("text").str.extract_groups(_BAR)
     return (
         records.lazy()
         .with_row_index("order")
-        .filter(pl.col("text").str.contains("%|", literal=True))
+        # a bar with a total shows its percentage; one without (``51/?``) shows none
+        .filter(
+            pl.col("text").str.contains("%|", literal=True)
+            | pl.col("text").str.contains("/? [", literal=True)
+        )
         .select(
             "line",
             "order",
