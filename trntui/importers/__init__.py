@@ -33,6 +33,7 @@ FORMATS: dict[str, str] = {
     "mlperf": "MLPerf Training :::MLLOG log",
     "hf": "Hugging Face trainer_state.json",
     "hf-console": "Hugging Face Trainer console output",
+    "nemo-printer": "NeMo ProgressPrinter console output",
     "lightning": "PyTorch Lightning / NeMo / NxD Training console output",
     "nxd": "neuronx-distributed training log",
     "megatron": "Megatron-LM training log",
@@ -53,7 +54,16 @@ class _Format:
 @functools.cache
 def _formats() -> tuple[_Format, ...]:
     """The parsers, in ``FORMATS`` order, loaded when first needed."""
-    from trntui.importers import hf, hf_console, lightning, megatron, mlperf, nxd, tensorboard
+    from trntui.importers import (
+        hf,
+        hf_console,
+        lightning,
+        megatron,
+        mlperf,
+        nemo_printer,
+        nxd,
+        tensorboard,
+    )
 
     return tuple(
         _Format(module.NAME, module.sniff, load)
@@ -62,6 +72,7 @@ def _formats() -> tuple[_Format, ...]:
             (mlperf, mlperf.import_mlperf),
             (hf, hf.import_hf),
             (hf_console, hf_console.import_hf_console),
+            (nemo_printer, nemo_printer.import_nemo_printer),
             (lightning, lightning.import_lightning),
             (nxd, nxd.import_nxd),
             (megatron, megatron.import_megatron),

@@ -37,6 +37,18 @@ Jobs:
   resumes) and a checkpoint every 50 steps; the first attempt crashes after step 75, the second
   resumes from the step-50 checkpoint (``ckpt_path``), so the second event file's steps go
   back.
+- ``nemo/progress_printer.log``: NeMo 2's ``ProgressPrinter`` (what NeMo's ``MegatronStrategy``
+  puts in place of the tqdm bar with NeMo's own ``fix_progress_bar``, called here as the
+  strategy calls it, ``progress_interval=1`` by default) and NeMo's
+  ``TimingCallback`` (``train_step_timing in s``) on a Lightning fit of 100 steps of 8
+  samples, a validation of 4 batches every 50 steps; the module logs what NeMo's strategy
+  and data sampler log (``reduced_train_loss``, ``global_step``, ``consumed_samples``,
+  ``global_batch_size``). MegatronStrategy itself needs GPUs and Megatron's process groups:
+  a CPU strategy stands in, giving the printer the one value it reads from the strategy,
+  ``current_epoch_step``, computed as NeMo's own FSDP strategies compute it; Megatron's
+  micro-batch calculator is initialised as NeMo initialises it (one micro-batch a step);
+  NeMo 2.3.1's ``exp_manager`` (``TimingCallback``'s module) imports Lightning's
+  ``NeptuneLogger``, which Lightning 2.6 no longer has: an unused stand-in is set first.
 """
 
 from __future__ import annotations
@@ -230,6 +242,78 @@ def _lightning_job(out: str, crash_after: int | None = None, resume: bool = Fals
     trainer.fit(Module(), train, val, ckpt_path=ckpt)
 
 
+def _nemo_printer_job(out: str) -> None:
+    import lightning.pytorch as pl
+    import lightning.pytorch.loggers as loggers
+    import torch
+    from lightning.pytorch.callbacks import TQDMProgressBar
+    from lightning.pytorch.strategies import SingleDeviceStrategy
+    from megatron.core.num_microbatches_calculator import init_num_microbatches_calculator
+    from nemo.lightning.pytorch.callbacks.progress_printer import ProgressPrinter
+    from nemo.lightning.pytorch.strategies.utils import fix_progress_bar
+
+    if not hasattr(loggers, "NeptuneLogger"):
+        # nemo 2.3.1's exp_manager imports it; lightning 2.6 dropped it (never used here)
+        loggers.NeptuneLogger = type("NeptuneLogger", (), {})  # type: ignore[attr-defined]
+    from nemo.utils.exp_manager import TimingCallback
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    batch = 8
+    init_num_microbatches_calculator(0, None, batch, batch, 1)
+
+    class Strategy(SingleDeviceStrategy):
+        @property
+        def current_epoch_step(self) -> int:  # as nemo's fsdp_strategy.py computes it
+            loop = self.lightning_module.trainer.fit_loop.epoch_loop
+            return max(
+                loop.automatic_optimization.optim_progress.optimizer.step.current.completed,
+                loop.manual_optimization.optim_step_progress.current.completed,
+            )
+
+    class Module(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = _tiny_gpt2()
+
+        def training_step(self, data, index):  # type: ignore[no-untyped-def]
+            loss = self.model(**data).loss
+            step = self.trainer.global_step
+            self.log("lr", self.optimizers().param_groups[0]["lr"], prog_bar=True, batch_size=1)
+            self.log("global_batch_size", float(batch), prog_bar=True, batch_size=1)
+            self.log("global_step", float(step), prog_bar=True, batch_size=1)
+            self.log("reduced_train_loss", loss, prog_bar=True, batch_size=1)
+            self.log("consumed_samples", float((step + 1) * batch), prog_bar=True, batch_size=1)
+            return loss
+
+        def validation_step(self, data, index):  # type: ignore[no-untyped-def]
+            self.log("val_loss", self.model(**data).loss, prog_bar=True, batch_size=1)
+
+        def configure_optimizers(self):  # type: ignore[no-untyped-def]
+            return torch.optim.AdamW(self.parameters(), lr=5e-4)
+
+    trainer = pl.Trainer(
+        strategy=Strategy(device=torch.device("cpu")),
+        max_steps=100,
+        val_check_interval=50,
+        limit_val_batches=4,
+        num_sanity_val_steps=0,
+        logger=False,
+        enable_checkpointing=False,
+        # NeMo's recipes add TimingCallback; the tqdm bar comes after the user's callbacks, as
+        # Lightning adds its default bar (named here: with rich installed it would pick rich's)
+        callbacks=[TimingCallback(), TQDMProgressBar()],
+    )
+    # what MegatronStrategy's setup does: Lightning's default tqdm bar (added after the
+    # user's callbacks) replaced in place by a ProgressPrinter(progress_interval=1)
+    fix_progress_bar(trainer, True, 1)
+    assert any(isinstance(callback, ProgressPrinter) for callback in trainer.callbacks)
+    train = DataLoader(_Tokens(1000, seed=1), batch_size=batch)
+    val = DataLoader(_Tokens(64, seed=2), batch_size=batch)
+    trainer.fit(Module(), train, val)
+
+
 def _run(log: Path, *job: str, append: bool = False, env: dict[str, str] | None = None) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab" if append else "wb") as handle:
@@ -249,6 +333,8 @@ def main() -> None:
             crash, resume, neuron, tokens = rest
             crash_after = int(crash) if crash != "-" else None
             _hf_job(out, crash_after, resume == "1", neuron == "1", tokens == "1")
+        elif kind == "nemo-printer":
+            _nemo_printer_job(out)
         elif kind == "lightning":
             crash, resume = rest or ["-", "0"]
             _lightning_job(out, int(crash) if crash != "-" else None, resume == "1")
@@ -261,6 +347,7 @@ def main() -> None:
         "lightning",
         "resume-same-dir",
         "lightning-resume",
+        "nemo-printer",
     }
     if "plain" in which:
         work = out / "hf-plain"
@@ -287,6 +374,8 @@ def main() -> None:
         log = out / "lightning" / "fit_resume.log"
         _run(log, "lightning", str(work), "75", "0")
         _run(log, "lightning", str(work), "-", "1", append=True)
+    if "nemo-printer" in which:
+        _run(out / "nemo" / "progress_printer.log", "nemo-printer", str(out / "nemo-printer"))
 
 
 if __name__ == "__main__":
