@@ -19,7 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
-from trntui.core.format import usd_price
+from trntui.core.format import UNKNOWN, usd_price
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.quotes import (
@@ -34,7 +34,7 @@ from trntui.core.quotes import (
     usd_per_accelerator_hour,
 )
 from trntui.store.quotes import load_quote_book, unpriced_quotes
-from trntui.ui.format import distinct_labels, short_option
+from trntui.ui.format import distinct_labels, fit_middle, short_option
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.fetch_prices import Fetched, FetchPricesScreen
@@ -45,12 +45,13 @@ from trntui.ui.widgets.estimate_bar import EstimateBar
 from trntui.ui.widgets.status_line import StatusLine
 
 SIDE_LABELS = {
-    SideService.S3_STANDARD_STORAGE: "S3",
+    SideService.S3_STANDARD_STORAGE: "S3 Standard",
     SideService.EBS_GP3_STORAGE: "EBS gp3",
-    SideService.CLOUDWATCH_LOGS_INGESTION: "Logs in",
-    SideService.CLOUDWATCH_LOGS_STORAGE: "Logs kept",
-    SideService.INTER_AZ_TRANSFER: "inter-AZ",
+    SideService.CLOUDWATCH_LOGS_INGESTION: "Logs ingestion",
+    SideService.CLOUDWATCH_LOGS_STORAGE: "Logs storage",
+    SideService.INTER_AZ_TRANSFER: "Inter-AZ",
 }
+"""Each side service as the estimate's inputs name it (``S3 Standard rate``)."""
 
 
 def chosen(reason: str) -> str:
@@ -85,12 +86,47 @@ def _unused_by_targets(quote: PriceQuote, targets: Sequence[TrainingTarget]) -> 
     return None
 
 
+def _missing_hint(status: LookupStatus) -> str:
+    """What to do about a target without a quote. Absent from this project's book is not the
+    same as absent from the price list: only a lookup that found no row (or Trainium3, known
+    to be missing) says so."""
+    hints = {
+        LookupStatus.NOT_LISTED_YET: "not in the price list yet: add a manual quote (a)",
+        LookupStatus.NOT_OFFERED: "not offered here, per the price list: another region, or "
+        "a manual quote (a)",
+    }
+    return hints.get(status, "price unknown: no quote yet; fetch (f) or add a manual quote (a)")
+
+
+_SHORT_HINTS = {
+    LookupStatus.NOT_LISTED_YET: "not listed yet: a",
+    LookupStatus.NOT_OFFERED: "not offered here",
+}
+"""``_missing_hint`` in a table cell (the detail line holds it whole)."""
+
+
+def _warnings(quote: PriceQuote, target: TrainingTarget, today: dt.date) -> list[str]:
+    """Why the quote a target uses is not current (its flags other than "manual")."""
+    flags = quote_flags(
+        quote,
+        target_region=target.region,
+        today=today,
+        target_purchase_option=target.purchase_option,
+    )
+    return [flag.message for flag in flags if flag.kind != "manual"]
+
+
 class PricesScreen(SessionScreen):
+    """Three lists that scroll (the targets, the quotes, the side rates; tab moves between
+    them) and a detail line that holds, wrapped, the whole text of the highlighted row of the
+    list in focus: a target's price with why it is chosen and every warning, a quote's
+    origin, a side rate's source. A row is cut at the screen's edge; its detail never is."""
+
     DEFAULT_CSS = """
-    PricesScreen #targets { height: auto; max-height: 6; padding: 0 1; }
-    PricesScreen #quotes { height: 1fr; }
-    PricesScreen #rates { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
-    PricesScreen #quote-detail { height: auto; max-height: 3; padding: 0 1; }
+    PricesScreen #targets { height: auto; max-height: 35%; overflow-x: hidden; }
+    PricesScreen #quotes { height: 1fr; min-height: 3; }
+    PricesScreen #rates { height: auto; max-height: 35%; }
+    PricesScreen #detail { height: auto; max-height: 5; padding: 0 1; }
     """
 
     BINDINGS = [
@@ -113,15 +149,20 @@ class PricesScreen(SessionScreen):
         super().__init__(session, id="prices-screen")
         self.book = QuoteBook()
         self._shown_targets: tuple[TrainingTarget, ...] = ()
+        self._target_details: list[Text] = []
+        self._rate_rows: list[tuple[SideService, str]] = []
+        self._name_width = 0
 
     def compose(self) -> ComposeResult:
         yield AreaBar("screen.prices", self.session)
         with Vertical():
-            yield Static("", id="targets")
+            targets: DataTable[str | Text] = DataTable(id="targets", cursor_type="row")
+            yield targets
             table: DataTable[str] = DataTable(id="quotes", cursor_type="row", zebra_stripes=True)
             yield table
-            yield Static("", id="quote-detail")
-            yield Static("", id="rates")
+            rates: DataTable[str | Text] = DataTable(id="rates", cursor_type="row")
+            yield rates
+            yield Static("", id="detail")
         yield EstimateBar(self.session)
         yield StatusLine(self.session.signals.status)
         yield Footer(compact=True)
@@ -130,6 +171,9 @@ class PricesScreen(SessionScreen):
         table = self.query_one("#quotes", DataTable)
         for label in ("Instance", "Region", "Option", "$/h", "$/acc-h", "Source", "Age"):
             table.add_column(label)
+        rates = self.query_one("#rates", DataTable)
+        for label in ("Side service", "Region", "Rate", "Source", "Age"):
+            rates.add_column(label)
         self.reload()
         signals = self.session.signals
         signals.quotes.subscribe(self, lambda _: self.reload())  # also an undo
@@ -138,6 +182,10 @@ class PricesScreen(SessionScreen):
     def on_screen_resume(self) -> None:
         self.reload()
 
+    def on_resize(self) -> None:
+        if max(15, min(40, self.app.size.width - 65)) != self._name_width:
+            self._show_targets(dt.datetime.now(dt.UTC).date())
+
     def _targets_changed(self) -> None:
         """The inventory changed elsewhere (an edit, an undo): redraw what depends on the
         targets, from the book already read; every other edit changes nothing here."""
@@ -145,6 +193,7 @@ class PricesScreen(SessionScreen):
         if targets != self._shown_targets:
             self._show_targets(dt.datetime.now(dt.UTC).date())
             self._show_rates()
+            self._show_detail()
 
     def reload(self) -> None:
         try:
@@ -156,14 +205,50 @@ class PricesScreen(SessionScreen):
         self._show_targets(today)
         self._show_quotes(today)
         self._show_rates()
+        self._show_detail()
+
+    def target_detail(self, target: TrainingTarget, today: dt.date) -> Text:
+        """One target's price in full: the quote it uses and why, or what to do; warnings."""
+        line = Text(f"{target.name}: {target.instance_type} {target.purchase_option} in "
+                    f"{target.region}: ")  # fmt: skip
+        lookup = find_quote(
+            self.book.quotes,
+            target.instance_type,
+            target.region,
+            target.purchase_option,
+            self.book.misses,
+        )
+        if lookup.status != LookupStatus.FOUND or lookup.quote is None:
+            line.append(_missing_hint(lookup.status), style="bold yellow")
+            return line
+        quote = lookup.quote
+        stated = target.accelerators_per_instance
+        per_chip = usd_per_accelerator_hour(quote, stated)
+        line.append(f"{usd_price(quote.usd_per_hour)}/h", style="bold")
+        how = (
+            f", {stated} per instance stated on the target"
+            if per_chip is not None and usd_per_accelerator_hour(quote) is None
+            else ""
+        )
+        line.append(f" ({usd_price(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
+        warnings = _warnings(quote, target, today)
+        if warnings:
+            line.append(" - " + "; ".join(warnings), style="yellow")
+        return line
 
     def _show_targets(self, today: dt.date) -> None:
-        lines = Text()
+        table = self.query_one("#targets", DataTable)
+        row_before = table.cursor_row
+        # The name takes what the other columns leave (15 cells at 80 columns).
+        width = max(15, min(40, self.app.size.width - 65))
+        table.clear(columns=width != self._name_width)
+        if width != self._name_width:
+            self._name_width = width
+            table.add_columns("Target", "Instance", "Option", "$/h", "Quote")
         targets = self._shown_targets = self.session.inventory.targets
-        if not targets:
-            lines.append("No training targets yet: add them on the Inventory screen (1).")
-        names = distinct_labels([target.name for target in targets], 15)
-        for target in targets:
+        self._target_details = [self.target_detail(target, today) for target in targets]
+        names = distinct_labels([target.name for target in targets], width)
+        for index, target in enumerate(targets):
             lookup = find_quote(
                 self.book.quotes,
                 target.instance_type,
@@ -171,49 +256,33 @@ class PricesScreen(SessionScreen):
                 target.purchase_option,
                 self.book.misses,
             )
-            head = f"{names[target.name]:<15} {target.instance_type} {target.purchase_option}: "
-            lines.append(head)
-            if lookup.status != LookupStatus.FOUND or lookup.quote is None:
-                # Absent from this project's book is not the same as absent from the price
-                # list: only a lookup that found no row (or Trainium3, known to be missing)
-                # says so.
-                hints = {
-                    LookupStatus.NOT_LISTED_YET: "not in the price list yet: "
-                    "add a manual quote (a)",
-                    LookupStatus.NOT_OFFERED: "not offered here, per the price list: another "
-                    "region, or a manual quote (a)",
-                }
-                default = "price unknown: no quote yet; fetch (f) or add a manual quote (a)"
-                hint = hints.get(lookup.status, default)
-                lines.append(hint, style="bold yellow")
+            quote = lookup.quote if lookup.status == LookupStatus.FOUND else None
+            if quote is None:
+                price = Text(UNKNOWN, style="bold yellow")
+                note = Text(_SHORT_HINTS.get(lookup.status, "no quote: f or a"), style="yellow")
             else:
-                quote = lookup.quote
-                stated = target.accelerators_per_instance
-                per_chip = usd_per_accelerator_hour(quote, stated)
-                lines.append(f"{usd_price(quote.usd_per_hour)}/h", style="bold")
-                how = (
-                    f", {stated} per instance stated on the target"
-                    if per_chip is not None and usd_per_accelerator_hour(quote) is None
-                    else ""
-                )
-                lines.append(
-                    f" ({usd_price(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}"
-                )
-                flags = quote_flags(
-                    quote,
-                    target_region=target.region,
-                    today=today,
-                    target_purchase_option=target.purchase_option,
-                )
-                warnings = [f.message for f in flags if f.kind != "manual"]
-                if warnings:
-                    lines.append(" - " + "; ".join(warnings), style="yellow")
-
-            lines.append("\n")
-        self.query_one("#targets", Static).update(lines)
+                price = Text(usd_price(quote.usd_per_hour), style="bold")
+                warned = bool(_warnings(quote, target, today))
+                note = Text(chosen(lookup.reason) + (" (!)" if warned else ""),
+                            style="yellow" if warned else "")  # fmt: skip
+            table.add_row(
+                names[target.name],
+                target.instance_type,
+                fit_middle(short_option(target.purchase_option), 12),
+                price,
+                note,
+                key=str(index),
+            )
+        if not targets:
+            self._target_details = [
+                Text("No training targets yet: add them on the Inventory screen (1).")
+            ]
+        if row_before > 0 and table.row_count:
+            table.move_cursor(row=min(row_before, table.row_count - 1))
 
     def _show_quotes(self, today: dt.date) -> None:
         table = self.query_one("#quotes", DataTable)
+        row_before = table.cursor_row
         table.clear()
         stated = {
             t.instance_type: t.accelerators_per_instance
@@ -231,13 +300,10 @@ class PricesScreen(SessionScreen):
                 f"{quote.age_days(today)} d",
                 key=str(index),
             )
+        if row_before > 0 and table.row_count:
+            table.move_cursor(row=min(row_before, table.row_count - 1))
 
-    @on(DataTable.RowHighlighted, "#quotes")
-    def _quote_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        index = int(event.row_key.value) if event.row_key and event.row_key.value else -1
-        if not 0 <= index < len(self.book.quotes):
-            return
-        quote = self.book.quotes[index]
+    def quote_detail(self, quote: PriceQuote) -> str:
         when = quote.retrieved_at.strftime("%Y-%m-%d %H:%M UTC")
         if quote.manual:
             origin = f"Manual quote dated {when}: {quote.source_note}"
@@ -248,24 +314,88 @@ class PricesScreen(SessionScreen):
             )
         if quote.upfront_usd:
             origin += f"; upfront fee ${quote.upfront_usd:,.0f}"
-        self.query_one("#quote-detail", Static).update(origin)
+        return origin
 
     def _show_rates(self) -> None:
+        """One row per side service and region a target is in (us-east-1 without targets),
+        the rate the estimate uses or unknown."""
+        table = self.query_one("#rates", DataTable)
+        row_before = table.cursor_row
+        table.clear()
         regions = sorted({t.region for t in self.session.inventory.targets}) or ["us-east-1"]
-        lines = []
-        for region in regions:
-            parts = []
-            for service, label in SIDE_LABELS.items():
-                rate = self.book.rate(service, region)
-                value = (
-                    "unknown"
-                    if rate is None
-                    else f"{usd_price(rate.first_tier_usd_per_unit)}/"
-                    + rate.unit.replace("per ", "")
-                )
-                parts.append(f"{label} {value}")
-            lines.append(f"Side rates {region}: " + " · ".join(parts))
-        self.query_one("#rates", Static).update("\n".join(lines))
+        today = dt.datetime.now(dt.UTC).date()
+        self._rate_rows = [(service, region) for region in regions for service in SideService]
+        for index, (service, region) in enumerate(self._rate_rows):
+            rate = self.book.rate(service, region)
+            if rate is None:
+                table.add_row(SIDE_LABELS[service], region, Text(UNKNOWN, style="bold yellow"),
+                              "", "", key=str(index))  # fmt: skip
+                continue
+            table.add_row(
+                SIDE_LABELS[service],
+                region,
+                f"{usd_price(rate.first_tier_usd_per_unit)}/{rate.unit}",
+                "manual" if rate.manual else f"list {(rate.publication_date or '')[:10]}".strip(),
+                f"{(today - rate.retrieved_at.date()).days} d",
+                key=str(index),
+            )
+        if row_before > 0 and table.row_count:
+            table.move_cursor(row=min(row_before, table.row_count - 1))
+
+    def rate_detail(self, service: SideService, region: str) -> Text:
+        rate = self.book.rate(service, region)
+        line = Text(f"{service.value} in {region}: ")
+        if rate is None:
+            line.append(
+                "unknown: fetch side rates (f) or enter the rate by hand (r), with its source "
+                "and date",
+                style="bold yellow",
+            )
+            return line
+        tiers = ", ".join(
+            f"{usd_price(tier.usd_per_unit)}/{rate.unit}"
+            + ("" if len(rate.tiers) == 1 else f" from {tier.start:g}")
+            for tier in rate.tiers
+        )
+        when = rate.retrieved_at.strftime("%Y-%m-%d")
+        if rate.manual:
+            line.append(f"{tiers}, manual, dated {when}: {rate.source_note}")
+        else:
+            line.append(
+                f"{tiers}, {rate.offer_code} price list {rate.publication_date}, SKU "
+                f"{rate.sku}, retrieved {when}"
+            )
+        if (why := implausible_rate(rate)) is not None:
+            line.append(f" - implausible rate: {why}", style="yellow")
+        return line
+
+    def _show_detail(self) -> None:
+        """The whole text of the highlighted row of the list in focus (the targets' when no
+        list has focus)."""
+        focused = self.focused
+        which = focused.id if isinstance(focused, DataTable) else "targets"
+        table = self.query_one(f"#{which}", DataTable)
+        row = table.cursor_row
+        text: Text | str = ""
+        if which == "targets":
+            if self._target_details:
+                text = self._target_details[min(max(row, 0), len(self._target_details) - 1)]
+        elif which == "quotes":
+            if 0 <= row < len(self.book.quotes):
+                text = self.quote_detail(self.book.quotes[row])
+            else:
+                text = "No quotes yet: fetch (f) or add a manual quote (a)."
+        elif 0 <= row < len(self._rate_rows):
+            text = self.rate_detail(*self._rate_rows[row])
+        self.query_one("#detail", Static).update(text)
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table is self.focused or event.data_table.id == "targets":
+            self._show_detail()
+
+    def on_descendant_focus(self) -> None:
+        self._show_detail()
 
     @edits
     def action_fetch(self) -> None:
@@ -387,7 +517,11 @@ class PricesScreen(SessionScreen):
 
     @edits
     def action_delete(self) -> None:
+        """Delete the highlighted row of the list in focus (a quote)."""
         table = self.query_one("#quotes", DataTable)
+        if self.focused is not table:
+            self.set_status("Nothing deleted: tab to the quotes and highlight one, then d")
+            return
         if not self.book.quotes or table.cursor_row < 0:
             return
         quote = self.book.quotes[table.cursor_row]

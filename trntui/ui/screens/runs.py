@@ -75,7 +75,7 @@ a frame budget of 50 ms (``benchmarks/bench_team_archive.py``)."""
 class RunsScreen(SessionScreen):
     DEFAULT_CSS = """
     RunsScreen #runs { height: 1fr; min-height: 5; }
-    RunsScreen #set-summary { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    RunsScreen #set-summary { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     RunsScreen #empty { padding: 1 2; }
     """
 
