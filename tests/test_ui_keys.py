@@ -61,7 +61,8 @@ def test_every_class_with_bindings_has_a_place_and_every_binding_a_description()
     for wanted in [
         "Runs: Import",
         "Prices: Fetch",
-        "Prices: Manual quote",
+        "Prices: Quote",
+        "Prices: Rate",
         "Scenarios: Override",
         "Scenarios: Save",
         "Scenarios: Compare",

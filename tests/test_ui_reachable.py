@@ -5,6 +5,7 @@ notification holds the whole text."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import polars as pl
 import pytest
@@ -16,6 +17,7 @@ from tests import SIZE
 from tests.ui_support import settle
 from trntui.core.timeline import SystemSize
 from trntui.store.project import Project
+from trntui.store.quotes import load_quote_book, save_quote_book
 from trntui.store.runs import load_runs
 from trntui.store.set_sizes import state_size
 from trntui.ui.app import TrnTuiApp
@@ -171,6 +173,18 @@ def test_prices_with_three_targets_snapshot(
     )
     sample_project.save_inventory(inventory)
     sample_project.inventory = inventory
+    # The ages shown are counted to today: the book is dated three days ago, every day.
+    book = load_quote_book(sample_project.root)
+    then = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time(), tzinfo=dt.UTC)
+    then -= dt.timedelta(days=3)
+    save_quote_book(
+        sample_project.root,
+        dataclasses.replace(
+            book,
+            quotes=tuple(dataclasses.replace(q, retrieved_at=then) for q in book.quotes),
+            rates=tuple(dataclasses.replace(r, retrieved_at=then) for r in book.rates),
+        ),
+    )
 
     async def to_prices(pilot) -> None:
         await pilot.press("3")

@@ -285,6 +285,18 @@ def add_rates(root: Path, rates: list[ServiceRate] | tuple[ServiceRate, ...]) ->
 
 
 @writes_project
+def remove_rate(root: Path, service: SideService, region: str, manual: bool) -> bool:
+    """Remove the side rate of this service, region and origin; False when there was none."""
+    book = load_quote_book(root)
+    key = (service, region, manual)
+    kept = tuple(rate for rate in book.rates if (rate.service, rate.region, rate.manual) != key)
+    if len(kept) == len(book.rates):
+        return False
+    save_quote_book(root, dataclasses.replace(book, rates=kept))
+    return True
+
+
+@writes_project
 def remove_quote(root: Path, key: tuple[str, str, str, bool]) -> bool:
     """Remove the quote with this key; False when there was none."""
     book = load_quote_book(root)

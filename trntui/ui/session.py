@@ -347,6 +347,21 @@ class Session:
 
         return self.change_quotes(lambda root: remove_quote(root, quote.key), label=label)
 
+    def add_rate(self, rate: ServiceRate, *, label: str) -> str | None:
+        """Add (or replace) one side-service rate as one undo step; why not, as
+        ``change_quotes``."""
+        from trntui.store.quotes import add_rates
+
+        return self.change_quotes(lambda root: add_rates(root, [rate]), label=label)
+
+    def remove_rate(self, rate: ServiceRate, *, label: str) -> str | None:
+        """Remove one side-service rate as one undo step; why not, as ``change_quotes``."""
+        from trntui.store.quotes import remove_rate
+
+        return self.change_quotes(
+            lambda root: remove_rate(root, rate.service, rate.region, rate.manual), label=label
+        )
+
     def _book_now(self) -> QuoteBook | None:
         """The quote book as the file holds it now (``None`` when it cannot be read)."""
         from trntui.store.quotes import load_quote_book

@@ -14,8 +14,6 @@ from trntui.core.format import usd
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
     PriceQuote,
-    RateTier,
-    ServiceRate,
     SideService,
     implausible_rate,
     is_known_purchase_option,
@@ -87,6 +85,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     """Add a manual side rate; it wins over a fetched rate for the same service and region."""
+    from trntui.core.manual_rate import manual_rate
     from trntui.store.project import Project
     from trntui.store.quotes import add_rates
 
@@ -94,13 +93,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise UserError("--source must say where the rate comes from")
     when = _stated_date(args)
     service = SideService(args.service)
-    rate = ServiceRate(
+    rate = manual_rate(  # the rules the Prices screen's side rate form keeps too
         service=service,
-        region=args.region.strip(),
-        tiers=(RateTier(0.0, None, args.usd_per_unit),),
+        region=args.region,
+        usd_per_unit=args.usd_per_unit,
         retrieved_at=when,
-        manual=True,
-        source_note=args.source.strip(),
+        source_note=args.source,
     )
     refuse_implausible([], args.force, [rate])
     with Project.open(Path(args.dir)) as project:

@@ -22,6 +22,7 @@ from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, usd_price
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
+from trntui.core.manual_rate import ManualRateEntry
 from trntui.core.quotes import (
     LookupStatus,
     PriceQuote,
@@ -136,12 +137,23 @@ class PricesScreen(SessionScreen):
         Binding(
             "a",
             "add_manual",
-            "Manual quote",
+            "Quote",
             tooltip="Enter a price quote by hand (price, source, date)",
             id="prices.add",
         ),
         Binding(
-            "d", "delete", "Delete", tooltip="Delete the highlighted quote", id="prices.delete"
+            "r",
+            "edit_rate",
+            "Rate",
+            tooltip="Enter or edit the highlighted side-service rate (rate, source, date)",
+            id="prices.rate",
+        ),
+        Binding(
+            "d",
+            "delete",
+            "Delete",
+            tooltip="Delete the highlighted quote or side rate",
+            id="prices.delete",
         ),
     ]
 
@@ -218,8 +230,15 @@ class PricesScreen(SessionScreen):
             target.purchase_option,
             self.book.misses,
         )
+        unknown = [SIDE_LABELS[s] for s in SideService if self.book.rate(s, target.region) is None]
+        rates = (
+            f"; side rates unknown in {target.region}: {', '.join(unknown)} (r enters them, "
+            "f fetches them)"
+            if unknown
+            else ""
+        )
         if lookup.status != LookupStatus.FOUND or lookup.quote is None:
-            line.append(_missing_hint(lookup.status), style="bold yellow")
+            line.append(_missing_hint(lookup.status) + rates, style="bold yellow")
             return line
         quote = lookup.quote
         stated = target.accelerators_per_instance
@@ -234,6 +253,8 @@ class PricesScreen(SessionScreen):
         warnings = _warnings(quote, target, today)
         if warnings:
             line.append(" - " + "; ".join(warnings), style="yellow")
+        if rates:
+            line.append(rates, style="bold yellow")
         return line
 
     def _show_targets(self, today: dt.date) -> None:
@@ -347,8 +368,7 @@ class PricesScreen(SessionScreen):
         line = Text(f"{service.value} in {region}: ")
         if rate is None:
             line.append(
-                "unknown: fetch side rates (f) or enter the rate by hand (r), with its source "
-                "and date",
+                "unknown: enter it (r), with its source and date, or fetch side rates (f)",
                 style="bold yellow",
             )
             return line
@@ -517,10 +537,13 @@ class PricesScreen(SessionScreen):
 
     @edits
     def action_delete(self) -> None:
-        """Delete the highlighted row of the list in focus (a quote)."""
+        """Delete the highlighted row of the list in focus: a quote or a side rate."""
+        if self.focused is self.query_one("#rates", DataTable):
+            self._delete_rate()
+            return
         table = self.query_one("#quotes", DataTable)
         if self.focused is not table:
-            self.set_status("Nothing deleted: tab to the quotes and highlight one, then d")
+            self.set_status("Nothing deleted: tab to a quote or a side rate, then d")
             return
         if not self.book.quotes or table.cursor_row < 0:
             return
@@ -530,3 +553,85 @@ class PricesScreen(SessionScreen):
             f"Deleted the quote for {quote.instance_type}; ctrl+z undoes it",
         ):
             self.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
+
+    def _highlighted_rate(self) -> tuple[SideService, str] | None:
+        """The side service and region of the highlighted rate row, when the rates have focus;
+        else the first whose rate is unknown (what a new project lacks first)."""
+        table = self.query_one("#rates", DataTable)
+        if self.focused is table and 0 <= table.cursor_row < len(self._rate_rows):
+            return self._rate_rows[table.cursor_row]
+        unknown = [row for row in self._rate_rows if self.book.rate(*row) is None]
+        return unknown[0] if unknown else None
+
+    @edits
+    def action_edit_rate(self) -> None:
+        """The side rate form for the highlighted rate (a new project: the first unknown)."""
+        picked = self._highlighted_rate()
+        if picked is None:
+            self.set_status("Every side rate is known: tab to one and press r to change it")
+            return
+        service, region = picked
+        rate = self.book.rate(service, region)
+        entry = (
+            ManualRateEntry(service=service.value, region=region, rated_on=dt.date.today())
+            if rate is None
+            else ManualRateEntry.of(rate)
+        )
+        self._rate_form(entry)
+
+    def _rate_form(self, entry: ManualRateEntry) -> None:
+        self.app.push_screen(
+            ItemFormScreen(
+                ManualRateEntry,
+                entry,
+                title=f"Side-service rate: {entry.service} in {entry.region}",
+                check=lambda entry: entry.to_rate(),  # a refusal keeps the dialog and its text
+            ),
+            self._rate_entered,
+        )
+
+    def _rate_entered(self, entry: ManualRateEntry | None) -> None:
+        if entry is None:
+            return
+        try:
+            rate = entry.to_rate()
+        except UserError as error:
+            self.set_status(str(error), "error")
+            return
+        what = f"{SIDE_LABELS[rate.service]} rate in {rate.region}"
+
+        def store(confirmed: bool | None = True) -> None:
+            if confirmed:
+                self._report_book(
+                    self.session.add_rate(rate, label=f"the {what}"),
+                    f"Set the {what}: {usd_price(rate.first_tier_usd_per_unit)}/{rate.unit} "
+                    f"({rate.source_note}); ctrl+z undoes it",
+                )
+            else:
+                self.set_status("Side rate not stored (implausible rate): correct it", "error")
+                self._rate_form(entry)
+
+        doubt = implausible_rate(rate)
+        if doubt is None:
+            store()
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"The rate looks implausible:\n{doubt}\n\nStore it anyway?"), store
+        )
+
+    def _delete_rate(self) -> None:
+        table = self.query_one("#rates", DataTable)
+        if not 0 <= table.cursor_row < len(self._rate_rows):
+            return
+        service, region = self._rate_rows[table.cursor_row]
+        rate = self.book.rate(service, region)
+        what = f"{SIDE_LABELS[service]} rate in {region}"
+        if rate is None:
+            self.set_status(f"Nothing deleted: the {what} is unknown (r enters it)")
+            return
+        origin = "manual" if rate.manual else "fetched"
+        if self._report_book(
+            self.session.remove_rate(rate, label=f"deleting the {origin} {what}"),
+            f"Deleted the {origin} {what}; ctrl+z undoes it",
+        ):
+            self.notify(f"Deleted the {origin} {what}. ctrl+z undoes it.")

@@ -7,6 +7,7 @@ put in a notification, which holds the whole text."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.notifications import SeverityLevel
 from textual.widgets import Static
 
 from trntui.ui.signals import Held
@@ -44,7 +45,7 @@ class StatusLine(Static):
         self.update(message)
         # Every screen has a status line following the same status: the one shown notifies.
         if self.screen.is_current and self.lines_needed(message) > MAX_LINES:
-            severity = "error" if error else "warning" if warning else "information"
+            severity: SeverityLevel = "error" if error else "warning" if warning else "information"
             self.notify(message.plain, severity=severity, timeout=max(8, len(text) / 15))
 
     def lines_needed(self, message: Text) -> int:
