@@ -420,7 +420,7 @@ async def test_undo_names_the_field_as_the_form_labels_it(sample_project: Projec
         await settle(pilot)
         shown = [str(n.message) for n in app._notifications]
         label = specs_of(ModelInfo)["parameters_billion"].label
-        assert shown[-1] == f"Undone: {ModelInfo.TITLE} > {label}", shown
+        assert shown[-1] == f"Undid: {ModelInfo.TITLE} > {label}", shown
 
 
 async def test_a_notification_hides_neither_the_estimate_bar_nor_the_status_line(

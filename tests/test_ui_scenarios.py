@@ -177,7 +177,9 @@ async def test_invalid_override_shows_its_error_and_keeps_the_last_estimate(
         await settle(pilot)
         assert [o.input for o in app.session.overrides] == ["steady_throughput"]
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(new)
-        assert app.status[0] == "Undone: 1 override in the working scenario"
+        undid = f"Undid: dropping the Useful throughput override on {trainium.name} ("
+        assert app.status[0].startswith(undid), app.status[0]
+        assert app.status[0].endswith("(now 1 override in the working scenario)")
 
 
 async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Project) -> None:

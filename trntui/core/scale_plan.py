@@ -116,6 +116,8 @@ class ScalePlan:
     reference: int | None = None
     """The count efficiencies are relative to: the family's smallest measured one, else the
     target's own."""
+    overrides_in_force: int = 0
+    """Every scenario override in force (the estimate bar's count), this target's or not."""
 
 
 def _meets(context: EstimateContext, item: TargetEstimate) -> tuple[bool | None, bool | None]:
@@ -206,6 +208,7 @@ def scale_plan(
         goal.budget_usd,
         len(applied),
         reference,
+        len(overrides),
     )
 
 

@@ -38,7 +38,14 @@ from trntui.ui.keys import (
 )
 from trntui.ui.screens.base import Status
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.session import RELOAD, Change, Computed, Session, overrides_in_force
+from trntui.ui.session import (
+    RELOAD,
+    Change,
+    Computed,
+    Session,
+    override_change,
+    overrides_in_force,
+)
 from trntui.ui.text import TerminalSafe
 
 if TYPE_CHECKING:
@@ -263,17 +270,21 @@ class TrnTuiApp(App[None]):
         self._undo()
 
     def _undo(self) -> None:
+        in_force = self.session.overrides
         step, problem = self.session.undo()
         if problem is not None:
             self.status = (f"Cannot undo: {problem}", "error")
         elif step is None:
             self.notify("Nothing to undo.")
         else:
-            self.notify(f"Undone: {step.label}")
+            # Say what was taken back: the change itself, not the state it leaves.
+            what = step.label
             if step.kind == "overrides":
-                self.status = (f"Undone: {overrides_in_force(self.session.overrides)}", "")
-            elif step.kind == "quotes":
-                self.status = (f"Undone: {step.label}", "")
+                what = override_change(step.before, in_force) or what  # type: ignore[arg-type]
+                what += f" (now {overrides_in_force(self.session.overrides)})"
+            self.notify(f"Undid: {what}")
+            if step.kind in ("overrides", "quotes"):
+                self.status = (f"Undid: {what}", "")
 
     def action_reload(self) -> None:
         try:

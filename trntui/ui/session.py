@@ -599,6 +599,33 @@ class Session:
         return None if self.computed is None else self.computed.context
 
 
+def override_change(before: Sequence[Override], after: Sequence[Override]) -> str | None:
+    """The change from ``before`` to ``after`` in words, naming each override by its input and
+    target ("the throughput override on B200 1 node (2.1)"); None when it is more than two
+    overrides (the undo step's label says it then)."""
+    from trntui.core.estimate import INPUT_SPECS
+
+    def named(override: Override) -> str:
+        spec = INPUT_SPECS.get(override.input)
+        label = spec.label if spec is not None else override.input
+        where = f"on {override.target}" if override.target else "on every target"
+        return f"the {label} override {where} ({override.value:g})"
+
+    def key(override: Override) -> tuple[str, str | None]:
+        return override.input, override.target
+
+    old = {key(o): o for o in before}
+    new = {key(o): o for o in after}
+    parts = [f"adding {named(new[k])}" for k in new if k not in old]
+    parts += [f"dropping {named(old[k])}" for k in old if k not in new]
+    parts += [
+        f"{named(new[k])} (was {old[k].value:g})" for k in new if k in old and new[k] != old[k]
+    ]
+    if not parts or len(parts) > 2:
+        return None
+    return "; ".join(parts)
+
+
 def overrides_in_force(overrides: tuple[Override, ...]) -> str:
     """The overrides in force, in words, for the status line: the working scenario's."""
     if not overrides:

@@ -9,7 +9,7 @@ not parse.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -29,6 +29,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from trntui.core.errors import UserError
+from trntui.core.fields import FieldValueError
 from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
@@ -239,7 +240,7 @@ class ChecksPane(Vertical):
             if observations is not None and "set_name" in observations.columns
             else None
         )
-        notes = inventory.warnings(sets)
+        notes = inventory.warnings(sets) + self._estimate_missing()
         text = "\n".join(f"- {n}" for n in notes) if notes else "Nothing missing."
         risks = [r for r in inventory.risks if r.status != "resolved"]
         if risks:
@@ -249,6 +250,38 @@ class ChecksPane(Vertical):
                 "(kept apart from instance cost)."
             )
         self.query_one("#checks-body", Static).update(text)
+
+    def _estimate_missing(self) -> list[str]:
+        """Each incomplete target of the last estimate, with the inputs it lacks grouped by
+        where each is set: the same list the estimate bar counts ("and 8 more inputs")."""
+        analysis = self.session.analysis
+        if analysis is None:
+            return []
+        return [
+            f"{item.name}: incomplete, lacks {missing_by_place(item.incomplete_inputs)}"
+            for item in analysis.estimate.targets
+            if not item.complete
+        ]
+
+
+def missing_by_place(labels: Sequence[str]) -> str:
+    """Estimate inputs (by label) grouped by where a person sets them: a price on Prices, a
+    measured input by the runs of Runs, the others in the inventory (or, for any, an override
+    on Scenarios)."""
+    from trntui.core.estimate import INPUT_SPECS
+
+    specs = {spec.label: spec for spec in INPUT_SPECS.values()}
+    places: dict[str, list[str]] = {}
+    for label in labels:
+        spec = specs.get(label)
+        if spec is not None and spec.unit.startswith("USD"):
+            place = "Prices, 3"
+        elif spec is not None and spec.observed:
+            place = "runs: Runs, 2"
+        else:
+            place = "Inventory, or an override on Scenarios (4)"
+        places.setdefault(place, []).append(label)
+    return "; ".join(f"{', '.join(found)} ({place})" for place, found in places.items())
 
 
 class SectionSlot(Vertical):
@@ -417,8 +450,19 @@ class InventoryScreen(SessionScreen):
         self._note_invalid()
         if was_invalid and not self.session.invalid:
             # The refused entry parses again; if it equals the saved value nothing gets saved,
-            # so the "Not saved" message would otherwise stay.
-            self.set_status("Corrected", "")
+            # so the "Not saved" message would otherwise stay: say which field, and what now.
+            row = event.form.row(event.key)
+            try:
+                value = row.parse()
+            except FieldValueError:
+                return
+            shown_value = row.spec.format_value(value) or "empty"
+            label = row.spec.label
+            if value == getattr(event.form.obj, event.key):
+                said = f"Corrected: {label} is {shown_value} again, as saved (nothing to save)"
+            else:
+                said = f"Corrected: {label} = {shown_value}, saved after a pause in typing"
+            self.set_status(said)
 
     def refresh_from(self, inventory: Inventory) -> None:
         """Show ``inventory`` everywhere (after an edit, undo or reload) without posting

@@ -2,10 +2,10 @@
 cost lands (its P10-P90 band with n, or why there is none) and the Trainium3/GPU ratio.
 
 The bar renders the session's last valid ``Analysis``; it never computes. An incomplete target
-names its first unknown input and how many more there are, so every target keeps its place on
-the bar (the Scenarios screen lists them all). The bar takes a second (and, with long names or
-several incomplete targets, a third) line when one is not enough, and marks example data and
-a total made only of assumptions.
+names its first unknown input and how many more inputs it lacks ("and 8 more inputs"), so every
+target keeps its place on the bar (Inventory > Checks and the Scenarios screen list them all).
+The bar takes a second (and, with long names or several incomplete targets, a third) line when
+one is not enough, and marks example data and a total made only of assumptions.
 While a recompute is running the previous figures stay, so an edit never blanks the estimate;
 a failed recompute leaves them too (the status line says why).
 """
@@ -143,7 +143,12 @@ def _parts(
         else:
             missing = item.incomplete_inputs
             first = f": {fit(missing[0], labels)}" if missing else ""
-            more = f" +{len(missing) - 1}" if len(missing) > 1 and (labels or 9) > 6 else ""
+            others = len(missing) - 1
+            more = ""
+            if others and labels is None:
+                more = f" and {others} more input{'s' if others > 1 else ''}"
+            elif others and labels is not None and labels > 6:
+                more = f" +{others} more"
             part.append(f"incomplete{first}{more}", style="bold yellow")
         parts.append(part)
     comparison = analysis.comparison

@@ -25,15 +25,26 @@ def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
+def _overrides_line(plan: ScalePlan) -> str:
+    """How many of the scenario overrides in force (the number the estimate bar shows) apply
+    to this target, so the two counts never seem to disagree."""
+    total, here = plan.overrides_in_force, plan.overrides
+    if not total:
+        return ""
+    plural = "s" if total > 1 else ""
+    if here == total:
+        return f"With the working scenario's {total} override{plural}, at every count.\n"
+    return (
+        f"{here} of the working scenario's {total} override{plural} apply to this target, at "
+        "every count (the others are other targets').\n"
+    )
+
+
 def scale_text(plan: ScalePlan, targets: int) -> Text:
     text = Text()
     text.append(f"Scale: {plan.target}", style="bold")
     text.append("  (t: next target)\n" if targets > 1 else "\n", style="dim")
-    if plan.overrides:
-        text.append(
-            f"With the working scenario's {plan.overrides} override(s) at every count.\n",
-            style="yellow",
-        )
+    text.append(_overrides_line(plan), style="yellow")
     family = plan.family
     if family is None:
         text.append(
