@@ -10,11 +10,12 @@ import datetime as dt
 import polars as pl
 import pytest
 from rich.text import Text
+from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Static, TabbedContent
 
 from tests import SIZE
-from tests.ui_support import settle
+from tests.ui_support import settle, wait_until
 from trntui.core.timeline import SystemSize
 from trntui.store.project import Project
 from trntui.store.quotes import load_quote_book, save_quote_book
@@ -154,6 +155,36 @@ async def test_a_long_refusal_on_the_status_line_is_read_whole(
         assert status.content_size.height == 3
         held = [n.message for n in app._notifications]
         assert held == [long], "once, by the status line shown, whole"
+
+
+@pytest.mark.parametrize("size", [SIZE, WIDE])
+async def test_every_target_on_scale_is_reached_with_t_and_its_table_scrolls(
+    sample_project: Project, size: tuple[int, int]
+) -> None:
+    names = with_targets(sample_project, 3)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        app.screen.query_one(TabbedContent).active = "scale"
+        await settle(pilot)
+        body = app.screen.query_one("#scale-body", Static)
+        seen = []
+        for _ in names:
+            await wait_until(pilot, lambda: "Scale:" in str(body.content), "the Scale tab")
+            seen.append(str(body.content).splitlines()[0])
+            await pilot.press("t")
+            await settle(pilot)
+        assert seen == [f"Scale: {name}  (t: next target)" for name in names]
+        scroll = app.screen.query_one("#scale-scroll", VerticalScroll)
+        assert scroll.size.height >= lines_needed(scroll, str(body.content)) or (
+            scroll.can_focus and scroll.max_scroll_y > 0
+        ), "what does not fit scrolls"
+        scroll.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert scroll.scroll_y == scroll.max_scroll_y
 
 
 @pytest.mark.parametrize("size", [SIZE, WIDE])
