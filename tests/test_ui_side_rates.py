@@ -122,6 +122,8 @@ async def test_a_new_projects_missing_s3_rate_is_entered_edited_and_deleted_on_p
         await settle(pilot)
         stored = load_quote_book(root).rate(S3, "us-east-1")
         assert stored is not None and stored.first_tier_usd_per_unit == 0.023
+        said = app.session.signals.status.value[0]
+        assert said == "Undid: setting the S3 Standard rate in us-east-1"
         await pilot.press("d")
         await settle(pilot)
         assert load_quote_book(root).rates == ()
@@ -130,6 +132,8 @@ async def test_a_new_projects_missing_s3_rate_is_entered_edited_and_deleted_on_p
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert load_quote_book(root).rate(S3, "us-east-1") is not None
+        said = app.session.signals.status.value[0]
+        assert said == "Undid: deleting the manual S3 Standard rate in us-east-1"
 
 
 async def test_an_implausible_rate_asks_and_no_goes_back_to_the_form_as_typed(

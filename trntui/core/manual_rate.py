@@ -35,7 +35,6 @@ class ManualRateEntry:
         "Rate",
         unit="USD/unit",
         greater_than=0,
-        maximum=1_000,
         required=True,
         help="per GB-month (S3, EBS, logs storage) or per GB (logs ingestion; inter-AZ: each "
         "direction)",

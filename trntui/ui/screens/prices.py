@@ -435,7 +435,9 @@ class PricesScreen(SessionScreen):
 
         def keep() -> None:
             session = self.session
-            problem = session.keep_fetched_prices(quotes, rates, misses, label="fetched prices")
+            problem = session.keep_fetched_prices(
+                quotes, rates, misses, label="keeping the fetched prices"
+            )
             self._report_book(problem, done)
 
         doubts = [reason for quote in quotes if (reason := implausible_price(quote))]
@@ -516,7 +518,11 @@ class PricesScreen(SessionScreen):
         def store(confirmed: bool | None = True) -> None:
             if confirmed:
                 stored = self._report_book(
-                    self.session.add_quote(quote, label=f"manual quote for {quote.instance_type}"),
+                    self.session.add_quote(
+                        quote,
+                        label=f"adding the manual quote for {quote.instance_type} "
+                        f"{quote.purchase_option} in {quote.region}",
+                    ),
                     f"Added manual quote for {quote.instance_type}",
                 )
                 unused = _unused_by_targets(quote, self.session.inventory.targets)
@@ -603,7 +609,7 @@ class PricesScreen(SessionScreen):
         def store(confirmed: bool | None = True) -> None:
             if confirmed:
                 self._report_book(
-                    self.session.add_rate(rate, label=f"the {what}"),
+                    self.session.add_rate(rate, label=f"setting the {what}"),
                     f"Set the {what}: {usd_price(rate.first_tier_usd_per_unit)}/{rate.unit} "
                     f"({rate.source_note}); ctrl+z undoes it",
                 )
