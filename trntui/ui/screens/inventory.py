@@ -265,10 +265,11 @@ class ChecksPane(Vertical):
 
 
 def missing_by_place(labels: Sequence[str]) -> str:
-    """Estimate inputs (by label) grouped by where a person sets them: a price on Prices, a
-    measured input by the runs of Runs, the others in the inventory (or, for any, an override
-    on Scenarios)."""
+    """Estimate inputs (by label) grouped by where a person sets them: a price on Prices, an
+    input the runs measure (``SIZE_INPUTS``) by the runs of Runs, the others in the inventory
+    (or, for any, an override on Scenarios)."""
     from trntui.core.estimate import INPUT_SPECS
+    from trntui.core.estimate.at_size import SIZE_INPUTS
 
     specs = {spec.label: spec for spec in INPUT_SPECS.values()}
     places: dict[str, list[str]] = {}
@@ -276,7 +277,7 @@ def missing_by_place(labels: Sequence[str]) -> str:
         spec = specs.get(label)
         if spec is not None and spec.unit.startswith("USD"):
             place = "Prices, 3"
-        elif spec is not None and spec.observed:
+        elif spec is not None and (spec.observed or spec.key in SIZE_INPUTS):
             place = "runs: Runs, 2"
         else:
             place = "Inventory, or an override on Scenarios (4)"
