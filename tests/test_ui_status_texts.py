@@ -42,7 +42,7 @@ async def test_undoing_an_override_names_it_and_its_target(sample_project: Proje
         said = app.session.signals.status.value[0]
         assert said == (
             f"Undid: adding the Launch + teardown outside logs override on {trainium} (600)"
-            " (now no override in force)"
+            " (now no override in the working scenario)"
         )
         assert [str(n.message) for n in app._notifications][-1] == said
 
