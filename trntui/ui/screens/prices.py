@@ -252,7 +252,8 @@ class PricesScreen(SessionScreen):
         line.append(f" ({usd_price(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
         warnings = _warnings(quote, target, today)
         if warnings:
-            line.append(" - " + "; ".join(warnings), style="yellow")
+            line.append("; ")  # unstyled: a space at a style change was lost in the wrap
+            line.append("; ".join(warnings), style="yellow")
         if rates:
             line.append(rates, style="bold yellow")
         return line
