@@ -47,7 +47,7 @@ from trntui.core.report_document import (
     shown_terms,
 )
 from trntui.store import scenarios  # lazy: a name loads its module when first used
-from trntui.store.atomic import atomic_write_text
+from trntui.store.reports import write_report
 
 if TYPE_CHECKING:
     from trntui.store.scenarios import Scenario
@@ -312,25 +312,6 @@ def report_command(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        atomic_write_text(_report_path(args.output), text)
+        write_report(args.output, text)
         print(f"Wrote {args.format} report to {args.output}")
     return 0
-
-
-def _report_path(output: str) -> Path:
-    """Where a report may go: never over a project's own files, into a folder that exists."""
-    from trntui.store.paths import project_data_of
-
-    path = Path(output)
-    owner = project_data_of(path)
-    if owner is not None:
-        raise UserError(
-            f"{output} is part of the project {owner} (its inventory, runs, prices, scenarios, "
-            "telemetry, logs or lock): a report never replaces those; write it elsewhere, "
-            "e.g. next to trntui.toml"
-        )
-    if not path.parent.is_dir():
-        raise UserError(f"{output} was not written: the folder {path.parent} does not exist")
-    if path.is_dir():
-        raise UserError(f"{output} is a folder: name a file for the report")
-    return path

@@ -238,6 +238,7 @@ PLACES: dict[str, Place] = {
     "ItemFormScreen": Place("Item form"),
     "OverrideScreen": Place("Override dialog"),
     "SaveSnapshotScreen": Place("Save snapshot dialog"),
+    "ReportScreen": Place("Write report dialog"),
     "DiffScreen": Place("Snapshot comparison"),
 }
 """Every class with its own ``BINDINGS`` (a test holds it): a new screen adds its place here."""

@@ -545,6 +545,27 @@ class Session:
         save_scenario(self.root, name, context, self.overrides, note=note, saved_by=current_user())
         return scenario_path(self.root, name)
 
+    def write_report(self, output: str, report_format: str) -> Path:
+        """Write the report of the estimate shown now (the working scenario's overrides in
+        force) to ``output`` as ``report_format`` (md, csv or json), the same document as
+        ``trntui report``; where it was written. A report is not project data: it is not
+        undone, and ``store.reports`` refuses a path inside the project's own files. Raises
+        ``UserError``/``OSError`` when it cannot."""
+        from trntui.core.report import render_csv, render_json, render_markdown, report_document
+        from trntui.store.reports import write_report
+
+        computed = self.computed
+        if computed is None or computed.analysis is None:
+            problem = computed.problem if computed is not None else None
+            raise UserError(
+                f"no estimate to report: {problem}"
+                if problem
+                else "the estimate is still being computed"
+            )
+        renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
+        document = report_document(computed.context, computed.analysis)
+        return write_report(output, renderers[report_format](document))
+
     # --- what is derived -------------------------------------------------------------------
 
     def compute(self, inventory: Inventory, overrides: tuple[Override, ...]) -> Computed:

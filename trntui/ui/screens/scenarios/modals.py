@@ -1,4 +1,5 @@
-"""The Scenarios screen's dialogs: set one override, name a snapshot, compare two estimates.
+"""The Scenarios screen's dialogs: set one override, name a snapshot, compare two estimates,
+write the report.
 
 Each dialog returns its answer by ``dismiss`` and changes nothing itself: the Scenarios screen
 applies an override or saves a snapshot. The override form checks its value against the current
@@ -9,6 +10,7 @@ before it closes, so an invalid value shows its error in the form.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -31,6 +33,7 @@ from trntui.core.format import number, usd
 from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
 from trntui.ui.screens.dialog import Dialog, after_typing, field_row
+from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
 
 ALL_TARGETS = ""
@@ -320,4 +323,88 @@ class DiffScreen(Dialog[None]):
         table.focus()
 
     def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class ReportScreen(Dialog[Path | None]):
+    """Write the report of the estimate shown now: a file and a format (Markdown by default).
+
+    The write itself is the ``write`` it is given (the Session's): a path it refuses (inside
+    the project's own files, a folder that does not exist) shows its error here and the dialog
+    stays; a file that exists is replaced only when asked twice."""
+
+    AUTO_FOCUS = "#path"
+
+    DEFAULT_CSS = """
+    ReportScreen > Vertical { width: 76; height: auto; }
+    ReportScreen .row > Label { width: 8; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "keep", "Write", id="report.keep", priority=True),
+        Binding("escape", "cancel", "Cancel", id="report.cancel"),
+    ]
+
+    FORMATS = (("Markdown", "md"), ("CSV", "csv"), ("JSON", "json"))
+
+    def __init__(self, default: Path, write: Callable[[str, str], Path]) -> None:
+        super().__init__()
+        self.default = default
+        self.write = write
+        self._confirmed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Write the report (the estimate as shown now)"
+            yield field_row(
+                "File",
+                TextField(
+                    str(self.default),
+                    compact=True,
+                    id="path",
+                    suggester=PathSuggester(),
+                    select_on_focus=False,
+                ),
+            )
+            yield field_row(
+                "Format",
+                Select(self.FORMATS, value="md", allow_blank=False, compact=True, id="format"),
+                muted=True,
+            )
+            yield Static("", id="error", classes="error")
+            yield Static("ctrl+s or enter write   esc cancel", classes="hint")
+
+    @on(Select.Changed, "#format")
+    def _format_changed(self, event: Select.Changed) -> None:
+        """Keep the file's suffix in step with the format while it is one of theirs."""
+        field = self.query_one("#path", Input)
+        path = Path(field.value)
+        if path.suffix.lstrip(".") in {key for _, key in self.FORMATS}:
+            field.value = str(path.with_suffix(f".{event.value}"))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_keep()
+
+    @after_typing
+    def action_keep(self) -> None:
+        output = self.query_one("#path", Input).value.strip()
+        report_format = str(self.query_one("#format", Select).value)
+        error = self.query_one("#error", Static)
+        if not output:
+            error.update("Not written: name a file for the report")
+            return
+        if Path(output).expanduser().is_file() and self._confirmed != output:
+            self._confirmed = output
+            error.update(f"{output} exists: ctrl+s again replaces it")
+            return
+        try:
+            written = self.write(output, report_format)
+        except (UserError, OSError) as problem:
+            error.update(f"Not written: {problem}")
+            return
+        self.dismiss(written)
+
+    def action_cancel(self) -> None:
         self.dismiss(None)

@@ -9,6 +9,8 @@ here, as do its reads of the app; the dialogs are in ``modals``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -31,7 +33,12 @@ from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios.compare import ComparePane
 from trntui.ui.screens.scenarios.estimate import EstimatePane
 from trntui.ui.screens.scenarios.inputs import InputsPane, overrides_for
-from trntui.ui.screens.scenarios.modals import DiffScreen, OverrideScreen, SaveSnapshotScreen
+from trntui.ui.screens.scenarios.modals import (
+    DiffScreen,
+    OverrideScreen,
+    ReportScreen,
+    SaveSnapshotScreen,
+)
 from trntui.ui.screens.scenarios.scale import ScalePane
 from trntui.ui.screens.scenarios.sensitivity import SensitivityPane
 from trntui.ui.screens.scenarios.snapshots import SnapshotsPane
@@ -48,6 +55,7 @@ _TAB_ACTIONS = {
     "mark_snapshot": ("snapshots",),
     "compare_snapshots": ("snapshots",),
     "use_snapshot": ("snapshots",),
+    "write_report": ("estimate", "compare"),
 }
 
 
@@ -112,6 +120,14 @@ class ScenariosScreen(SessionScreen):
             "Save",
             tooltip="Save a scenario snapshot (every value the estimate used)",
             id="scenarios.save",
+        ),
+        Binding(
+            "r",
+            "write_report",
+            "Report",
+            tooltip="Write the report of the estimate shown: Markdown, CSV or JSON (as "
+            "trntui report)",
+            id="scenarios.report",
         ),
         Binding(
             "o",
@@ -385,6 +401,20 @@ class ScenariosScreen(SessionScreen):
 
     def _selected_snapshot(self) -> str | None:
         return self.query_one(SnapshotsPane).selected()
+
+    def action_write_report(self) -> None:
+        if self.session.analysis is None:
+            self.notify("The estimate is still being computed.")
+            return
+        self.app.push_screen(
+            ReportScreen(self.session.root / "estimate.md", self.session.write_report),
+            self._report_written,
+        )
+
+    def _report_written(self, written: Path | None) -> None:
+        if written is not None:
+            self.notify(f"Wrote the report to {written}")
+            self.set_status(f"Wrote the report to {written}")
 
     @edits
     def action_save_snapshot(self) -> None:
