@@ -104,6 +104,8 @@ class TrnTuiApp(App[None]):
         self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
         self._generation = 0
+        self._areas_loading = False
+        """Whether the other areas' modules are being (or were) loaded (``_load_areas``)."""
         """Which recompute is the newest (see ``_recompute``)."""
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
@@ -145,7 +147,6 @@ class TrnTuiApp(App[None]):
         else:
             self.status = (f"Editing {self.session.short_path}", "")
         self._recompute()  # the first frame shows now; the bar says "computing"
-        self.call_after_refresh(self._load_areas)
 
     @work(thread=True, exclusive=True, group="preload", exit_on_error=False)
     def _load_areas(self) -> None:
@@ -204,9 +205,15 @@ class TrnTuiApp(App[None]):
             self._estimate_failed(computed.problem, generation)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A bug in a recompute must not leave the bar silently old: say so."""
-        if event.worker.group == "estimate" and event.state == WorkerState.ERROR:
+        """A bug in a recompute must not leave the bar silently old: say so. The first
+        recompute's end (the bar shows its outcome) starts loading the other areas."""
+        if event.worker.group != "estimate" or not event.worker.is_finished:
+            return
+        if event.state == WorkerState.ERROR:
             self._estimate_failed(f"internal error ({event.worker.error!r})", self._generation)
+        if not self._areas_loading:
+            self._areas_loading = True
+            self.call_after_refresh(self._load_areas)
 
     def _estimate_failed(self, message: str, generation: int) -> None:
         if generation != self._generation:
