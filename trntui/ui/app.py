@@ -64,9 +64,25 @@ MODES = {
 (not at start-up: the first frame waits for nothing it does not show)."""
 
 
-def _mode(session: Session, module: str, name: str) -> Callable[[], Screen]:
+def _mode(app: TrnTuiApp, module: str, name: str) -> Callable[[], Screen]:
     def make() -> Screen:
-        return getattr(importlib.import_module(module), name)(session)
+        screen: Screen = getattr(importlib.import_module(module), name)(app.session)
+        # Textual creates a screen marked as styled under no theme (-1), so a mode's first
+        # visit reparses every stylesheet source and restyles the whole app before it draws
+        # (``App.refresh_css``: 0.28 s of a profiled Scenarios visit, 455 ms -> 201 ms
+        # without it, ``benchmarks/bench_first_visit.py``). A new screen's widgets are
+        # styled with the stylesheet as it is now when they mount, so it is styled under the
+        # app's current CSS generation: say so. Textual 8's private counter; the snapshot
+        # tests hold the screens' looks.
+        # Not the first area's screen: that one is made while the app applies its theme
+        # (before any screen stack exists).
+        try:
+            shown_before = bool(app.screen_stack)
+        except KeyError:
+            shown_before = False
+        if shown_before:
+            screen._css_update_count = app._css_update_count
+        return screen
 
     return make
 
@@ -100,7 +116,7 @@ class TrnTuiApp(App[None]):
         super().__init__()
         self.session = Session(project)
         for mode, (module, name) in MODES.items():
-            self.add_mode(mode, _mode(self.session, module, name))
+            self.add_mode(mode, _mode(self, module, name))
         self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
         self._generation = 0
