@@ -368,6 +368,28 @@ def test_opening_the_app_loads_no_polars_until_the_estimate_needs_it() -> None:
     assert result.stdout.strip() == "False", result.stderr
 
 
+def test_opening_a_project_with_a_working_scenario_loads_no_polars(sample_dir: Path) -> None:
+    """The session reads the working scenario's overrides when the project opens, before the
+    first frame: that read must not load the estimate's formula (Polars took 0.32 s of it)."""
+    import subprocess
+    import sys
+
+    (sample_dir / "working_scenario.toml").write_text(
+        'schema_version = 1\n\n[[override]]\ninput = "steady_throughput"\n'
+        'target = "Trainium3 trial"\nvalue = 2.5\nwho = "ana"\nwhy = "vendor figure"\n'
+    )
+    probe = (
+        "import sys\n"
+        "from trntui.store.project import Project\n"
+        "from trntui.ui.app import TrnTuiApp\n"
+        f"with Project.open({str(sample_dir)!r}) as project:\n"
+        "    app = TrnTuiApp(project)\n"
+        "    print(len(app.session.overrides), 'polars' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "1 False", result.stderr
+
+
 async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged(
     sample_project: Project,
 ) -> None:

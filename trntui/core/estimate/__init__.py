@@ -59,69 +59,135 @@ The package, in the order data flows (each module imports only the ones above it
    (``estimate``, ``prepare``, ``estimate_from_inputs``); the overrides of a price outside
    the plausibility band (``implausible_overrides``).
 
-Every public name is re-exported here: import from ``trntui.core.estimate``.
+Every public name is re-exported here: import from ``trntui.core.estimate``. Each module
+loads when one of its names is first used (``trntui.lazy``): reading an ``Override`` (the
+working scenario, when a project opens) loads ``inputs`` alone, not Polars and the formula.
 """
 
 from __future__ import annotations
 
-from trntui.core.estimate.formula import (
-    HOURS_PER_MONTH,
-    EstimateOverflowError,
-    cost_frame,
-    input_frame,
-)
-from trntui.core.estimate.inputs import (
-    ASSUMPTION,
-    DERIVED,
-    INPUT_SPECS,
-    MEASURED,
-    OBSERVED_INPUTS,
-    PROTOCOL_FACT_KEYS,
-    PROVENANCE_KINDS,
-    QUOTED,
-    STAGES,
-    TERM_INPUTS,
-    TERMS,
-    THROUGHPUT_UNITS,
-    ZERO_GATES,
-    Input,
-    InputSpec,
-    InvalidInputError,
-    Override,
-    Provenance,
-    check_value,
-    shown_unit,
-)
-from trntui.core.estimate.measured import MEAN_INPUTS
-from trntui.core.estimate.observations import (
-    OBSERVATION_SCHEMA,
-    SAMPLE_COLUMNS,
-    EstimateContext,
-    RunSetStats,
-    observation_row,
-    observations_frame,
-    run_set_stats,
-)
-from trntui.core.estimate.per_target import (
-    TargetInputs,
-    apply_overrides,
-    global_inputs,
-    target_inputs,
-)
-from trntui.core.estimate.prices import data_prep_instance_type, quote_id, quote_source, rate_id
-from trntui.core.estimate.result import (
-    Estimate,
-    RiskLine,
-    Stage,
-    TargetEstimate,
-    estimate,
-    estimate_from_inputs,
-    implausible_overrides,
-    input_variant,
-    prepare,
-)
+from typing import TYPE_CHECKING
+
 from trntui.core.format import UNKNOWN  # a provenance kind too (``PROVENANCE_KINDS``)
 from trntui.core.run_facts import Spread
+from trntui.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from trntui.core.estimate.formula import (
+        HOURS_PER_MONTH,
+        EstimateOverflowError,
+        cost_frame,
+        input_frame,
+    )
+    from trntui.core.estimate.inputs import (
+        ASSUMPTION,
+        DERIVED,
+        INPUT_SPECS,
+        MEASURED,
+        OBSERVED_INPUTS,
+        PROTOCOL_FACT_KEYS,
+        PROVENANCE_KINDS,
+        QUOTED,
+        STAGES,
+        TERM_INPUTS,
+        TERMS,
+        THROUGHPUT_UNITS,
+        ZERO_GATES,
+        Input,
+        InputSpec,
+        InvalidInputError,
+        Override,
+        Provenance,
+        check_value,
+        shown_unit,
+    )
+    from trntui.core.estimate.measured import (
+        MEAN_INPUTS,
+    )
+    from trntui.core.estimate.observations import (
+        OBSERVATION_SCHEMA,
+        SAMPLE_COLUMNS,
+        EstimateContext,
+        RunSetStats,
+        observation_row,
+        observations_frame,
+        run_set_stats,
+    )
+    from trntui.core.estimate.per_target import (
+        TargetInputs,
+        apply_overrides,
+        global_inputs,
+        target_inputs,
+    )
+    from trntui.core.estimate.prices import (
+        data_prep_instance_type,
+        quote_id,
+        quote_source,
+        rate_id,
+    )
+    from trntui.core.estimate.result import (
+        Estimate,
+        RiskLine,
+        Stage,
+        TargetEstimate,
+        estimate,
+        estimate_from_inputs,
+        implausible_overrides,
+        input_variant,
+        prepare,
+    )
+
+_EXPORTS = {
+    "ASSUMPTION": "inputs",
+    "DERIVED": "inputs",
+    "Estimate": "result",
+    "EstimateContext": "observations",
+    "EstimateOverflowError": "formula",
+    "HOURS_PER_MONTH": "formula",
+    "INPUT_SPECS": "inputs",
+    "Input": "inputs",
+    "InputSpec": "inputs",
+    "InvalidInputError": "inputs",
+    "MEAN_INPUTS": "measured",
+    "MEASURED": "inputs",
+    "OBSERVATION_SCHEMA": "observations",
+    "OBSERVED_INPUTS": "inputs",
+    "Override": "inputs",
+    "PROTOCOL_FACT_KEYS": "inputs",
+    "PROVENANCE_KINDS": "inputs",
+    "Provenance": "inputs",
+    "QUOTED": "inputs",
+    "RiskLine": "result",
+    "RunSetStats": "observations",
+    "SAMPLE_COLUMNS": "observations",
+    "STAGES": "inputs",
+    "Stage": "result",
+    "TERMS": "inputs",
+    "TERM_INPUTS": "inputs",
+    "THROUGHPUT_UNITS": "inputs",
+    "TargetEstimate": "result",
+    "TargetInputs": "per_target",
+    "ZERO_GATES": "inputs",
+    "apply_overrides": "per_target",
+    "check_value": "inputs",
+    "cost_frame": "formula",
+    "data_prep_instance_type": "prices",
+    "estimate": "result",
+    "estimate_from_inputs": "result",
+    "global_inputs": "per_target",
+    "implausible_overrides": "result",
+    "input_frame": "formula",
+    "input_variant": "result",
+    "observation_row": "observations",
+    "observations_frame": "observations",
+    "prepare": "result",
+    "quote_id": "prices",
+    "quote_source": "prices",
+    "rate_id": "prices",
+    "run_set_stats": "observations",
+    "shown_unit": "inputs",
+    "target_inputs": "per_target",
+}
 
 __all__ = [
     "ASSUMPTION",
@@ -176,3 +242,4 @@ __all__ = [
     "shown_unit",
     "target_inputs",
 ]
+__getattr__ = lazy_exports(__name__, _EXPORTS)
