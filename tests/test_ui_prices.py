@@ -319,3 +319,27 @@ async def test_the_fetch_dialog_refuses_a_region_that_is_not_a_region_code(
         assert "'../../x' is not an AWS region code" in message
     assert not price_list.requests
     assert not (tmp_path / "cache").exists()
+
+
+async def test_the_data_preparation_instance_is_offered_and_priced_like_a_target(
+    project: Project,
+) -> None:
+    """The estimate prices data preparation on the instance type the inventory names (the
+    sample: c7i.8xlarge), on demand in each target's region. Once every target had a quote,
+    `a` offered the first target again, and a quote for c7i.8xlarge was stored with "Added,
+    but no target uses c7i.8xlarge (check the instance type)": a false alarm on the way to a
+    complete estimate."""
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        offered = []
+        for price in ("61.5", "55.04", "1.428"):
+            form = await open_manual_quote(pilot)
+            offered.append(form.query_one("#field-instance_type", Input).value)
+            form.query_one("#field-usd_per_hour", Input).value = price
+            form.query_one("#field-source_note", Input).value = "AWS pricing page (example)"
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert isinstance(app.screen, PricesScreen)
+        assert offered == ["trn3.48xlarge", "p5.48xlarge", "c7i.8xlarge"]
+        status = str(app.screen.query_one("StatusLine").content)
+        assert status == "Added manual quote for c7i.8xlarge", status

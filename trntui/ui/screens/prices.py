@@ -9,7 +9,6 @@ unknown with the reason, never as $0.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on
@@ -20,10 +19,11 @@ from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, usd_price
-from trntui.core.inventory import TrainingTarget
+from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.manual_rate import ManualRateEntry
 from trntui.core.quotes import (
+    ON_DEMAND,
     LookupStatus,
     PriceQuote,
     QuoteBook,
@@ -71,8 +71,39 @@ def quote_origin(quote: PriceQuote) -> str:
     return f"list {(quote.publication_date or '')[:10]}".strip()
 
 
-def _unused_by_targets(quote: PriceQuote, targets: Sequence[TrainingTarget]) -> str | None:
-    """Why no target would use ``quote`` (a region or type typed wrong), or None."""
+def _data_prep_type(inventory: Inventory) -> str | None:
+    """The instance type data preparation runs on, as the estimate reads it from the free text
+    ``data_prep.runs_on`` (priced on demand in each target's region), or None."""
+    from trntui.core.estimate.prices import data_prep_instance_type
+
+    return data_prep_instance_type(inventory.data_prep.runs_on)
+
+
+def _priced_here(inventory: Inventory) -> list[tuple[str, str, str]]:
+    """What the estimate looks a quote up for, as (instance type, region, purchase option):
+    each target, then the data preparation instance in each target's region."""
+    wanted = [(t.instance_type, t.region, t.purchase_option) for t in inventory.targets]
+    prep = _data_prep_type(inventory)
+    if prep is not None:
+        for region in dict.fromkeys(t.region for t in inventory.targets):
+            wanted.append((prep, region, ON_DEMAND))
+    return wanted
+
+
+def _unused_by_targets(quote: PriceQuote, inventory: Inventory) -> str | None:
+    """Why neither a target nor data preparation would use ``quote`` (a region or type typed
+    wrong), or None."""
+    targets = inventory.targets
+    if quote.instance_type == _data_prep_type(inventory) and targets:
+        prep_regions = sorted({t.region for t in targets})
+        if quote.region in prep_regions and quote.purchase_option == ON_DEMAND:
+            return None
+        if quote.region not in prep_regions:
+            return (
+                f"data preparation is priced in the targets' regions ({', '.join(prep_regions)}"
+                f"), not {quote.region} (check the region code)"
+            )
+        return f"data preparation is priced on demand, not {quote.purchase_option}"
     matches = [t for t in targets if t.instance_type == quote.instance_type]
     if not matches:
         return f"no target uses {quote.instance_type} (check the instance type)"
@@ -478,20 +509,20 @@ class PricesScreen(SessionScreen):
 
     @edits
     def action_add_manual(self) -> None:
-        targets = self.session.inventory.targets
+        wanted = _priced_here(self.session.inventory)
         missing = next(
             (
-                t
-                for t in targets
-                if find_quote(self.book.quotes, t.instance_type, t.region, t.purchase_option).status
-                != LookupStatus.FOUND
+                key
+                for key in wanted
+                if find_quote(self.book.quotes, *key).status != LookupStatus.FOUND
             ),
-            targets[0] if targets else None,
+            wanted[0] if wanted else None,
         )
+        instance_type, region, option = missing or ("", "us-east-1", ON_DEMAND)
         entry = ManualQuoteEntry(
-            instance_type=missing.instance_type if missing else "",
-            region=missing.region if missing else "us-east-1",
-            purchase_option=missing.purchase_option if missing else "on-demand",
+            instance_type=instance_type,
+            region=region,
+            purchase_option=option,
             quoted_on=dt.date.today(),
         )
         self._manual_form(entry)
@@ -526,7 +557,7 @@ class PricesScreen(SessionScreen):
                     ),
                     f"Added manual quote for {quote.instance_type}",
                 )
-                unused = _unused_by_targets(quote, self.session.inventory.targets)
+                unused = _unused_by_targets(quote, self.session.inventory)
                 if stored and unused:
                     self.set_status(f"Added, but {unused}", "warning")
             else:
