@@ -435,6 +435,10 @@ async def test_the_import_preview_tells_a_capture_from_a_log(
         assert all(str(row[2]) == "telemetry" and "attach" in str(row[5]) for row in captures)
         message = str(screen.query_one("#message").content)
         assert "3 utilization capture(s), not imported" in message
+        # The set the runs go into follows the runs, not the captures' sentence ("attach each
+        # to its run with t in the run's detail into set ..." read as if the captures went there).
+        assert message.startswith("3 run(s) ready to import into set '"), message
+        assert message.endswith("ctrl+s imports them."), message
 
 
 async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_project: Project) -> None:

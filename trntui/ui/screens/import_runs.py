@@ -305,6 +305,8 @@ class ImportRunsScreen(WorkerModal[str | None]):
                 self._message("No training logs found there.", error=True)
             else:
                 text = f"{len(good)} run(s) ready to import"
+                if good:
+                    text += f" into {self._sets_text(good)}"
                 already = [i for i in self.items if i.already_imported]
                 if already:
                     text += f"; {len(already)} already imported (the same log), left out"
@@ -318,7 +320,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
                         "to its run with t in the run's detail"
                     )
                 if good:
-                    text += f" into {self._sets_text(good)}. ctrl+s imports them"
+                    text += ". ctrl+s imports them"
                 self._message(text + ".", error=bool(bad))
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
