@@ -637,3 +637,16 @@ async def test_reload_takes_the_lock_the_holder_has_given_up(sample_dir: Path) -
     finally:
         first.close()
         second.close()
+
+
+def test_checks_send_the_launch_time_to_the_field_that_sets_it() -> None:
+    """Logs without a job wrapper's clock (the sample's Trainium3 trial, the v5.0 B200 logs)
+    leave "Launch + teardown outside logs" unknown. Checks sent it to "(runs: Runs, 2)", where
+    nothing sets it: the way forward is Inventory > Software stack, "Launch outside logs"."""
+    from trntui.ui.screens.inventory import missing_by_place
+
+    text = missing_by_place(["Launch + teardown outside logs", "Useful throughput"])
+    assert text == (
+        "Launch + teardown outside logs (Inventory > Software stack: Launch outside logs); "
+        "Useful throughput (runs: Runs, 2)"
+    )

@@ -267,7 +267,9 @@ class ChecksPane(Vertical):
 def missing_by_place(labels: Sequence[str]) -> str:
     """Estimate inputs (by label) grouped by where a person sets them: a price on Prices, an
     input the runs measure (``SIZE_INPUTS``) by the runs of Runs, the others in the inventory
-    (or, for any, an override on Scenarios)."""
+    (or, for any, an override on Scenarios). The launch time outside the logs is measured only
+    where the logs print the job wrapper's clock; otherwise the inventory states it, so that is
+    where it is sent (Runs has no way to set it)."""
     from trntui.core.estimate import INPUT_SPECS
     from trntui.core.estimate.at_size import SIZE_INPUTS
 
@@ -277,6 +279,9 @@ def missing_by_place(labels: Sequence[str]) -> str:
         spec = specs.get(label)
         if spec is not None and spec.unit.startswith("USD"):
             place = "Prices, 3"
+        elif spec is not None and spec.key == "launch_s":
+            # measured only from a job wrapper's clock: logs without one leave it to the inventory
+            place = "Inventory > Software stack: Launch outside logs"
         elif spec is not None and (spec.observed or spec.key in SIZE_INPUTS):
             place = "runs: Runs, 2"
         else:
