@@ -343,3 +343,24 @@ async def test_the_data_preparation_instance_is_offered_and_priced_like_a_target
         assert offered == ["trn3.48xlarge", "p5.48xlarge", "c7i.8xlarge"]
         status = str(app.screen.query_one("StatusLine").content)
         assert status == "Added manual quote for c7i.8xlarge", status
+
+
+async def test_a_quote_or_a_rate_form_opens_on_the_field_still_missing(project: Project) -> None:
+    """`a` offers the quote with its instance type, region and option filled, `r` the rate
+    with its service and region: the form opened on its first field, so the price a user typed
+    went in front of the instance type ("40trn3.48xlarge", refused) or into the service
+    picker (lost). It opens on the first required field still empty."""
+    app = TrnTuiApp(project)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_manual_quote(pilot)
+        await pilot.press(*"61.5")
+        assert form.query_one("#field-usd_per_hour", Input).value == "61.5"
+        assert form.query_one("#field-instance_type", Input).value == "trn3.48xlarge"
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        rate = app.screen
+        assert isinstance(rate, ItemFormScreen)
+        await pilot.press(*"0.023")
+        assert rate.query_one("#field-usd_per_unit", Input).value == "0.023"

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from trntui.core.errors import UserError
-from trntui.core.fields import FieldValueError
+from trntui.core.fields import FieldValueError, specs_of
 from trntui.core.inventory import Section
 from trntui.ui.screens.dialog import Dialog, after_typing
 from trntui.ui.widgets.field_form import FieldForm
@@ -61,6 +61,18 @@ class ItemFormScreen(Dialog[Any]):
             yield FieldForm(self.item_cls, self.item, choices=self.choices)
             yield Static("", classes="error")
             yield Static("ctrl+s keep   esc cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        """Focus the first required field still empty: a manual quote offered with its
+        instance type, region and option filled opens on the price, a side rate on the rate,
+        so what is typed first goes where something is missing, not into (or in front of) a
+        value already there. A form with nothing missing opens on its first field."""
+        for key, spec in specs_of(self.item_cls).items():
+            if spec.required and getattr(self.item, key, None) in (None, ""):
+                fields = self.query(f"#field-{key}")
+                if fields:
+                    fields.first().focus()
+                    return
 
     @on(FieldForm.Edited)
     @on(FieldForm.Invalid)
