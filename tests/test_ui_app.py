@@ -650,3 +650,29 @@ def test_checks_send_the_launch_time_to_the_field_that_sets_it() -> None:
         "Launch + teardown outside logs (Inventory > Software stack: Launch outside logs); "
         "Useful throughput (runs: Runs, 2)"
     )
+
+
+async def test_every_unit_of_the_target_form_shows_whole_at_80x24(
+    sample_project: Project,
+) -> None:
+    """The New target form at 80x24 showed the spot interruptions' unit as "per": the unit
+    column held 13 cells and "per instance-day" wrapped onto a line the row does not have."""
+    from textual.widgets import Label
+
+    from trntui.core.fields import specs_of
+    from trntui.core.inventory import TrainingTarget
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        units = [spec.unit for spec in specs_of(TrainingTarget).values() if spec.unit]
+        assert "per instance-day" in units
+        labels = {str(label.content): label for label in form.query(".field-unit").results(Label)}
+        for unit in units:
+            label = labels[unit]
+            assert label.content_region.width >= len(unit), (unit, label.content_region)

@@ -44,7 +44,7 @@ class FieldRow(Vertical):
     FieldRow .field-label {{ width: {LABEL_WIDTH}; color: $text-muted; }}
     FieldRow .field-label.-required {{ color: $text; }}
     FieldRow Input, FieldRow Select {{ width: 1fr; }}
-    FieldRow .field-unit {{ width: auto; max-width: 14; padding-left: 1; color: $text-muted; }}
+    FieldRow .field-unit {{ width: auto; max-width: 17; padding-left: 1; color: $text-muted; }}
     FieldRow .field-error {{
         color: $error; padding-left: {LABEL_WIDTH}; height: auto; display: none;
     }}
