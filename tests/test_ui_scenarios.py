@@ -643,3 +643,16 @@ async def test_choosing_another_target_in_the_override_form_starts_it_empty(
         await settle(pilot)
         (override,) = app.session.overrides
         assert (override.target, override.value, override.who) == (trainium.name, 3.0, "ana")
+
+
+async def test_the_comparison_gives_the_cost_per_unit_of_the_goal(sample_project: Project) -> None:
+    """Trn3 vs GPU printed "$0.0069/unit" while the goal's unit is samples (the Estimate tab
+    already said "Per sample"): a value without its unit."""
+    assert sample_project.inventory.goal.work_unit == "samples"
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "compare")
+        body = str(app.screen.query_one("#compare-body", Static).content)
+        costs = [line for line in body.splitlines() if re.search(r": \$[0-9,.]+, \$", line)]
+        assert len(costs) == 2, body
+        assert all(re.search(r"\$[0-9.]+/sample\b", line) for line in costs), costs

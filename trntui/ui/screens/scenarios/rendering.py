@@ -248,10 +248,11 @@ def comparison_text(analysis: Analysis) -> Text:
     text = Text()
     text.append("Cost to reach the same quality result", style="bold")
     text.append(" (not price per hour)\n")
+    unit = (analysis.estimate.work_unit or "unit").removesuffix("s")  # as the Estimate tab
     for item in (comparison.trainium, comparison.gpu):
         if item is None:
             continue
-        per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/unit"
+        per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/{unit}"
         text.append(f"  {item.name}: ", style="bold")
         text.append(f"{item.headline()}{per}")
         if item.assumptions_only:
