@@ -656,3 +656,24 @@ async def test_the_comparison_gives_the_cost_per_unit_of_the_goal(sample_project
         costs = [line for line in body.splitlines() if re.search(r": \$[0-9,.]+, \$", line)]
         assert len(costs) == 2, body
         assert all(re.search(r"\$[0-9.]+/sample\b", line) for line in costs), costs
+
+
+async def test_the_comparison_names_the_targets_it_leaves_out(sample_project: Project) -> None:
+    """With a third target (a p6-b200 beside the p5 baseline), Trn3 vs GPU compared Trainium3
+    with the first GPU target only and said nothing of the other: a user took the B200 for
+    compared, or looked for it."""
+    b200 = TrainingTarget(name="B200 p6", instance_type="p6-b200.48xlarge", region="us-east-1")
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        inventory = app.session.inventory
+        grown = dataclasses.replace(inventory, targets=(*inventory.targets, b200))
+        assert app.session.edit_inventory(grown, label="add target") is None
+        await open_tab(pilot, "compare")
+        await wait_until(
+            pilot,
+            lambda: "B200 p6" in str(app.screen.query_one("#compare-body", Static).content),
+            "the B200 target named on Trn3 vs GPU",
+        )
+        body = str(app.screen.query_one("#compare-body", Static).content)
+        assert "Not compared here: B200 p6" in body, body

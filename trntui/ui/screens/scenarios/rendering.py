@@ -258,6 +258,20 @@ def comparison_text(analysis: Analysis) -> Text:
         if item.assumptions_only:
             text.append(" ASSUMPTIONS ONLY (no input is measured)", style="bold magenta")
         text.append("\n")
+    # Only the first target of each family is compared: say which others are left out, so a
+    # third target is not taken for compared (its total is on the Estimate tab).
+    compared = {item.name for item in (comparison.trainium, comparison.gpu) if item is not None}
+    left_out = [
+        item.name
+        for item in analysis.estimate.targets
+        if item.name not in compared and item.target.accelerator_family in ("Trainium3", "GPU")
+    ]
+    if compared and left_out:
+        text.append(
+            f"  Not compared here: {', '.join(left_out)} (the first Trainium3 and the first GPU "
+            "target of Inventory > Training targets are; every total is on the Estimate tab)\n",
+            style="dim",
+        )
     for proto in comparison.protocols:
         verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
         text.append(
