@@ -237,4 +237,15 @@ async def test_from_init_to_a_complete_estimate_of_three_targets_at_80x24(
             table_text = console.export_text()
             total_row = next(r for r in table_text.splitlines() if r.strip().startswith("Total"))
             assert len(re.findall(r"\$[0-9,]+\.[0-9]{2}", total_row)) == 3, total_row
+
+            # 7: r writes the report, Markdown by default, next to trntui.toml
+            await pilot.press("r")
+            await settle(pilot)
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            report = (root / "estimate.md").read_text()
+            for total in re.findall(r"\$[0-9,]+\.[0-9]{2}", total_row):
+                assert total in report, total
+            for name, *_ in TARGETS:
+                assert name in report
             await pilot.press("ctrl+q")
