@@ -364,3 +364,47 @@ async def test_a_quote_or_a_rate_form_opens_on_the_field_still_missing(project: 
         assert isinstance(rate, ItemFormScreen)
         await pilot.press(*"0.023")
         assert rate.query_one("#field-usd_per_unit", Input).value == "0.023"
+
+
+NARROW = (64, 24)
+
+
+async def test_a_detail_longer_than_its_line_says_so_and_enter_shows_it_whole(
+    tmp_path: Path,
+) -> None:
+    """Issue 26 item 2 (at 64 columns, where it happens with a shorter text than at 80): the
+    detail line holds five lines; a longer text (here a target with a
+    long name, no side rates and an EXAMPLE quote) ends with how to read the rest, and enter
+    on the row shows the whole text in a notification (it was cut after "(r enters them, f")."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from trntui.store.quotes import save_quote_book
+
+    root = copy_sample(tmp_path / "proj", "runs", "logs")
+    with Project.open(root) as project:
+        book = load_quote_book(root)
+        save_quote_book(root, dataclasses.replace(book, rates=()))
+        first = project.inventory.targets[0]
+        long_name = first.name + " on the negotiated capacity of the research cluster in Q3"
+        targets = (dataclasses.replace(first, name=long_name), *project.inventory.targets[1:])
+        project.save_inventory(dataclasses.replace(project.inventory, targets=targets))
+        app = TrnTuiApp(project)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            await pilot.press("3")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, PricesScreen)
+            today = dt.datetime.now(dt.UTC).date()
+            whole = screen.target_detail(app.session.inventory.targets[0], today)
+            console = Console(width=NARROW[0] - 2)
+            assert len(whole.wrap(console, NARROW[0] - 2)) > 5  # the case under test
+            assert whole.plain.endswith("f fetches them)")
+            shown = str(screen.query_one("#detail", Static).content)
+            assert "f fetches them)" not in shown and "enter shows the whole text" in shown
+            screen.query_one("#targets", DataTable).focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            messages = [n.message for n in app._notifications]
+            assert whole.plain in messages, messages

@@ -148,6 +148,11 @@ def _warnings(quote: PriceQuote, target: TrainingTarget, today: dt.date) -> list
     return [flag.message for flag in flags if flag.kind != "manual"]
 
 
+DETAIL_LINES = 5
+"""The detail line's height (``#detail``'s max-height): a longer text ends with how to read
+the rest."""
+
+
 class PricesScreen(SessionScreen):
     """Three lists that scroll (the targets, the quotes, the side rates; tab moves between
     them) and a detail line that holds, wrapped, the whole text of the highlighted row of the
@@ -193,6 +198,8 @@ class PricesScreen(SessionScreen):
         self.book = QuoteBook()
         self._shown_targets: tuple[TrainingTarget, ...] = ()
         self._target_details: list[Text] = []
+        self._detail_text = Text()
+        self._detail_cut = False
         self._rate_rows: list[tuple[SideService, str]] = []
         self._name_width = 0
 
@@ -228,6 +235,8 @@ class PricesScreen(SessionScreen):
     def on_resize(self) -> None:
         if max(15, min(40, self.app.size.width - 65)) != self._name_width:
             self._show_targets(dt.datetime.now(dt.UTC).date())
+        else:
+            self._show_detail()  # the detail wraps at the new width
 
     def _targets_changed(self) -> None:
         """The inventory changed elsewhere (an edit, an undo): redraw what depends on the
@@ -439,7 +448,25 @@ class PricesScreen(SessionScreen):
                 text = "No quotes yet: fetch (f) or add a manual quote (a)."
         elif 0 <= row < len(self._rate_rows):
             text = self.rate_detail(*self._rate_rows[row])
-        self.query_one("#detail", Static).update(text)
+        self._detail_text = Text(text) if isinstance(text, str) else text
+        detail = self.query_one("#detail", Static)
+        width = max(20, self.app.size.width - 2)  # the screen's width, less the padding
+        lines = self._detail_text.wrap(self.app.console, width)
+        self._detail_cut = len(lines) > DETAIL_LINES
+        if self._detail_cut:
+            # Never cut silently: the last line says how to read the rest.
+            shown = Text("\n").join(list(lines)[: DETAIL_LINES - 1])
+            shown.append("\n... enter shows the whole text", style="dim")
+            detail.update(shown)
+        else:
+            detail.update(text)
+
+    @on(DataTable.RowSelected)
+    def _whole_detail(self, event: DataTable.RowSelected) -> None:
+        """enter on a row whose detail is longer than the detail line: the whole text, held
+        in a notification."""
+        if self._detail_cut:
+            self.notify(self._detail_text.plain, timeout=30, markup=False)
 
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
