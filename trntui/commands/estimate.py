@@ -288,15 +288,8 @@ def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
 
 @user_errors
 def report_command(args: argparse.Namespace) -> int:
-    from trntui.core.report import (
-        analyze,
-        render_csv,
-        render_json,
-        render_markdown,
-        report_document,
-    )
+    from trntui.core.report import analyze, render_report, report_document
 
-    renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
     if scenario is None:
         estimate_with_working(context, overrides)  # names the file when an override fails
@@ -308,7 +301,7 @@ def report_command(args: argparse.Namespace) -> int:
         saved_at=scenario.saved_at if scenario else None,
         stale=stale,
     )
-    text = renderers[args.format](document)
+    text = render_report(document, args.format)
     if args.output == "-":
         sys.stdout.write(text)
     else:

@@ -44,6 +44,7 @@ __all__ = [
     "render_csv",
     "render_json",
     "render_markdown",
+    "render_report",
     "report_document",
     "shown_terms",
     "target_document",
@@ -554,3 +555,10 @@ def render_csv(doc: dict[str, Any]) -> str:
     for note in doc["caveats"]:
         row("caveat", "", note, "")
     return buffer.getvalue()
+
+
+def render_report(document: dict[str, Any], report_format: str) -> str:
+    """``document`` in ``report_format``: ``md``, ``json`` or ``csv`` (``trntui report`` and
+    the app's Write report dialog both render through this)."""
+    renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
+    return renderers[report_format](document)

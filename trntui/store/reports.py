@@ -13,9 +13,6 @@ from trntui.core.errors import UserError
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_data_of
 
-REPORT_FORMATS = ("md", "csv", "json")
-"""The report's formats, each also the file's usual suffix."""
-
 
 def report_path(output: str) -> Path:
     """Where a report may go: never over a project's own files, into a folder that exists."""

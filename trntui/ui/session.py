@@ -551,7 +551,7 @@ class Session:
         ``trntui report``; where it was written. A report is not project data: it is not
         undone, and ``store.reports`` refuses a path inside the project's own files. Raises
         ``UserError``/``OSError`` when it cannot."""
-        from trntui.core.report import render_csv, render_json, render_markdown, report_document
+        from trntui.core.report import render_report, report_document
         from trntui.store.reports import write_report
 
         computed = self.computed
@@ -562,9 +562,8 @@ class Session:
                 if problem
                 else "the estimate is still being computed"
             )
-        renderers = {"md": render_markdown, "json": render_json, "csv": render_csv}
         document = report_document(computed.context, computed.analysis)
-        return write_report(output, renderers[report_format](document))
+        return write_report(output, render_report(document, report_format))
 
     # --- what is derived -------------------------------------------------------------------
 
