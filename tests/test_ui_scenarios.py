@@ -83,6 +83,19 @@ async def open_tab(pilot, tab: str, *, by_key: bool = False) -> None:
     raise AssertionError(f"tab {tab!r} not reached with ]")
 
 
+async def open_override_form(pilot, app: TrnTuiApp, target: str) -> OverrideScreen:
+    """The override form, opened as a user does: Inputs tab, the target's throughput row, a."""
+    await open_tab(pilot, "inputs-tab")
+    table = app.screen.query_one("#inputs", DataTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(f"{target}\tsteady_throughput"))
+    await pilot.press("a")
+    await settle(pilot)
+    form = app.screen
+    assert isinstance(form, OverrideScreen)
+    return form
+
+
 async def set_data_moved(pilot, app: TrnTuiApp, value: float) -> None:
     await pilot.press("1")
     await settle(pilot)
@@ -320,14 +333,7 @@ async def test_overrides_are_the_working_scenario_and_survive_quit_and_restart(
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await open_tab(pilot, "inputs-tab")
-        table = app.screen.query_one("#inputs", DataTable)
-        table.focus()
-        table.move_cursor(row=table.get_row_index(f"{trainium.name}\tsteady_throughput"))
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, OverrideScreen)
+        form = await open_override_form(pilot, app, trainium.name)
         form.query_one("#value", Input).value = "3"
         form.query_one("#why", Input).value = "the recipe's target"
         form.query_one("#who", Input).value = "ana"
@@ -614,14 +620,7 @@ async def test_choosing_another_target_in_the_override_form_starts_it_empty(
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await open_tab(pilot, "inputs-tab")
-        table = app.screen.query_one("#inputs", DataTable)
-        table.focus()
-        table.move_cursor(row=table.get_row_index(f"{gpu.name}\tsteady_throughput"))
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, OverrideScreen)
+        form = await open_override_form(pilot, app, gpu.name)
         form.query_one("#value", Input).value = "4.5"
         form.query_one("#why", Input).value = "what the GPU vendor quoted"
         form.query_one("#target", Select).value = trainium.name
