@@ -122,8 +122,10 @@ if TYPE_CHECKING:
     from trntui.core.estimate.prices import (
         data_prep_instance_type,
         quote_id,
+        quote_lookups,
         quote_source,
         rate_id,
+        why_quote_unused,
     )
     from trntui.core.estimate.result import (
         Estimate,
@@ -172,6 +174,8 @@ _EXPORTS = {
     "check_value": "inputs",
     "cost_frame": "formula",
     "data_prep_instance_type": "prices",
+    "quote_lookups": "prices",
+    "why_quote_unused": "prices",
     "estimate": "result",
     "estimate_from_inputs": "result",
     "global_inputs": "per_target",
@@ -236,10 +240,12 @@ __all__ = [
     "observations_frame",
     "prepare",
     "quote_id",
+    "quote_lookups",
     "quote_source",
     "rate_id",
     "run_set_stats",
     "shown_unit",
     "target_inputs",
+    "why_quote_unused",
 ]
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -13,6 +13,7 @@ from trntui.core.format import usd
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
+    ON_DEMAND,
     LookupStatus,
     PriceQuote,
     QuoteBook,
@@ -139,6 +140,46 @@ def data_prep_instance_type(runs_on: str | None) -> str | None:
         return None
     match = _INSTANCE_IN_TEXT.search(runs_on)
     return match.group(1) if match else None
+
+
+def quote_lookups(inventory: Inventory) -> list[tuple[str, str, str]]:
+    """What the estimate looks a quote up for, as (instance type, region, purchase option):
+    each target, then the data preparation instance on demand in each target's region (the
+    rule of ``per_target.target_inputs``)."""
+    wanted = [(t.instance_type, t.region, t.purchase_option) for t in inventory.targets]
+    prep = data_prep_instance_type(inventory.data_prep.runs_on)
+    if prep is not None:
+        for region in dict.fromkeys(t.region for t in inventory.targets):
+            wanted.append((prep, region, ON_DEMAND))
+    return wanted
+
+
+def why_quote_unused(quote: PriceQuote, inventory: Inventory) -> str | None:
+    """Why neither a target nor data preparation would use ``quote`` (a region or type typed
+    wrong), or None."""
+    targets = inventory.targets
+    if quote.instance_type == data_prep_instance_type(inventory.data_prep.runs_on) and targets:
+        prep_regions = sorted({t.region for t in targets})
+        if quote.region in prep_regions and quote.purchase_option == ON_DEMAND:
+            return None
+        if quote.region not in prep_regions:
+            return (
+                f"data preparation is priced in the targets' regions ({', '.join(prep_regions)}"
+                f"), not {quote.region} (check the region code)"
+            )
+        return f"data preparation is priced on demand, not {quote.purchase_option}"
+    matches = [t for t in targets if t.instance_type == quote.instance_type]
+    if not matches:
+        return f"no target uses {quote.instance_type} (check the instance type)"
+    if not any(t.region == quote.region for t in matches):
+        regions = ", ".join(sorted({t.region for t in matches}))
+        return (
+            f"no {quote.instance_type} target is in {quote.region} "
+            f"(targets: {regions}; check the region code)"
+        )
+    if not any(t.purchase_option == quote.purchase_option for t in matches):
+        return f"no {quote.instance_type} target buys {quote.purchase_option}"
+    return None
 
 
 def block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inventory) -> Input:

@@ -18,8 +18,9 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
+from trntui.core.estimate import quote_lookups, why_quote_unused
 from trntui.core.format import UNKNOWN, usd_price
-from trntui.core.inventory import Inventory, TrainingTarget
+from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.manual_rate import ManualRateEntry
 from trntui.core.quotes import (
@@ -69,53 +70,6 @@ def quote_origin(quote: PriceQuote) -> str:
     if quote.manual:
         return "manual"
     return f"list {(quote.publication_date or '')[:10]}".strip()
-
-
-def _data_prep_type(inventory: Inventory) -> str | None:
-    """The instance type data preparation runs on, as the estimate reads it from the free text
-    ``data_prep.runs_on`` (priced on demand in each target's region), or None."""
-    from trntui.core.estimate.prices import data_prep_instance_type
-
-    return data_prep_instance_type(inventory.data_prep.runs_on)
-
-
-def _priced_here(inventory: Inventory) -> list[tuple[str, str, str]]:
-    """What the estimate looks a quote up for, as (instance type, region, purchase option):
-    each target, then the data preparation instance in each target's region."""
-    wanted = [(t.instance_type, t.region, t.purchase_option) for t in inventory.targets]
-    prep = _data_prep_type(inventory)
-    if prep is not None:
-        for region in dict.fromkeys(t.region for t in inventory.targets):
-            wanted.append((prep, region, ON_DEMAND))
-    return wanted
-
-
-def _unused_by_targets(quote: PriceQuote, inventory: Inventory) -> str | None:
-    """Why neither a target nor data preparation would use ``quote`` (a region or type typed
-    wrong), or None."""
-    targets = inventory.targets
-    if quote.instance_type == _data_prep_type(inventory) and targets:
-        prep_regions = sorted({t.region for t in targets})
-        if quote.region in prep_regions and quote.purchase_option == ON_DEMAND:
-            return None
-        if quote.region not in prep_regions:
-            return (
-                f"data preparation is priced in the targets' regions ({', '.join(prep_regions)}"
-                f"), not {quote.region} (check the region code)"
-            )
-        return f"data preparation is priced on demand, not {quote.purchase_option}"
-    matches = [t for t in targets if t.instance_type == quote.instance_type]
-    if not matches:
-        return f"no target uses {quote.instance_type} (check the instance type)"
-    if not any(t.region == quote.region for t in matches):
-        regions = ", ".join(sorted({t.region for t in matches}))
-        return (
-            f"no {quote.instance_type} target is in {quote.region} "
-            f"(targets: {regions}; check the region code)"
-        )
-    if not any(t.purchase_option == quote.purchase_option for t in matches):
-        return f"no {quote.instance_type} target buys {quote.purchase_option}"
-    return None
 
 
 def _missing_hint(status: LookupStatus) -> str:
@@ -536,7 +490,7 @@ class PricesScreen(SessionScreen):
 
     @edits
     def action_add_manual(self) -> None:
-        wanted = _priced_here(self.session.inventory)
+        wanted = quote_lookups(self.session.inventory)
         missing = next(
             (
                 key
@@ -584,7 +538,7 @@ class PricesScreen(SessionScreen):
                     ),
                     f"Added manual quote for {quote.instance_type}",
                 )
-                unused = _unused_by_targets(quote, self.session.inventory)
+                unused = why_quote_unused(quote, self.session.inventory)
                 if stored and unused:
                     self.set_status(f"Added, but {unused}", "warning")
             else:
