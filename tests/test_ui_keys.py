@@ -291,3 +291,153 @@ async def test_the_top_line_names_every_area_and_marks_the_current_one(
         await pilot.click(AreaBar, offset=(line.plain.index("2 Runs") + 2, 0))
         await settle(pilot)
         assert app.current_mode == "runs"
+
+
+async def test_keys_typed_while_a_section_is_first_built_land_in_its_fields(
+    sample_project: Project,
+) -> None:
+    """Enter on a section not built yet, then values typed at once (quickly, or batched over
+    SSH): the keys wait for the form and its first field, so none is lost and none lands one
+    field up. The walkthrough saved ``months_stored = 500`` this way before."""
+    from textual import events
+
+    from trntui.ui.widgets.field_form import FieldForm
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InventoryScreen)
+        assert [form.id for form in screen.forms()] == ["form-project"], "only the first built"
+        screen.query_one("#nav").focus()
+        await settle(pilot)
+        before = app.session.inventory.distribution
+        keys = ["down", "down", "down", "enter", "8", "tab", "4", "tab", "2"]
+        for key in keys:  # all queued before any is handled, as a burst from the terminal
+            character = {"tab": "\t", "enter": "\r", "down": None}.get(key, key)
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        screen.commit_pending()
+        form = screen.query_one("#form-distribution", FieldForm)
+        assert form.pending_changes() == [] and form.invalid_fields() == []
+    after = app.session.inventory.distribution
+    assert (after.data_parallel, after.tensor_parallel, after.pipeline_parallel) == (8, 4, 2), (
+        f"before {before}"
+    )
+
+
+async def test_held_keys_are_replayed_even_if_the_marker_is_lost(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marker that releases held keys may never come back (its widget removed on the
+    way): a timer replays them instead, so a key is delayed at worst, never lost."""
+    from textual import events
+
+    from trntui.ui import key_hold
+
+    monkeypatch.setattr(key_hold, "RELEASE_AFTER_S", 2.0)
+    monkeypatch.setattr(key_hold.Settled, "bubble", False)  # it never reaches the App
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#nav").focus()
+        await settle(pilot)
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("x", "x"))
+        await pilot.pause()
+        assert app.keys_held, "the x waits for the enter's focus"
+        await wait_until(pilot, lambda: not app.keys_held, "the held keys replayed")
+        name = screen.query_one("#field-name", Input)
+        assert app.focused is name and name.value.endswith("x")
+
+
+@pytest.mark.parametrize("opening", ["a", "e", "enter"])
+async def test_keys_typed_right_after_a_list_opens_its_form_land_in_the_form(
+    sample_project: Project, opening: str
+) -> None:
+    """``a`` (add), ``e`` or enter (edit) on the targets list, then a name typed at once: the
+    keys wait until the form is up with its first field focused, so none is lost."""
+    from textual import events
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        before = str(app.focused)
+        for key in [opening, "end", *"XYZ"]:  # a burst from the terminal
+            app.post_message(events.Key(key, {"enter": "\r", "end": None}.get(key, key)))
+        await settle(pilot)
+        assert isinstance(app.screen, ItemFormScreen), f"focus was on {before}"
+        name = app.screen.query_one("#field-name", Input)
+        assert app.focused is name and name.value.endswith("XYZ")
+
+
+def dialog_actions(source: str) -> dict[str, set[str]]:
+    """Per class in ``source``: its ``action_*`` methods that push a screen (a dialog),
+    directly or through another method of the class (by name, as ``self.method(...)``)."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for cls in [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)]:
+        methods = {
+            f.name: f for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+
+        def pushes(
+            method: ast.AST, seen: frozenset[str], methods: dict[str, ast.AST] = methods
+        ) -> bool:
+            for node in ast.walk(method):
+                if isinstance(node, ast.Attribute) and node.attr == "push_screen":
+                    return True
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"
+                    and node.attr in methods
+                    and node.attr not in seen
+                    and pushes(methods[node.attr], seen | {node.attr})
+                ):
+                    return True
+            return False
+
+        actions = {
+            name.removeprefix("action_")
+            for name, method in methods.items()
+            if name.startswith("action_") and pushes(method, frozenset({name}))
+        }
+        if actions:
+            found[cls.name] = actions
+    return found
+
+
+def test_the_dialog_finder_follows_a_helper_method() -> None:
+    source = """
+class A:
+    def action_open(self):
+        self._ask()
+    def _ask(self):
+        self.app.push_screen(X())
+    def action_move(self):
+        self.x += 1
+"""
+    assert dialog_actions(source) == {"A": {"open"}}
+
+
+def test_every_action_that_opens_a_dialog_holds_the_keys_typed_after_it() -> None:
+    """A key typed right after one that opens a dialog goes to the dialog's field, not to the
+    screen under it (``ui/key_hold.py``): every such action is listed in its class's
+    ``HOLDS_KEYS_AFTER``."""
+    import importlib
+
+    package = Path(__file__).resolve().parent.parent / "trntui" / "ui"
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        found = dialog_actions(path.read_text(encoding="utf-8"))
+        if not found:
+            continue
+        parts = path.relative_to(package.parent.parent).with_suffix("").parts
+        module = importlib.import_module(".".join(parts))
+        for name, actions in found.items():
+            holds = getattr(getattr(module, name), "HOLDS_KEYS_AFTER", frozenset())
+            missing += [f"{name}.action_{action}" for action in sorted(actions - holds)]
+    assert missing == []

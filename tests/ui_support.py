@@ -26,7 +26,14 @@ async def settle(pilot: Pilot) -> None:
         await pilot.pause()
         # What the workers posted may change a widget's height (the estimate bar takes a
         # second line): done when the screen has no layout pending either.
-        if all(worker.is_finished for worker in app.workers) and not app.screen._layout_required:
+        # Keys typed while an earlier key moved the focus are held until it has (key_hold.py);
+        # an app that quit holds nothing for anyone.
+        held = app.is_running and getattr(app, "keys_held", False)
+        if (
+            all(worker.is_finished for worker in app.workers)
+            and not app.screen._layout_required
+            and not held
+        ):
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"workers still running: {list(app.workers)}")

@@ -30,6 +30,7 @@ from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.driver import tolerate_bytes_that_are_not_utf8
+from trntui.ui.key_hold import KeyHold, Settled
 from trntui.ui.keys import (
     AppCommandsProvider,
     ScreenCommandsProvider,
@@ -93,6 +94,10 @@ class TrnTuiApp(App[None]):
     DEFAULT_MODE = "inventory"
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())  # a list of the base's type
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
+        {"undo", "help", "quit", "command_palette"}
+    )
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
     save_delay_s: float = SAVE_DELAY_S
     """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
 
@@ -123,6 +128,8 @@ class TrnTuiApp(App[None]):
         self._areas_loading = False
         """Whether the other areas' modules are being (or were) loaded (``_load_areas``)."""
         """Which recompute is the newest (see ``_recompute``)."""
+        self._key_hold = KeyHold()
+        """Keys typed while a key's work moves the focus wait for it (``ui/key_hold.py``)."""
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
         show these keys."""
@@ -149,6 +156,28 @@ class TrnTuiApp(App[None]):
     def estimate_problem(self) -> str:
         """Why the session's last recompute failed ('' when it succeeded)."""
         return self.session.estimate_problem
+
+    async def on_event(self, event: events.Event) -> None:
+        """Textual's dispatch, except that a key typed while an earlier key's work is still
+        moving the focus waits for it (``ui/key_hold.py``)."""
+        if not isinstance(event, events.Key) or event.is_forwarded:
+            await super().on_event(event)
+            return
+        if self._key_hold.takes(event):
+            return
+        focused = self.focused
+        holding = self._key_hold.start_after(event, focused)
+        await super().on_event(event)
+        if holding and focused is not None:
+            focused.post_message(Settled(focused, 1))
+
+    def on_settled(self, marker: Settled) -> None:
+        self._key_hold.arrived(marker)
+
+    @property
+    def keys_held(self) -> bool:
+        """Whether typed keys wait for an earlier key's work (``ui/key_hold.py``)."""
+        return self._key_hold.held is not None
 
     async def on_mount(self) -> None:
         self.sub_title = self._sub_title()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -71,6 +72,9 @@ class ImportRunsScreen(WorkerModal[str | None]):
     ImportRunsScreen #progress { width: 1fr; }
     ImportRunsScreen #message { height: auto; max-height: 5; }
     """
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"map_columns"})
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding("ctrl+s", "store", "Import", priority=True, id="import.store"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -60,8 +60,20 @@ SECTION_HELP = {
 CHECKS_ID = "checks"
 
 
+class ItemRows(DataTable[str]):
+    """The rows of a list section: enter opens the item's form (a dialog), and keys typed
+    right after wait for it (``ui/key_hold.py``)."""
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"select_cursor"})
+
+
 class ItemTable(SessionView, Vertical):
-    """A list section (risks or targets) as a table with add, edit and delete."""
+    """A list section (risks or targets) as a table with add, edit and delete.
+
+    Add and edit open a form (a dialog): keys typed right after wait for its first field
+    (``ui/key_hold.py``)."""
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"add", "edit"})
 
     DEFAULT_CSS = """
     ItemTable { padding: 0 1; }
@@ -95,7 +107,7 @@ class ItemTable(SessionView, Vertical):
     def compose(self) -> ComposeResult:
         yield Label(f"{self.item_cls.TITLE}s", classes="form-title")
         yield Static(SECTION_HELP[self.section], classes="form-help")
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
+        table = ItemRows(cursor_type="row", zebra_stripes=True)
         yield table
         yield Static(self.hint(), classes="hint")
 
@@ -329,6 +341,16 @@ class SectionSlot(Vertical):
         return next(iter(self.query_children(FieldForm)), None)
 
 
+class SectionList(OptionList):
+    """The list of sections. Moving in it shows a section and enter focuses its first field;
+    either may first build the section's pane (an await): keys typed meanwhile wait for it
+    (``ui/key_hold.py``), so they reach the field, not the list."""
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
+        {"cursor_up", "cursor_down", "first", "last", "page_up", "page_down", "select"}
+    )
+
+
 class InventoryScreen(SessionScreen):
     """Edit the inventory section by section; every valid edit is saved."""
 
@@ -357,7 +379,7 @@ class InventoryScreen(SessionScreen):
             options = [Option(cls.TITLE, id=name) for name, cls in SECTIONS.items()]
             options += [Option(f"{cls.TITLE}s", id=name) for name, cls in LIST_SECTIONS.items()]
             options.append(Option("Checks", id=CHECKS_ID))
-            yield OptionList(*options, id="nav")
+            yield SectionList(*options, id="nav")
             first = next(iter(SECTIONS))
             with ContentSwitcher(initial=f"section-{first}", id="sections"):
                 for name in SECTIONS:

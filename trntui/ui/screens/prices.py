@@ -9,6 +9,7 @@ unknown with the reason, never as $0.
 from __future__ import annotations
 
 import datetime as dt
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -119,6 +120,9 @@ class PricesScreen(SessionScreen):
     PricesScreen #rates { height: auto; max-height: 35%; }
     PricesScreen #detail { height: auto; max-height: 5; padding: 0 1; }
     """
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"fetch", "add_manual", "edit_rate"})
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(

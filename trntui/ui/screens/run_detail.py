@@ -4,6 +4,8 @@ result measured outside the log (for logs that never evaluate)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -139,6 +141,9 @@ def _warmup_text(facts: RunFacts) -> str:
 
 
 class RunDetailScreen(SessionView, Dialog[None]):
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"attach", "record_quality"})
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
+
     BINDINGS = [
         Binding("escape", "close", "Close", tooltip="Back to the Runs table", id="run.close"),
         Binding(

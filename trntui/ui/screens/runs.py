@@ -12,6 +12,7 @@ set's name or their log's, and the status line says how many are shown of how ma
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import ClassVar
 
 import polars as pl
 from textual import on, work
@@ -78,6 +79,11 @@ class RunsScreen(SessionScreen):
     RunsScreen #set-summary { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     RunsScreen #empty { padding: 1 2; }
     """
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
+        {"import_runs", "open_run", "move_set", "state_size", "remove_run"}
+    )
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(

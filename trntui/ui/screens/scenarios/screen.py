@@ -10,6 +10,7 @@ here, as do its reads of the app; the dialogs are in ``modals``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -67,6 +68,11 @@ class ScenariosScreen(SessionScreen):
     ScenariosScreen TabPane { padding: 0; }
     ScenariosScreen VerticalScroll { padding: 0 1; }
     """
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
+        {"add_override", "write_report", "save_snapshot", "compare_snapshots"}
+    )
+    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(
