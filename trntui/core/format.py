@@ -111,6 +111,27 @@ def fit_middle(text: str, width: int | None) -> str:
     return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
 
 
+def fit_words(text: str, width: int | None) -> str:
+    """``text`` in at most ``width`` cells, cut between words: its first words and its last
+    words around one ``…`` (``GPU…p5.48xlarge)``, ``Trainium3 trial…``), so no word reads
+    cut; the cut that keeps the most of the name wins, both ends on a tie (names that share a
+    beginning stay apart by their ends). A name whose words are all too long for that is cut
+    in the middle (``fit_middle``)."""
+    if width is None or len(text) <= width:
+        return text
+    words = text.split(" ")
+    best, best_key = "", (0, False)
+    for head_count in range(len(words)):
+        head = " ".join(words[:head_count])
+        for tail_start in range(max(head_count, 1), len(words) + 1):
+            tail = " ".join(words[tail_start:])
+            label = f"{head}…{tail}"
+            key = (len(head) + len(tail), bool(head and tail))
+            if len(label) <= width and key > best_key:
+                best, best_key = label, key
+    return best if best_key[0] >= width // 2 else fit_middle(text, width)
+
+
 _BOUNDARIES = "/_-. "
 
 

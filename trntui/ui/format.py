@@ -3,9 +3,17 @@ table, plot and detail."""
 
 from __future__ import annotations
 
-from trntui.core.format import UNKNOWN, distinct_labels, duration, fit, fit_middle
+from trntui.core.format import UNKNOWN, distinct_labels, duration, fit, fit_middle, fit_words
 
-__all__ = ["UNKNOWN", "distinct_labels", "duration", "fit", "fit_middle", "short_option"]
+__all__ = [
+    "UNKNOWN",
+    "distinct_labels",
+    "duration",
+    "fit",
+    "fit_middle",
+    "fit_words",
+    "short_option",
+]
 
 
 _SHORT_OPTIONS = (

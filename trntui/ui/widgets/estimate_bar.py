@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from trntui.core.format import ratio, usd
-from trntui.ui.format import fit, fit_middle
+from trntui.ui.format import distinct_labels, fit_words
 
 if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
@@ -32,15 +32,17 @@ _SEPARATOR = " · "
 FULL, SHORT, NONE = 2, 1, 0
 """How much of a band the bar shows: ``(P10-P90 $a-$b t n=N)``, ``(P10-90 $a-$b t n=N)`` or
 nothing (``t``: the t prediction interval, ``core.prediction``)."""
-# (target name, missing-input label, say why the ratio is n/a, band): shorter and shorter; the
-# band is shortened first, then names, what a target lacks last.
+# (target name, missing-input label, say why the ratio is n/a, band): shorter and shorter. The
+# band goes first, then how many more inputs a target lacks (``+5 more``), then names are cut
+# between words (``fit_words``), and only then the first missing input (``: 6 inputs
+# missing``; Inventory > Checks lists them all) before names are cut shorter.
 _LEVELS: tuple[tuple[int | None, int | None, bool, int], ...]
 _LEVELS = ((None, None, True, FULL), (None, None, False, FULL), (None, None, False, SHORT),
-           (None, None, False, NONE), (24, None, False, SHORT), (16, None, False, SHORT),
-           (12, None, False, SHORT),
-           (24, None, False, NONE), (16, None, False, NONE), (12, None, False, NONE),
-           (10, None, False, NONE), (10, 12, False, NONE), (8, 9, False, NONE),
-           (8, 6, False, NONE))  # fmt: skip
+           (None, None, False, NONE), (None, 24, False, NONE),
+           (24, 24, False, SHORT), (16, 24, False, SHORT),
+           (24, 24, False, NONE), (16, 24, False, NONE), (12, 24, False, NONE),
+           (16, 0, False, NONE), (12, 0, False, NONE), (10, 0, False, NONE),
+           (8, 0, False, NONE))  # fmt: skip
 
 
 def estimate_line(
@@ -57,13 +59,16 @@ def estimate_line(
     assumptions says so.
 
     The parts are laid out on up to ``lines`` lines of ``width`` cells, wrapping between parts,
-    never inside one. When they do not fit, target names and missing-input labels are shortened
-    (then shortened more), so that every total, the ratio and the example marker stay visible.
+    never inside one. When they do not fit, missing-input labels, then target names are
+    shortened (then shortened more), so that every total, the ratio and the example marker stay
+    visible; names are cut between words, and never two the same.
     """
     text = Text()
-    # A line fewer with full names (the band shortened) is worth more than the full band:
-    # every line the bar takes is one the screen above it loses at 80x24.
-    tries = [(level, lines - 1) for level in _LEVELS if level[0] is None and lines > 1]
+    # A line fewer with full names and what targets lack in full (the band shortened) is
+    # worth more than the full band: every line the bar takes is one the screen above it loses
+    # at 80x24.
+    full = [level for level in _LEVELS if level[0] is None and level[1] is None]
+    tries = [(level, lines - 1) for level in full if lines > 1]
     tries += [(level, lines) for level in _LEVELS]
     for (names, labels, why, band), room in tries:
         parts = _parts(analysis, problem, names, labels, why, band, example)
@@ -129,8 +134,9 @@ def _parts(
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
         return parts
+    labelled = _names([item.name for item in targets], names)
     for item, item_band in zip(targets, analysis.bands, strict=True):
-        part = Text(f"{fit_middle(item.name, names)} ")
+        part = Text(f"{labelled[item.name]} ")
         if item.complete:
             part.append(item.headline(), style="bold")
             if item.assumptions_only:
@@ -141,15 +147,8 @@ def _parts(
                 part.append(" ")
                 part.append(shown, style="dim")
         else:
-            missing = item.incomplete_inputs
-            first = f": {fit(missing[0], labels)}" if missing else ""
-            others = len(missing) - 1
-            more = ""
-            if others and labels is None:
-                more = f" and {others} more input{'s' if others > 1 else ''}"
-            elif others and labels is not None and labels > 6:
-                more = f" +{others} more"
-            part.append(f"incomplete{first}{more}", style="bold yellow")
+            lacking = _lacking(item.incomplete_inputs, labels)
+            part.append(f"incomplete{lacking}", style="bold yellow")
         parts.append(part)
     comparison = analysis.comparison
     if comparison.comparable and comparison.cost_ratio is not None:
@@ -159,6 +158,29 @@ def _parts(
         reason_text = reason.split(": ", 1)[-1]
         parts.append(Text(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow"))
     return parts
+
+
+def _names(names: list[str], width: int | None) -> dict[str, str]:
+    """Each target's name in at most ``width`` cells, cut between words; where two would read
+    the same, the labels the rest of the app gives cut names (``distinct_labels``)."""
+    labels = {name: fit_words(name, width) for name in names}
+    if width is not None and len(set(labels.values())) < len(labels):
+        return distinct_labels(names, width)
+    return labels
+
+
+def _lacking(missing: tuple[str, ...], labels: int | None) -> str:
+    """What an incomplete target lacks: ``: Instance price and 5 more inputs`` in full, its
+    first input cut to ``labels`` cells and ``+5 more``, or (``labels`` 0) only the count."""
+    if not missing:
+        return ""
+    others = len(missing) - 1
+    if labels == 0:
+        return f": {len(missing)} input{'s' if len(missing) > 1 else ''} missing"
+    if labels is None:
+        more = f" and {others} more input{'s' if others > 1 else ''}" if others else ""
+        return f": {missing[0]}{more}"
+    return f": {fit_words(missing[0], labels)}" + (f" +{others} more" if others else "")
 
 
 def _band_text(band: Band, detail: int) -> str:

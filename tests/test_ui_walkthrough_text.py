@@ -1,0 +1,78 @@
+"""Issue 26, what the walkthrough at 80x24 under tmux still found: text a narrow screen cut
+past reading.
+
+With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
+``GPU b…e)``), while it still spelled out what each target lacked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from trntui.core.format import fit_words
+from trntui.core.report import analyze
+from trntui.store.estimate_context import derive_and_store_context
+from trntui.store.project import Project
+from trntui.ui.widgets.estimate_bar import estimate_line
+
+LONG_NAMES = (
+    "Trainium3 trial (1 x trn3.48xlarge)",
+    "GPU baseline (1 x p5.48xlarge)",
+    "GPU B200 (1 x p6-b200.48xlarge)",
+)
+
+
+def labels_on_the_bar(text: str) -> list[str]:
+    """Each target's label: what stands before its total or its "incomplete"."""
+    labels = []
+    for line in text.splitlines():
+        for part in line.split(" · "):
+            for mark in (" incomplete", " $"):
+                if mark in part:
+                    labels.append(part.split(mark)[0])
+                    break
+    return labels
+
+
+def whole_words(label: str, name: str) -> bool:
+    """``label`` is ``name``, or its first words and/or last words around one ``…``."""
+    if label == name:
+        return True
+    head, _, tail = label.partition("…")
+    words = name.split(" ")
+    heads = {" ".join(words[:i]) for i in range(len(words))}
+    tails = {" ".join(words[i:]) for i in range(1, len(words) + 1)} | {""}
+    return head.rstrip() in heads and tail.lstrip() in tails
+
+
+def test_the_bar_keeps_three_long_target_names_readable_at_80_columns(
+    sample_project: Project,
+) -> None:
+    inventory = sample_project.inventory
+    trn, gpu = inventory.targets
+    third = dataclasses.replace(gpu, instance_type="p6-b200.48xlarge")  # no quote: incomplete
+    targets = tuple(
+        dataclasses.replace(target, name=name)
+        for target, name in zip((trn, gpu, third), LONG_NAMES, strict=True)
+    )
+    inventory = dataclasses.replace(inventory, targets=targets)
+    analysis = analyze(derive_and_store_context(sample_project.root, inventory))
+    assert not analysis.estimate.targets[2].complete
+
+    text = estimate_line(
+        analysis, problem="a recompute failed", width=78, example=True, lines=3
+    ).plain
+    assert all(len(line) <= 78 for line in text.splitlines()), text
+    labels = labels_on_the_bar(text)
+    assert len(labels) == 3 and len(set(labels)) == 3, text
+    for label, name in zip(labels, LONG_NAMES, strict=True):
+        assert whole_words(label, name), f"{label!r} cuts a word of {name!r}:\n{text}"
+        assert len(label) >= 12, f"{label!r}: a readable part of {name!r}:\n{text}"
+
+
+def test_fit_words_cuts_between_words_keeping_both_ends() -> None:
+    assert fit_words("GPU baseline (1 x p5.48xlarge)", 16) == "GPU…p5.48xlarge)"
+    assert fit_words("Trainium3 trial (1 x trn3.48xlarge)", 16) == "Trainium3 trial…"
+    assert fit_words("short", 16) == "short"
+    # one long word: cut in the middle as fit_middle does
+    assert fit_words("HPE-Cray-XD670-H200-SXM5", 12) == "HPE-Cray…XM5"
