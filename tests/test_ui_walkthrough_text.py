@@ -2,17 +2,25 @@
 past reading.
 
 With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
-``GPU b…e)``), while it still spelled out what each target lacked.
+``GPU b…e)``), while it still spelled out what each target lacked; the Training targets
+footer ended in ``^z U``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import pytest
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from tests import SIZE
+from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
 from trntui.core.report import analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
+from trntui.ui.app import TrnTuiApp
 from trntui.ui.widgets.estimate_bar import estimate_line
 
 LONG_NAMES = (
@@ -76,3 +84,21 @@ def test_fit_words_cuts_between_words_keeping_both_ends() -> None:
     assert fit_words("short", 16) == "short"
     # one long word: cut in the middle as fit_middle does
     assert fit_words("HPE-Cray-XD670-H200-SXM5", 12) == "HPE-Cray…XM5"
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_the_footer_of_a_list_section_holds_its_keys_at_80_columns(
+    sample_project: Project,
+) -> None:
+    """Training targets' footer ended in ``^z U`` at 80 columns: scrolled past its width."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for section in ("targets", "risks"):
+            await open_section(pilot, section)
+            app.screen.query_one(f"#items-{section} DataTable").focus()
+            await settle(pilot)
+            footer = app.screen.query_one(Footer)
+            shown = [key.description for key in footer.query(FooterKey)]
+            assert footer.max_scroll_x == 0, (section, shown)
+            assert {"Add", "Edit", "Undo", "Quit", "Help"} <= set(shown), shown
