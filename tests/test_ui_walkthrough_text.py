@@ -1,9 +1,9 @@
 """Issue 26, what the walkthrough at 80x24 under tmux still found: text a narrow screen cut
-past reading.
+past reading, a unit not shown, a choice the screen did not follow.
 
 With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
 ``GPU b…e)``), while it still spelled out what each target lacked; the Training targets
-footer ended in ``^z U``.
+footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``.
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from textual.widgets import Footer
+from textual.widgets import Footer, Label, Select
 from textual.widgets._footer import FooterKey
 
 from tests import SIZE
 from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
+from trntui.core.inventory import TrainingTarget
 from trntui.core.report import analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import estimate_line
 
 LONG_NAMES = (
@@ -102,3 +104,33 @@ async def test_the_footer_of_a_list_section_holds_its_keys_at_80_columns(
             shown = [key.description for key in footer.query(FooterKey)]
             assert footer.max_scroll_x == 0, (section, shown)
             assert {"Add", "Edit", "Undo", "Quit", "Help"} <= set(shown), shown
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_the_side_rate_form_shows_the_unit_of_the_service_rated(
+    new_session: Project,
+) -> None:
+    target = TrainingTarget("GPU", "p5.48xlarge", 1, "us-east-1", "on-demand")
+    inventory = dataclasses.replace(new_session.inventory, targets=(target,))
+    new_session.save_inventory(inventory)
+    app = TrnTuiApp(new_session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        service = form.query_one("#field-service", Select)
+        assert service.value == "s3-standard-storage"
+
+        def unit() -> str:
+            return str(form.query_one("#row-usd_per_unit .field-unit", Label).content)
+
+        assert unit() == "USD/GB-month"
+        service.value = "inter-az-transfer"
+        await settle(pilot)
+        assert unit() == "USD/GB each way"
+        service.value = "cloudwatch-logs-ingestion"
+        await settle(pilot)
+        assert unit() == "USD/GB"

@@ -33,7 +33,7 @@ class ManualRateEntry:
     usd_per_unit: float | None = spec_field(
         "float",
         "Rate",
-        unit="USD/unit",
+        unit="USD/GB-month",  # the first service's; the form follows the service (units_of)
         greater_than=0,
         required=True,
         help="per GB-month (S3, EBS, logs storage) or per GB (logs ingestion; inter-AZ: each "
@@ -47,6 +47,15 @@ class ManualRateEntry:
         placeholder="e.g. AWS pricing page for us-east-1, 2026-11-20",
     )
     rated_on: dt.date | None = spec_field("date", "Rate date", required=True, help="YYYY-MM-DD")
+
+    @staticmethod
+    def units_of(values: dict[str, object]) -> dict[str, str]:
+        """The rate's unit follows the service chosen (``rate_unit``): the form shows it next
+        to the rate, and changes it when another service is picked."""
+        service = values.get("service")
+        if service not in SERVICES:
+            return {}
+        return {"usd_per_unit": rate_unit(SideService(str(service)))}
 
     @classmethod
     def of(cls, rate: ServiceRate) -> ManualRateEntry:
@@ -71,6 +80,16 @@ class ManualRateEntry:
             retrieved_at=dt.datetime.combine(self.rated_on, dt.time(), tzinfo=dt.UTC),
             source_note=self.source_note,
         )
+
+
+def rate_unit(service: SideService) -> str:
+    """What a rate of ``service`` is typed in, named as the estimate's inputs name it:
+    ``USD/GB-month`` for storage (S3, EBS, logs storage; the price list's ``GB-Mo``),
+    ``USD/GB`` for logs ingestion, ``USD/GB each way`` for inter-AZ transfer (charged in each
+    direction)."""
+    per = "GB-month" if service.unit == "GB-Mo" else service.unit
+    each_way = " each way" if service is SideService.INTER_AZ_TRANSFER else ""
+    return f"USD/{per}{each_way}"
 
 
 def manual_rate(

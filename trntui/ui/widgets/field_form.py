@@ -236,6 +236,24 @@ class FieldForm(VerticalScroll, can_focus=False):
                 choices=self.choices.get(key),
             )
 
+    def on_mount(self) -> None:
+        self._show_units()
+
+    def _show_units(self) -> None:
+        """Units that follow another field's value (a side rate's, its service's): the
+        section class's ``units_of`` gives them from the fields' current values."""
+        units_of = getattr(self.section_cls, "units_of", None)
+        if units_of is None:
+            return
+        values: dict[str, object] = {}
+        for row in self.rows():
+            try:
+                values[row.key] = row.parse()
+            except FieldValueError:
+                values[row.key] = None
+        for key, unit in units_of(values).items():
+            self.row(key).query_one(".field-unit", Label).update(unit)
+
     def rows(self) -> list[FieldRow]:
         return list(self.query(FieldRow))
 
@@ -286,6 +304,8 @@ class FieldForm(VerticalScroll, can_focus=False):
         row = self._row_of(event.control)
         if row is not None:
             self._commit(row)
+        if isinstance(event, Select.Changed):
+            self._show_units()
 
     def _row_of(self, widget: object) -> FieldRow | None:
         widget_id = getattr(widget, "id", None) or ""
