@@ -456,7 +456,7 @@ def test_case5_the_cli_says_which_copy_is_used_and_without_one_fails_in_one_line
     publish(state, state.site[ec2_csv(state)] + b"\n")  # a new version, which is then cut
     hostile[ec2_csv(state)] = ("short-length", _cut_mid_row(state.site[ec2_csv(state)]))
     code, out, err = cli(capsys, *fetch)
-    assert code == 0 and "$55.0400" in out
+    assert code == 0 and "$55.04" in out
     assert "cut off" in err and "using the cached copy" in err
 
 
@@ -555,7 +555,7 @@ def test_case8_a_deeply_nested_region_index_falls_back_to_the_cached_copy(
         capsys, "price", "fetch", "--pricing-url", state.base_url, "--instance-type",
         "p5.48xlarge",
     )  # fmt: skip
-    assert code == 0 and "$55.0400" in out and "nested" in err and "cached copy" in err
+    assert code == 0 and "$55.04" in out and "nested" in err and "cached copy" in err
     # A nested cache sidecar is an unreadable sidecar, not a crash.
     sidecar = offer_csv_path(cache, "AmazonEC2", "us-east-1").with_name("index.csv.meta.json")
     sidecar.write_bytes(b"[" * 100_000 + b"]" * 100_000)
@@ -581,7 +581,7 @@ def test_case12_a_server_that_drips_forever_meets_the_deadline(
         capsys, "price", "fetch", "--pricing-url", state.base_url, "--instance-type",
         "p5.48xlarge", "--deadline", "0.5",
     )  # fmt: skip
-    assert code == 0 and "deadline of 0.5 s" in err and "$55.0400" in out
+    assert code == 0 and "deadline of 0.5 s" in err and "$55.04" in out
 
 
 def test_case12_a_decompression_bomb_is_capped(
@@ -864,7 +864,7 @@ def test_i30_item5_a_download_that_does_not_parse_never_replaces_the_good_copy(
     assert on_demand(offline.quotes) == GOOD and offline.error is None
     fetch = ["price", "fetch", "--pricing-url", state.base_url, "--instance-type", "p5.48xlarge"]
     code, out, err = cli(capsys, *fetch)
-    assert code == 0 and "$55.0400" in out and "using the cached copy" in err
+    assert code == 0 and "$55.04" in out and "using the cached copy" in err
 
 
 def _damage_cache(cache: Path, kind: str) -> Path:
@@ -905,7 +905,7 @@ def test_i30_item5_offline_or_unreachable_with_a_damaged_copy_says_what_to_do(
     assert "503" in err and str(path) in err and "damaged" in err
     del state.faults[ec2_csv(state)]
     code, out, _err = cli(capsys, *fetch)  # online again: a 304, then the whole file
-    assert code == 0 and "$55.0400" in out
+    assert code == 0 and "$55.04" in out
     assert cli(capsys, *fetch, "--offline")[0] == 0
 
 
@@ -1014,7 +1014,7 @@ def test_i30_a_server_that_drips_is_given_up_at_the_low_speed_limit(
         capsys, "price", "fetch", "--pricing-url", state.base_url, "--instance-type",
         "p5.48xlarge", "--deadline", str(HANG_GUARD_S),
     )  # fmt: skip
-    assert code == 0 and "$55.0400" in out
+    assert code == 0 and "$55.04" in out
     assert "bytes/s for 0.3 s" in err and SPEED_TIME_ENV in err and "using the cached copy" in err
 
 

@@ -77,8 +77,9 @@ def test_fetch_reads_the_url_from_the_environment(
     assert run("price", "fetch", "--region", "us-west-2", "--instance-type", "trn2.48xlarge") == 0
     out = capsys.readouterr().out
     assert "us-west-2" in out
-    assert f"${TRN2_ON_DEMAND:,.4f}" in out
-    assert "$2.7938" in out  # 44.70 / 16 chips
+    assert f"${TRN2_ON_DEMAND:,.2f}" in out
+    # 44.70 / 16 chips: a derived price, to the cent like every total (not $2.7938)
+    assert "$2.79" in out and "$2.7938" not in out
 
 
 def test_fetch_with_side_rates_and_save_into_a_project(
@@ -355,8 +356,8 @@ def test_fetch_savings_plans_prints_their_table(
     assert code == 0
     out = capsys.readouterr().out
     plans = out[out.index("Savings Plans rates for us-west-2") :]
-    assert "savings-plan-compute-1yr-no-upfront" in plans and "$42.1000" in plans
-    assert "savings-plan-ec2-instance-3yr-all-upfront" in plans and "$23.1000" in plans
+    assert "savings-plan-compute-1yr-no-upfront" in plans and "$42.10" in plans
+    assert "savings-plan-ec2-instance-3yr-all-upfront" in plans and "$23.10" in plans
     assert f"published {SP_PUBLICATION_DATE}" in plans
 
 

@@ -420,7 +420,7 @@ def test_price_add_per_ultraserver(sample_dir, capsys):
         "--source", "account team offer", "--date", "2026-11-28",
     ])  # fmt: skip
     assert code == 0
-    assert "$200.0000/hour per UltraServer of 4 instances" in capsys.readouterr().out
+    assert "$200.00/hour per UltraServer of 4 instances" in capsys.readouterr().out
     (quote,) = [q for q in load_quote_book(sample_dir).quotes if q.ultraserver_instances]
     assert quote.usd_per_hour == pytest.approx(50.0)
     with pytest.raises(InvalidQuoteError, match="2 or more instances"):

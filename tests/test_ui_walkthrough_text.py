@@ -9,15 +9,17 @@ footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import pytest
-from textual.widgets import Footer, Label, Select
+from textual.widgets import DataTable, Footer, Label, Select
 from textual.widgets._footer import FooterKey
 
 from tests import SIZE
 from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
 from trntui.core.inventory import TrainingTarget
+from trntui.core.manual_quote import manual_quote
 from trntui.core.report import analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
@@ -134,3 +136,30 @@ async def test_the_side_rate_form_shows_the_unit_of_the_service_rated(
         service.value = "cloudwatch-logs-ingestion"
         await settle(pilot)
         assert unit() == "USD/GB"
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_a_price_per_accelerator_hour_is_to_the_cent_like_every_other_total(
+    sample_project: Project,
+) -> None:
+    """$113.93 for 8 B200s read ``$14.2413``/accelerator-h next to ``$6.88`` for p5: the
+    rule for a rate a source states (its four decimals) was applied to a quotient."""
+    quote = manual_quote(
+        instance_type="p6-b200.48xlarge",
+        region="us-east-1",
+        purchase_option="on-demand",
+        usd_per_hour=113.93,
+        upfront_usd=0.0,
+        retrieved_at=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
+        source_note="AWS pricing page",
+    )
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.session.add_quote(quote, label="test") is None
+        await pilot.press("3")
+        await settle(pilot)
+        table = app.screen.query_one("#quotes", DataTable)
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        row = next(row for row in rows if row[0] == "p6-b200.48xlarge")
+        assert "$113.93" in row and "$14.24" in row, row

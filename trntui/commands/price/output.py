@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
-from trntui.core.format import usd
+from trntui.core.format import usd, usd_per_unit, usd_price
 from trntui.core.quotes import (
     PriceQuote,
     ServiceRate,
@@ -146,7 +146,7 @@ def print_fetch(
         print_table(
             ("side service", "unit", "USD/unit (first tier)", "tiers"),
             [
-                (rate.service.value, rate.unit, usd(rate.first_tier_usd_per_unit, 6),
+                (rate.service.value, rate.unit, usd_price(rate.first_tier_usd_per_unit),
                  str(len(rate.tiers)))
                 for rate in side.rates
             ],
@@ -170,9 +170,9 @@ def _print_quotes(result: FetchResult, what: str) -> None:
         (
             quote.instance_type,
             quote.purchase_option,
-            usd(quote.usd_per_hour, 4),
+            usd_price(quote.usd_per_hour),
             usd(quote.upfront_usd, 2) if quote.upfront_usd else "-",
-            usd(usd_per_accelerator_hour(quote), 4),
+            usd_per_unit(usd_per_accelerator_hour(quote)),
         )
         for quote in result.quotes
     ]

@@ -10,7 +10,7 @@ from pathlib import Path
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import print_table, quote_to_json, rate_to_json
 from trntui.core.errors import UserError
-from trntui.core.format import usd
+from trntui.core.format import usd, usd_price
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
     PriceQuote,
@@ -66,7 +66,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     block = ""
     if quote.ultraserver_instances:
         block = (
-            f", {usd(quote.usd_per_ultraserver_hour, 4)}/hour per UltraServer of "
+            f", {usd_price(quote.usd_per_ultraserver_hour)}/hour per UltraServer of "
             f"{quote.ultraserver_instances} instances"
         )
     if quote.block_days is not None:
@@ -77,7 +77,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         )
     print(
         f"Added manual quote: {quote.instance_type} {quote.purchase_option} in {quote.region} "
-        f"at {usd(quote.usd_per_hour, 4)}/instance-hour{block} ({quote.source_note}, "
+        f"at {usd_price(quote.usd_per_hour)}/instance-hour{block} ({quote.source_note}, "
         f"{when:%Y-%m-%d})"
     )
     return 0
@@ -106,7 +106,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         add_rates(project.root, [rate])
     print(
         f"Added manual rate: {service.value} in {rate.region} at "
-        f"{usd(args.usd_per_unit, 6)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
+        f"{usd_price(args.usd_per_unit)}/{service.unit} ({rate.source_note}, {when:%Y-%m-%d})"
     )
     return 0
 
@@ -149,7 +149,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             quote.region,
             quote.purchase_option
             + (f" {quote.block_days}d x{quote.block_instances or 1}" if quote.block_days else ""),
-            usd(quote.usd_per_hour, 4),
+            usd_price(quote.usd_per_hour),
             "manual" if quote.manual else "price list",
             f"{quote.retrieved_at:%Y-%m-%d}",
             "; ".join(flags(quote)) or "ok",
@@ -163,7 +163,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
             [
                 (rate.service.value, rate.region, rate.unit,
-                 usd(rate.first_tier_usd_per_unit, 6),
+                 usd_price(rate.first_tier_usd_per_unit),
                  f"manual: {rate.source_note}" if rate.manual else "price list",
                  f"{rate.retrieved_at:%Y-%m-%d}")
                 for rate in book.rates

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
-from trntui.core.format import usd_price
+from trntui.core.format import usd_per_unit, usd_price
 from trntui.core.inventory import check_region
 from trntui.core.quotes import (
     PriceLookup,
@@ -184,7 +184,7 @@ class FetchPricesScreen(WorkerModal[Fetched | None]):
                 quote.instance_type,
                 short_option(quote.purchase_option)[:22],
                 usd_price(quote.usd_per_hour),
-                usd_price(per_chip),
+                usd_per_unit(per_chip),
                 f"{quote.upfront_usd:,.0f}" if quote.upfront_usd else "-",
                 (quote.publication_date or "")[:10],
                 key=str(index),

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import quote_lookups, why_quote_unused
-from trntui.core.format import UNKNOWN, usd_price
+from trntui.core.format import UNKNOWN, usd_per_unit, usd_price
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.manual_rate import ManualRateEntry
@@ -247,7 +247,7 @@ class PricesScreen(SessionScreen):
             if per_chip is not None and usd_per_accelerator_hour(quote) is None
             else ""
         )
-        line.append(f" ({usd_price(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
+        line.append(f" ({usd_per_unit(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
         warnings = _warnings(quote, target, today)
         if warnings:
             line.append("; ")  # unstyled: a space at a style change was lost in the wrap
@@ -315,7 +315,7 @@ class PricesScreen(SessionScreen):
                 quote.region,
                 short_option(quote.purchase_option)[:18],
                 usd_price(quote.usd_per_hour),
-                usd_price(usd_per_accelerator_hour(quote, stated.get(quote.instance_type))),
+                usd_per_unit(usd_per_accelerator_hour(quote, stated.get(quote.instance_type))),
                 quote_origin(quote),
                 f"{quote.age_days(today)} d",
                 key=str(index),
