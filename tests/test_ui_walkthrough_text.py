@@ -12,10 +12,10 @@ import dataclasses
 import datetime as dt
 
 import pytest
-from textual.widgets import DataTable, Footer, Label, Select
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 from textual.widgets._footer import FooterKey
 
-from tests import SIZE
+from tests import SIZE, loggen
 from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
 from trntui.core.inventory import TrainingTarget
@@ -24,6 +24,7 @@ from trntui.core.report import analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.ui.app import TrnTuiApp
+from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.widgets.estimate_bar import estimate_line
 
@@ -163,3 +164,34 @@ async def test_a_price_per_accelerator_hour_is_to_the_cent_like_every_other_tota
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
         row = next(row for row in rows if row[0] == "p6-b200.48xlarge")
         assert "$113.93" in row and "$14.24" in row, row
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_the_runs_table_shows_the_set_just_imported(
+    sample_project: Project, tmp_path
+) -> None:
+    """After an import the table stayed on its first set (the sample's GPU runs): the set
+    just imported, last in the table's order, was off screen."""
+    log = tmp_path / "nxd.log"
+    loggen.write_nxd(log, loggen.NxdSpec(seed=7))
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.cursor_row == 0
+        await pilot.press("i")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ImportRunsScreen)
+        dialog.query_one("#paths", Input).value = str(log)
+        dialog.query_one("#set", Input).value = "zz-new"
+        dialog.query_one("#set", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ImportRunsScreen)
+        table = app.screen.query_one("#runs", DataTable)
+        assert str(table.get_row_at(table.cursor_row)[0]) == "zz-new"
+        assert "zz-new" in str(app.screen.query_one("#set-summary", Static).content)

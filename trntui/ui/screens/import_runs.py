@@ -66,7 +66,16 @@ class PreviewItem:
     imported."""
 
 
-class ImportRunsScreen(WorkerModal[str | None]):
+@dataclass(frozen=True)
+class Imported:
+    """What the dialog stored: the line for the status bar, and the runs stored (added, read
+    again or already there), which the Runs table then shows."""
+
+    summary: str
+    run_ids: tuple[str, ...]
+
+
+class ImportRunsScreen(WorkerModal[Imported | None]):
     DEFAULT_CSS = """
     ImportRunsScreen #preview { height: 1fr; }
     ImportRunsScreen #progress { width: 1fr; }
@@ -383,8 +392,9 @@ class ImportRunsScreen(WorkerModal[str | None]):
         super().action_cancel()
 
     @work(thread=True, exclusive=True, group="import", exit_on_error=False)
-    def _store(self, ready: list[PreviewItem], set_name: str | None) -> str:
+    def _store(self, ready: list[PreviewItem], set_name: str | None) -> Imported:
         added = duplicates = refreshed = 0
+        run_ids = []
         for item in ready:
             assert item.run is not None
             mapping = None
@@ -393,6 +403,8 @@ class ImportRunsScreen(WorkerModal[str | None]):
             outcome = self.session.store_run(
                 item.run, set_name or default_set_name(item.path), mapping=mapping
             )
+            if outcome.run_id is not None:
+                run_ids.append(outcome.run_id)
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
             refreshed += outcome.outcome == REFRESHED
@@ -401,7 +413,7 @@ class ImportRunsScreen(WorkerModal[str | None]):
             text += f", {refreshed} read again with today's rules"
         if duplicates:
             text += f", {duplicates} already present"
-        return text
+        return Imported(text, tuple(run_ids))
 
 
 def _detected(path: Path) -> str | None:

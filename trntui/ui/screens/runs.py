@@ -45,7 +45,7 @@ from trntui.store.telemetry import run_detail
 from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
-from trntui.ui.screens.import_runs import ImportRunsScreen
+from trntui.ui.screens.import_runs import Imported, ImportRunsScreen
 from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.run_entries import MoveEntry, SetSizeEntry
@@ -418,9 +418,16 @@ class RunsScreen(SessionScreen):
             self._imported,
         )
 
-    def _imported(self, summary: str | None) -> None:
-        if summary:
-            self.set_status(summary)
+    def _imported(self, imported: Imported | None) -> None:
+        """Say what was imported, and highlight its first run in the table (its set line and
+        plot follow), so the set just imported is the one shown, not the table's first."""
+        if imported is None:
+            return
+        self.set_status(imported.summary)
+        table = self.query_one("#runs", DataTable)
+        rows = [table.get_row_index(run_id) for run_id in imported.run_ids if run_id in table.rows]
+        if rows:
+            table.move_cursor(row=min(rows))
 
     def _selected_run_id(self) -> str | None:
         table = self.query_one("#runs", DataTable)
