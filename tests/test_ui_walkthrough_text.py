@@ -3,15 +3,18 @@ past reading, a unit not shown, a choice the screen did not follow.
 
 With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
 ``GPU b…e)``), while it still spelled out what each target lacked; the Training targets
-footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``.
+footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``; the Estimate tab cut
+its stage labels.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 
 import pytest
+from rich.console import Console
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 from textual.widgets._footer import FooterKey
 
@@ -20,12 +23,13 @@ from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import manual_quote
-from trntui.core.report import analyze
+from trntui.core.report import Analysis, analyze
 from trntui.store.estimate_context import derive_and_store_context
 from trntui.store.project import Project
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.import_runs import ImportRunsScreen
 from trntui.ui.screens.item_form import ItemFormScreen
+from trntui.ui.screens.scenarios.rendering import EstimateTable
 from trntui.ui.widgets.estimate_bar import estimate_line
 
 LONG_NAMES = (
@@ -58,18 +62,26 @@ def whole_words(label: str, name: str) -> bool:
     return head.rstrip() in heads and tail.lstrip() in tails
 
 
+def three_targets(
+    project: Project, names: tuple[str, str, str], third_type: str = "p6-b200.48xlarge"
+) -> Analysis:
+    """The sample's analysis with a third target measured by the GPU set: a p6-b200.48xlarge
+    (no quote: incomplete) unless ``third_type`` says another."""
+    inventory = project.inventory
+    trn, gpu = inventory.targets
+    third = dataclasses.replace(gpu, instance_type=third_type)
+    targets = tuple(
+        dataclasses.replace(target, name=name)
+        for target, name in zip((trn, gpu, third), names, strict=True)
+    )
+    inventory = dataclasses.replace(inventory, targets=targets)
+    return analyze(derive_and_store_context(project.root, inventory))
+
+
 def test_the_bar_keeps_three_long_target_names_readable_at_80_columns(
     sample_project: Project,
 ) -> None:
-    inventory = sample_project.inventory
-    trn, gpu = inventory.targets
-    third = dataclasses.replace(gpu, instance_type="p6-b200.48xlarge")  # no quote: incomplete
-    targets = tuple(
-        dataclasses.replace(target, name=name)
-        for target, name in zip((trn, gpu, third), LONG_NAMES, strict=True)
-    )
-    inventory = dataclasses.replace(inventory, targets=targets)
-    analysis = analyze(derive_and_store_context(sample_project.root, inventory))
+    analysis = three_targets(sample_project, LONG_NAMES)
     assert not analysis.estimate.targets[2].complete
 
     text = estimate_line(
@@ -195,3 +207,20 @@ async def test_the_runs_table_shows_the_set_just_imported(
         table = app.screen.query_one("#runs", DataTable)
         assert str(table.get_row_at(table.cursor_row)[0]) == "zz-new"
         assert "zz-new" in str(app.screen.query_one("#set-summary", Static).content)
+
+
+def test_the_estimate_tab_names_each_stage_whole_and_billed_hours_with_their_unit(
+    sample_project: Project,
+) -> None:
+    """At 80 columns with three targets the stage labels read "Launch, startup and compi…",
+    "Training (steady useful w…" and "Billed instance-hours" showed 0.4988 with no unit."""
+    names = ("Trainium3", "GPU baseline p5", "GPU p5 reserved")
+    analysis = three_targets(sample_project, names, third_type="p5.48xlarge")
+    console = Console(width=78, record=True, color_system=None)
+    console.print(EstimateTable(analysis.estimate))
+    lines = console.export_text().splitlines()
+    assert not [line for line in lines if "…" in line], "\n".join(lines)
+    billed = next(line for line in lines if line.strip().startswith("Billed instance-hours"))
+    hours = [target.instance_hours for target in analysis.estimate.targets]
+    assert all(h is not None for h in hours)
+    assert re.findall(r"(\S+) h\b", billed) == [f"{h:,.4g}" for h in hours], billed

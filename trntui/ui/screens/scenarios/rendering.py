@@ -24,9 +24,10 @@ class EstimateTable:
     """The estimate as a table that fits the width it is drawn in.
 
     Every figure is shown whole: the value columns never shrink below their widest cell, and
-    a target name or instance type longer than its column wraps. Row labels are cut (with an
-    ellipsis) to make room, down to 30 cells; when even that is not enough, stages show their
-    cost only (the billed hours stay in their own row) and the labels get what is left.
+    a target name or instance type longer than its column wraps. Row labels make room first
+    by naming the stages shortly (``_SHORT_STAGES``), then are cut (with an ellipsis), down to
+    30 cells; when even that is not enough, stages show their cost only (the billed hours stay
+    in their own row) and the labels get what is left.
     """
 
     def __init__(self, result: Estimate) -> None:
@@ -34,7 +35,7 @@ class EstimateTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         result, room = self.result, options.max_width
-        labels = max(Text(str(label)).cell_len for label, _ in _rows(result, False))
+        labels = _label_width(result, short=False)
         full = _cell_widths(result, compact=False)
         if room - _table_width(0, full) >= min(labels, _LABELS_BEFORE_COMPACT):
             widths, compact, label = full, False, min(labels, room - _table_width(0, full))
@@ -47,16 +48,35 @@ class EstimateTable:
             roomy = [max(f, t) for f, t in zip(figures, types, strict=True)]
             widths = roomy if room - _table_width(0, roomy) >= 20 else figures
             label = max(8, min(labels, room - _table_width(0, widths)))
+        short = label < labels
+        if short:  # the short stage names may leave cells to the target names
+            label = min(label, _label_width(result, short=True))
         # Room to spare goes to the target names, so that fewer of them wrap.
         spare = room - _table_width(label, widths)
         for index, item in enumerate(result.targets):
             grow = min(spare, max(0, Text(item.name).cell_len - widths[index]))
             widths[index] += grow
             spare -= grow
-        yield estimate_table(result, compact=compact, widths=widths, label_width=label)
+        yield estimate_table(result, compact=compact, widths=widths, label_width=label, short=short)
 
 
 _LABELS_BEFORE_COMPACT = 30
+"""Row labels are cut down to this many cells before stages give up their hours."""
+
+_SHORT_STAGES = {
+    "startup_h": "Launch and compile",
+    "training_h": "Training (useful work)",
+    "overhead_h": "Checkpoints, evals, stalls",
+    "retry_h": "Failures and retries",
+}
+"""The stages named in fewer cells, for a table too narrow for their full labels (the Inputs
+tab and the report keep those)."""
+
+
+def _label_width(result: Estimate, *, short: bool) -> int:
+    return max(Text(str(label)).cell_len for label, _ in _rows(result, False, short=short))
+
+
 """Row labels are cut down to this many cells before stages give up their hours."""
 
 
@@ -79,26 +99,32 @@ def estimate_table(
     compact: bool = False,
     widths: list[int] | None = None,
     label_width: int | None = None,
+    short: bool = False,
 ) -> Table:
     """Stages (instance-hours and cost; ``compact``: cost only), terms, total and cost per
-    unit, one column a target (``widths``: each one's width; ``label_width``: the labels')."""
+    unit, one column a target (``widths``: each one's width; ``label_width``: the labels';
+    ``short``: the stages' short names)."""
     table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
     table.add_column("", no_wrap=True, overflow="ellipsis", style="dim", width=label_width)
     for index, item in enumerate(result.targets):
         width = None if widths is None else widths[index]
         table.add_column(item.name, justify="right", width=width, overflow="fold")
-    for label, cells in _rows(result, compact):
+    for label, cells in _rows(result, compact, short=short):
         table.add_row(label, *cells)
     return table
 
 
-def _rows(result: Estimate, compact: bool) -> list[tuple[str | Text, list[str | Text]]]:
+def _rows(
+    result: Estimate, compact: bool, *, short: bool = False
+) -> list[tuple[str | Text, list[str | Text]]]:
     targets = result.targets
     rows: list[tuple[str | Text, list[str | Text]]] = [
         ("Instances", [f"{t.target.instance_count} x {t.target.instance_type}" for t in targets]),
-        ("Billed instance-hours", [number(t.instance_hours) for t in targets]),
+        ("Billed instance-hours", [with_unit(t.instance_hours, "h") for t in targets]),
     ]
-    for index, (_, label) in enumerate(_stage_labels(targets)):
+    for index, (key, label) in enumerate(_stage_labels(targets)):
+        if short:
+            label = _SHORT_STAGES.get(key, label)
         cells: list[str | Text] = []
         for t in targets:
             stage = t.stages[index]
