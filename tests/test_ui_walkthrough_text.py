@@ -4,7 +4,7 @@ past reading, a unit not shown, a choice the screen did not follow.
 With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
 ``GPU b…e)``), while it still spelled out what each target lacked; the Training targets
 footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``; the Estimate tab cut
-its stage labels.
+its stage labels; a dropdown in a form drew over the form's border.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets._footer import FooterKey
 
 from tests import SIZE, loggen
@@ -224,3 +224,31 @@ def test_the_estimate_tab_names_each_stage_whole_and_billed_hours_with_their_uni
     hours = [target.instance_hours for target in analysis.estimate.targets]
     assert all(h is not None for h in hours)
     assert re.findall(r"(\S+) h\b", billed) == [f"{h:,.4g}" for h in hours], billed
+
+
+@pytest.mark.usefixtures("instant_saves")
+async def test_a_dropdown_stays_inside_a_new_target_form_that_shows_errors(
+    sample_project: Project,
+) -> None:
+    """A new target's form, tabbed through (two "is required" lines under its fields): the
+    purchase option list drew over the form's bottom border."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        await pilot.press("tab", "tab", "tab", "tab", "tab")
+        await settle(pilot)
+        box = form.query_one("ItemFormScreen > Vertical").region
+        for select in form.query(Select):
+            select.focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            overlay = select.query_one(OptionList)
+            assert overlay.display and overlay.has_focus
+            inside = box.shrink((1, 1, 1, 1))
+            assert inside.contains_region(overlay.region), (select.id, overlay.region, box)
+            await pilot.press("escape")
+            await settle(pilot)

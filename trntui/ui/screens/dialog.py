@@ -70,11 +70,14 @@ class Dialog(ModalScreen[ResultType]):
         """Textual opens a Select's list up to 12 rows below it, kept inside the screen only:
         low in a dialog it drew over the dialog's border and what lies under the dialog. It is
         made as tall as the rows left above the box's bottom border (it scrolls), and never
-        shorter than one option between its own borders."""
+        shorter than one option between its own borders. The rows are counted from where the
+        list opens once it fits, under its Select: measured from where it opened, 12 rows
+        tall and pushed up by the screen's bottom, it came out one row too tall."""
         boxes = self.query(Vertical)
-        if not boxes or not dropdown.display:
+        select = dropdown.parent
+        if not boxes or not dropdown.display or not isinstance(select, Widget):
             return
-        room = boxes.first().region.bottom - 1 - dropdown.region.y
+        room = boxes.first().region.bottom - 1 - select.region.bottom
         dropdown.styles.max_height = max(_DROPDOWN_MIN_ROWS, min(_DROPDOWN_MAX_ROWS, room))
 
 
