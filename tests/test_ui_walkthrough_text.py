@@ -4,7 +4,8 @@ past reading, a unit not shown, a choice the screen did not follow.
 With three targets the estimate bar fell back to names cut to eight cells (``Train…al``,
 ``GPU b…e)``), while it still spelled out what each target lacked; the Training targets
 footer ended in ``^z U``; the side-rate form's unit read ``USD/unit``; the Estimate tab cut
-its stage labels; a dropdown in a form drew over the form's border.
+its stage labels; a dropdown in a form drew over the form's border; esc then a key, sent at
+once, was read as another key.
 """
 
 from __future__ import annotations
@@ -252,3 +253,49 @@ async def test_a_dropdown_stays_inside_a_new_target_form_that_shows_errors(
             assert inside.contains_region(overlay.region), (select.id, overlay.region, box)
             await pilot.press("escape")
             await settle(pilot)
+
+
+async def test_esc_then_a_digit_sent_at_once_by_the_terminal_switches_screens(
+    sample_project: Project,
+) -> None:
+    """tmux (escape-time) and SSH send esc and the key typed right after it as one sequence,
+    ``ESC 2``. Textual read that as the macOS Option character ``™`` and typed it into the
+    field; the alt+2 binding never fired from a terminal. Here the bytes go through the
+    parser the app's driver uses."""
+    from textual._xterm_parser import XTermParser
+
+    from trntui.ui.driver import read_escape_then_key_as_alt
+
+    read_escape_then_key_as_alt()
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "model")
+        field = app.focused
+        assert isinstance(field, Input)
+        before = field.value
+        parser = XTermParser()
+        keys = [*parser.feed("\x1b2"), *parser.feed("")]
+        assert [key.key for key in keys] == ["alt+2"]
+        for key in keys:
+            app.post_message(key)
+        await settle(pilot)
+        assert app.current_mode == "runs"
+        assert field.value == before, "nothing typed into the field left"
+
+
+async def test_esc_then_a_letter_arriving_as_alt_letter_is_esc_then_the_letter(
+    sample_project: Project,
+) -> None:
+    """Esc (cancel a new target's form) then ``a`` (add one) arrived as alt+a: the ``a`` was
+    typed into the form's Name field and the form stayed open."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        first = app.screen
+        assert isinstance(first, ItemFormScreen)
+        await pilot.press("alt+a")
+        await settle(pilot)
+        assert isinstance(app.screen, ItemFormScreen) and app.screen is not first
+        assert app.screen.query_one("#field-name", Input).value == ""

@@ -29,7 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
-from trntui.ui.driver import tolerate_bytes_that_are_not_utf8
+from trntui.ui.driver import read_escape_then_key_as_alt, tolerate_bytes_that_are_not_utf8
 from trntui.ui.key_hold import KeyHold, Settled
 from trntui.ui.keys import (
     AppCommandsProvider,
@@ -63,6 +63,17 @@ MODES = {
 }
 """Each area's screen by module and class: a module is imported when its mode is first shown
 (not at start-up: the first frame waits for nothing it does not show)."""
+
+
+def _after_escape(key: str) -> str | None:
+    """The key typed after esc when ``key`` is how the two arrived together: ``alt+a`` is
+    ``a``, ``alt+shift+a`` is ``A``, ``alt+2`` is ``2``; None for any other key."""
+    rest = key.removeprefix("alt+")
+    if rest == key:
+        return None
+    if rest.startswith("shift+") and len(rest) == 7 and rest[-1].isalpha():
+        return rest[-1].upper()
+    return rest if len(rest) == 1 and rest.isalnum() else None
 
 
 def _mode(app: TrnTuiApp, module: str, name: str) -> Callable[[], Screen]:
@@ -107,7 +118,9 @@ class TrnTuiApp(App[None]):
         return [*super().get_line_filters(), _TERMINAL_SAFE]
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal, made to survive a byte that is not UTF-8."""
+        """Textual's driver for this terminal, made to survive a byte that is not UTF-8 and
+        to read esc then a digit, sent at once, as alt+digit (``ui/driver.py``)."""
+        read_escape_then_key_as_alt()
         return tolerate_bytes_that_are_not_utf8(super().get_driver_class())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -158,12 +171,22 @@ class TrnTuiApp(App[None]):
         return self.session.estimate_problem
 
     async def on_event(self, event: events.Event) -> None:
-        """Textual's dispatch, except that a key typed while an earlier key's work is still
-        moving the focus waits for it (``ui/key_hold.py``)."""
+        """Textual's dispatch, except for two ways keys arrive that it reads otherwise:
+
+        - A key typed while an earlier key's work is still moving the focus waits for it
+          (``ui/key_hold.py``).
+        - An alt+key that nothing is bound to is esc then the key: typed quickly, or sent at
+          once by tmux or SSH, the two arrive as one alt+key (``ui/driver.py``), and the key
+          went to the focused field as if esc had not been pressed. trntui binds Alt only for
+          esc then a screen's digit."""
         if not isinstance(event, events.Key) or event.is_forwarded:
             await super().on_event(event)
             return
         if self._key_hold.takes(event):
+            return
+        key = _after_escape(event.key)
+        if key is not None and event.key not in self.screen.active_bindings:
+            await self.action_escape_then(key)
             return
         focused = self.focused
         holding = self._key_hold.start_after(event, focused)

@@ -1,4 +1,5 @@
-"""Keys and pastes that are not UTF-8 must not end the app.
+"""Keys that reach the app as the user typed them: bytes that are not UTF-8 must not end it,
+and esc then a digit is esc then the digit.
 
 Textual's terminal drivers decode what the terminal sends with a strict UTF-8 decoder, so one
 byte that is not UTF-8 (pasted from a Latin-1 terminal, binary on stdin) raises in the input
@@ -6,6 +7,15 @@ thread and the app panics, losing edits inside the autosave delay (Textual issue
 as of Textual 8.2). Until Textual decodes with ``errors="replace"`` itself, the driver the
 app uses is given a decoder that does: such a byte arrives as U+FFFD, which a field keeps as
 it is and a binding ignores.
+
+Esc then a key typed quickly arrives as one sequence, ``ESC 2``: tmux joins them (within its
+``escape-time``, 500 ms by default) and so may SSH or Textual's own read (within its
+``ESCDELAY``, 100 ms); no delay the app sets can split bytes that arrive together. Textual
+reads ``ESC`` and a letter as alt+letter, but ``ESC`` and a digit (or ``-``, ``=``, ``§``) as
+the character macOS types for Option and that key (``™`` for 2), which went into the focused
+field. trntui binds no Alt key and no such character: ``read_escape_then_key_as_alt`` drops
+those readings, so ``ESC 2`` is alt+2 too, and the app takes an alt+key nothing is bound to
+as esc then the key (``TrnTuiApp.on_event``).
 """
 
 from __future__ import annotations
@@ -32,3 +42,21 @@ def tolerate_bytes_that_are_not_utf8(driver_class: type) -> type:
     if module is not None and getattr(module, "getincrementaldecoder", None) is not None:
         module.getincrementaldecoder = _replacing_decoder  # type: ignore[attr-defined]
     return driver_class
+
+
+def read_escape_then_key_as_alt() -> None:
+    """Textual reads ``ESC`` and a digit, ``-``, ``=`` or ``§`` as a macOS Option character
+    (its table of sequences, ``ANSI_SEQUENCES_KEYS``): drop those two-character readings, so
+    that such a pair reads as alt+key, as ``ESC`` and a letter already does. The table's other
+    entries (``ESC b``/``ESC f`` word moves, ``ESC ESC``, ``ESC tab``) name keys and stay."""
+    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS as table
+
+    if not isinstance(table, dict):  # a table Textual made read-only is left as it is
+        return
+    option_characters = [
+        sequence
+        for sequence, keys in table.items()
+        if len(sequence) == 2 and sequence[0] == "\x1b" and isinstance(keys, str)
+    ]
+    for sequence in option_characters:
+        del table[sequence]
