@@ -19,7 +19,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets._footer import FooterKey
 
-from tests import SIZE, loggen
+from tests import MLPERF_DATA, SIZE
 from tests.ui_support import open_section, settle
 from trntui.core.format import fit_words
 from trntui.core.inventory import TrainingTarget
@@ -185,8 +185,7 @@ async def test_the_runs_table_shows_the_set_just_imported(
 ) -> None:
     """After an import the table stayed on its first set (the sample's GPU runs): the set
     just imported, last in the table's order, was off screen."""
-    log = tmp_path / "nxd.log"
-    loggen.write_nxd(log, loggen.NxdSpec(seed=7))
+    log = MLPERF_DATA / "v5.0/NVIDIA/results/nyx_n1_ngc25.04_nemo/llama2_70b_lora/result_4.txt"
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
@@ -208,6 +207,13 @@ async def test_the_runs_table_shows_the_set_just_imported(
         table = app.screen.query_one("#runs", DataTable)
         assert str(table.get_row_at(table.cursor_row)[0]) == "zz-new"
         assert "zz-new" in str(app.screen.query_one("#set-summary", Static).content)
+        # and in view: the set line took a line more for the new set, after the scroll
+        rows_shown = table.scrollable_content_region.height - table.header_height
+        assert table.scroll_y <= table.cursor_row < table.scroll_y + rows_shown, (
+            table.scroll_y,
+            table.cursor_row,
+            rows_shown,
+        )
 
 
 def test_the_estimate_tab_names_each_stage_whole_and_billed_hours_with_their_unit(

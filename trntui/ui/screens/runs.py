@@ -73,6 +73,17 @@ SHOWN_ROWS = 200
 a frame budget of 50 ms (``benchmarks/bench_team_archive.py``)."""
 
 
+class RunsTable(DataTable[str]):
+    """The runs, a row each. The highlighted row stays in view when the table gets shorter:
+    scrolled to (a set just imported, a filter's match) while the set line under the table
+    was shorter, it went out of view when a longer one took a line from the table."""
+
+    def on_resize(self) -> None:
+        if self.row_count and self.cursor_row >= 0:
+            # The same row: scrolled into view, no new highlight.
+            self.call_after_refresh(self.move_cursor, row=self.cursor_row)
+
+
 class RunsScreen(SessionScreen):
     DEFAULT_CSS = """
     RunsScreen #runs { height: 1fr; min-height: 5; }
@@ -148,7 +159,7 @@ class RunsScreen(SessionScreen):
                 "(MLPerf, Megatron-LM, neuronx-distributed, Hugging Face trainer_state.json).",
                 id="empty",
             )
-            table: DataTable[str] = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            table = RunsTable(id="runs", cursor_type="row", zebra_stripes=True)
             yield table
             yield Static("", id="set-summary")
             yield ThroughputPlot(id="plot")
