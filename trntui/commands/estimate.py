@@ -117,6 +117,15 @@ def project_context(root: Path) -> EstimateContext:
         return store.derive_and_store_context()
 
 
+def target_context(root: Path) -> EstimateContext:
+    """What the estimate of the project's targets reads: their run sets' runs and those of
+    the sets their scaling families could hold, not every run (``read_target_context``)."""
+    from trntui.store.project_store import ProjectStore
+
+    with ProjectStore.open(root, read_only=True) as store:
+        return store.read_target_context()
+
+
 def working_overrides(root: Path) -> tuple[Override, ...]:
     """The working scenario's overrides (``working_scenario.toml``), as the app applies them."""
     from trntui.store.working_scenario import load_working_scenario
@@ -147,7 +156,7 @@ def _basis(
     it), or a snapshot (its own context and overrides) with the notes on what changed in the
     project since it was saved."""
     if name is None:
-        return project_context(root), working_overrides(root), None, ()
+        return target_context(root), working_overrides(root), None, ()
     scenario = scenarios.load_scenario(root, name)
     try:
         stale = scenarios.staleness(scenario, project_context(root))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +179,32 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
         name = str(key[1]) if key[0] == "named" else _auto_name(ordered)
         found.append(Family(name, ordered, key[0] == "named"))
     return tuple(sorted(found, key=lambda f: f.name))
+
+
+def family_candidates(
+    run_sets: Iterable[str], named: Mapping[str, str], every_set: Collection[str]
+) -> frozenset[str]:
+    """The run sets of ``every_set`` that ``families`` could put in one family with any of
+    ``run_sets``: what an estimate of targets measured by ``run_sets`` must read, and nothing
+    of the other sets (a team's archive has a thousand).
+
+    The rule is ``families``' own grouping key, taken only as far as it is known without the
+    runs: a set a person put in a family (``named``) shares it only with the other sets named
+    into that family; a set grouped automatically may share its key (protocol facts and
+    accelerator model, read from its runs) with any set nobody named, so all of those are
+    candidates. ``families`` over the candidates' runs then finds the same family for each of
+    ``run_sets`` as over every run.
+    """
+    wanted = {run_set for run_set in run_sets if run_set in every_set}
+    names = {named[run_set] for run_set in wanted if run_set in named}
+    unnamed = any(run_set not in named for run_set in wanted)
+    return frozenset(
+        run_set
+        for run_set in every_set
+        if run_set in wanted
+        or (run_set in named and named[run_set] in names)
+        or (unnamed and run_set not in named)
+    )
 
 
 def _auto_name(points: Sequence[MeasuredSize]) -> str:

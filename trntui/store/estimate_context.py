@@ -16,13 +16,14 @@ import polars as pl
 
 from trntui.core.estimate import EstimateContext, observation_row, observations_frame
 from trntui.core.inventory import Inventory
+from trntui.core.scaling import family_candidates
 from trntui.core.system_size import effective_size
 from trntui.core.timeline import SystemSize
-from trntui.store.facts import DerivedRuns, derive_and_store_runs
+from trntui.store.facts import DerivedRuns, derive_and_store_runs, read_runs
 from trntui.store.project import read_inventory
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
-from trntui.store.runs import runs_path
+from trntui.store.runs import check_metadata, read_runs_table, runs_path
 from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path
 
@@ -55,10 +56,43 @@ def derive_and_store_observations(
     the sizes people stated for run sets, when the caller has read them already.
     """
     stated = load_stated_sizes(root) if stated is None else stated
-    rows = []
     derived = derive_and_store_runs(
         root, inventory.goal.quality_target(), inventory.planned_steps()
     )
+    return _observed(derived, stated)
+
+
+def read_target_observations(
+    root: Path,
+    inventory: Inventory,
+    stated: dict[str, SystemSize] | None = None,
+    family_names: dict[str, str] | None = None,
+) -> Observed:
+    """The facts and the estimate's view of only the runs an estimate of ``inventory``'s
+    targets reads (a read that writes nothing): the runs of the targets' run sets and of the
+    sets their scaling families could hold (``core.scaling.family_candidates``).
+
+    The estimate of each target is the same as from every run (``derive_and_store_observations``);
+    the other sets are not read beyond their names (no metadata parsed, no stored facts, no
+    timeline hashed), so a team's archive of a thousand sets costs about what its targets'
+    sets do. Facts that do not hold are derived in memory, never stored: a session that
+    stores them reads every run (``derive_and_store_observations``). ``stated``,
+    ``family_names``: what ``runs/sets.toml`` states, when the caller has read it already.
+    """
+    stated = load_stated_sizes(root) if stated is None else stated
+    named = load_family_names(root) if family_names is None else family_names
+    table = read_runs_table(root)
+    every_set = frozenset(table["set_name"].unique().to_list())
+    run_sets = [target.run_set for target in inventory.targets if target.run_set]
+    wanted = family_candidates(run_sets, named, every_set)
+    runs = check_metadata(root, table.filter(pl.col("set_name").is_in(sorted(wanted))))
+    derived = read_runs(root, runs, inventory.goal.quality_target(), inventory.planned_steps())
+    return _observed(derived, stated)
+
+
+def _observed(derived: DerivedRuns, stated: dict[str, SystemSize]) -> Observed:
+    """``derived`` runs as the observations frame, each at its effective size."""
+    rows = []
     sizes: dict[tuple[SystemSize | None, SystemSize | None], SystemSize | None] = {}
     for run in derived:
         # Once per logged and stated size, not per run: the runs of a set share both.

@@ -175,16 +175,20 @@ class _StoredRow(NamedTuple):
     steady_utilization_pct: float | None
 
 
-def _stored(root: Path) -> dict[str, _StoredRow]:
+def _stored(root: Path, run_ids: pl.Series | None = None) -> dict[str, _StoredRow]:
+    """The stored rows by run id (``run_ids``: only those runs' rows, read by a scan that
+    filters as it reads)."""
     path = facts_path(root)
     if not path.is_file():
         return {}
     try:
-        frame = pl.read_parquet(path)
-        frame = frame.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA)
+        frame = pl.scan_parquet(path).select(list(FACTS_SCHEMA))
+        if run_ids is not None:
+            frame = frame.filter(pl.col("run_id").is_in(run_ids.implode()))
+        table = frame.cast(FACTS_SCHEMA).collect()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         return {}  # derived data: an unreadable table is rebuilt, never trusted
-    return {row[0]: _StoredRow(*row[1:]) for row in frame.iter_rows()}
+    return {row[0]: _StoredRow(*row[1:]) for row in table.iter_rows()}
 
 
 def derive_and_store_runs(
@@ -201,14 +205,55 @@ def derive_and_store_runs(
     stored, by run id, derived from memory instead of their timeline files.
     """
     root = Path(root)
-    runs = load_runs(root)
+    stored = _stored(root)
+    found = _with_facts(root, load_runs(root), stored, target, planned_steps, fresh)
+    written = True
+    if found.derived or set(stored) != {row["run_id"] for row in found.rows}:
+        written = _store(root, pl.DataFrame(found.rows, schema=FACTS_SCHEMA))
+    return DerivedRuns(found.runs, found.derived, found.by_new_rules, written)
+
+
+def read_runs(
+    root: Path, runs: pl.DataFrame, target: QualityTarget | None, planned_steps: int | None
+) -> DerivedRuns:
+    """The runs of ``runs`` (rows of the runs table, their metadata checked) with their facts
+    against ``target`` and ``planned_steps``: a read that writes nothing.
+
+    Only these runs' stored facts are read (a scan filtered by run id) and only their
+    timelines hashed; a run whose stored facts do not hold is derived in memory, as a
+    read-only session does (``stored`` is then False). For a reader that needs a few run sets
+    of a big project (``store.estimate_context.read_target_observations``).
+    """
+    root = Path(root)
+    stored = _stored(root, runs["run_id"])
+    found = _with_facts(root, runs, stored, target, planned_steps, None)
+    return DerivedRuns(found.runs, found.derived, found.by_new_rules, not found.derived)
+
+
+class _Found(NamedTuple):
+    runs: tuple[DerivedRun, ...]
+    rows: list[dict]
+    """Each run's row of ``facts.parquet`` as it is to be stored."""
+    derived: int
+    by_new_rules: int
+
+
+def _with_facts(
+    root: Path,
+    runs: pl.DataFrame,
+    stored: dict[str, _StoredRow],
+    target: QualityTarget | None,
+    planned_steps: int | None,
+    fresh: Mapping[str, StoredRun] | None,
+) -> _Found:
+    """Each run of ``runs`` with its facts: ``stored``'s where its key still holds, else
+    derived (from ``fresh`` or the stored timeline)."""
     recorded = load_recorded_quality(root)
     captures: dict[str, list[tuple[object, ...]]] = {}
     for run_id, *capture in (
         load_captures(root).select("run_id", "capture_id", "kind", "sha256", "offset_s").iter_rows()
     ):
         captures.setdefault(run_id, []).append(tuple(capture))
-    stored = _stored(root)
     result: list[DerivedRun] = []
     rows: list[dict] = []
     derived = by_new_rules = 0
@@ -265,10 +310,7 @@ def derive_and_store_runs(
                 "steady_utilization_pct": steady_pct,
             }
         )
-    written = True
-    if derived or set(stored) != {row["run_id"] for row in rows}:
-        written = _store(root, pl.DataFrame(rows, schema=FACTS_SCHEMA))
-    return DerivedRuns(tuple(result), derived, by_new_rules, written)
+    return _Found(tuple(result), rows, derived, by_new_rules)
 
 
 def _store(root: Path, table: pl.DataFrame) -> bool:

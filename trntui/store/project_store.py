@@ -140,6 +140,22 @@ class ProjectStore:
         inventory = self.inventory if inventory is None else inventory
         return self.read_context(inventory, self.derive_and_store_observations(inventory), today)
 
+    def read_target_context(
+        self, inventory: Inventory | None = None, today: dt.date | None = None
+    ) -> EstimateContext:
+        """``read_context`` of only the runs an estimate of ``inventory``'s targets reads (the
+        project's when not given): the targets' run sets and the sets their scaling families
+        could hold (``estimate_context.read_target_observations``). Writes nothing and keeps
+        nothing: for a command that prints one estimate (``trntui estimate``), where a team's
+        archive would otherwise parse every run of a thousand sets."""
+        from trntui.store.estimate_context import read_target_observations
+
+        inventory = self.inventory if inventory is None else inventory
+        observed = read_target_observations(
+            self.root, inventory, self.stated_sizes(), self.family_names()
+        )
+        return self.read_context(inventory, observed, today)
+
     def close(self) -> None:
         """Release the write lock (``Project.close``) and forget what was derived."""
         self.project.close()

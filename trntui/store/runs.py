@@ -128,11 +128,18 @@ def timeline_path(root: Path, run_id: str) -> Path:
 
 
 def load_runs(root: Path) -> pl.DataFrame:
-    """The runs table (empty when nothing was imported yet)."""
+    """The runs table (empty when nothing was imported yet), every row checked."""
+    return check_metadata(root, read_runs_table(root))
+
+
+def read_runs_table(root: Path) -> pl.DataFrame:
+    """The runs table with its columns, types, ids and uniqueness checked, but not each run's
+    metadata: a reader that needs a few runs (``store.estimate_context``'s estimate of the
+    targets) checks those (``check_metadata``), never the JSON of every run of an archive."""
     path = runs_path(root)
     if not path.is_file():
         return pl.DataFrame(schema=RUNS_SCHEMA)
-    frame = read_table(
+    return read_table(
         path,
         RUNS_SCHEMA,
         "runs table",
@@ -140,14 +147,22 @@ def load_runs(root: Path) -> pl.DataFrame:
         unique=("run_id",),
         twice="the run would count twice",
     )
-    for index, (run_id, text) in enumerate(frame.select("run_id", "metadata_json").iter_rows()):
+
+
+def check_metadata(root: Path, runs: pl.DataFrame) -> pl.DataFrame:
+    """``runs`` (rows of ``read_runs_table``) when each row's metadata reads, else
+    ``InputFileError`` naming the run (the line: its row among ``runs``)."""
+    for index, (run_id, text) in enumerate(runs.select("run_id", "metadata_json").iter_rows()):
         try:
             RunMetadata.from_json(text)
         except UserError as error:
             raise InputFileError(
-                str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
+                str(runs_path(root)),
+                f"run {run_id!r}: {error}",
+                line=index + 1,
+                key="metadata_json",
             ) from None
-    return frame
+    return runs
 
 
 def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:

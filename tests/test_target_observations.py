@@ -1,0 +1,162 @@
+"""Issue 29, a team's archive: ``trntui estimate`` reads only the runs of the targets' run
+sets and of the sets their scaling families could hold (``core.scaling.family_candidates``,
+``store.estimate_context.read_target_observations``), and estimates exactly what it did from
+every run.
+
+The project: the sample (its GPU baseline, 10 Oracle 1 x 8 H100 runs, and its Trainium3 set)
+plus real MLPerf sets no target names: Supermicro's 8 x H100 llama2_70b_lora set (stated here
+as 2 nodes of 8, so it scales the GPU baseline's workload) and HPE's H200 sets at 1, 2 and 4
+nodes (a family of their own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import MLPERF_DATA, copy_sample
+from trntui.core.estimate import EstimateContext, estimate
+from trntui.core.inventory import Inventory
+from trntui.core.prediction import prediction_bands
+from trntui.core.report_document import estimate_document
+from trntui.core.scaling import family_candidates, family_of
+from trntui.core.timeline import SystemSize
+from trntui.store import facts as stored_facts
+from trntui.store.project import Project, read_inventory
+from trntui.store.project_store import ProjectStore
+from trntui.store.run_import import import_paths
+from trntui.store.set_sizes import name_family, state_size
+
+GPU_SET = "gpu-1x8h100-mlperf-v4.0"
+TRN_SET = "trn3-example"
+SMC_SET = "smc-8xh100"
+HPE = MLPERF_DATA / "v5.0/HPE/results"
+HPE_SETS = {
+    f"hpe-n{n}": HPE / f"HPE-Cray-XD670-H200-SXM5-141GB_n{n}_24.09/llama2_70b_lora"
+    for n in (1, 2, 4)
+}
+SMC = MLPERF_DATA / "v4.0/smc/results/8xSMC-H100-SXM-80GB/llama2_70b_lora"
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_sample(tmp_path_factory.mktemp("archive") / "project")
+    with Project.open(root):
+        for name, folder in HPE_SETS.items():
+            import_paths(root, [folder], set_name=name)
+        import_paths(root, [SMC], set_name=SMC_SET)
+        state_size(
+            root, SMC_SET, SystemSize(2, 8, "NVIDIA H100-SXM5-80GB", "this test", None, "test")
+        )
+    return root
+
+
+@pytest.fixture
+def project(archive: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(archive, root, ignore=shutil.ignore_patterns(".trntui.lock"))
+    return root
+
+
+def at_two_nodes(inventory: Inventory) -> Inventory:
+    """The GPU baseline's target at 2 instances: a count its family measured (the SMC set)."""
+    targets = tuple(
+        dataclasses.replace(t, instance_count=2) if t.run_set == GPU_SET else t
+        for t in inventory.targets
+    )
+    return dataclasses.replace(inventory, targets=targets)
+
+
+def document(context: EstimateContext) -> dict[str, Any]:
+    result = estimate(context)
+    return estimate_document(result, prediction_bands(result))
+
+
+def both(root: Path, inventory: Inventory) -> tuple[EstimateContext, EstimateContext]:
+    """The context from the targets' runs, and from every run."""
+    with ProjectStore.open(root, read_only=True) as store:
+        return store.read_target_context(inventory), store.derive_and_store_context(inventory)
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The run ids whose timelines were hashed (a run whose stored facts were checked)."""
+    seen: list[str] = []
+    digest = stored_facts.timeline_digest
+
+    def recording(path: Path | str) -> str:
+        seen.append(Path(path).stem)
+        return digest(path)
+
+    monkeypatch.setattr(stored_facts, "timeline_digest", recording)
+    yield seen
+
+
+def sets_of(root: Path, run_ids: list[str]) -> set[str]:
+    import polars as pl
+
+    runs = pl.read_parquet(root / "runs" / "runs.parquet")
+    return set(runs.filter(pl.col("run_id").is_in(run_ids))["set_name"].to_list())
+
+
+def test_a_set_grouped_automatically_reads_every_set_nobody_named(project: Path) -> None:
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    targets, every = both(project, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, *HPE_SETS
+    }  # fmt: skip
+    family = family_of(targets.families(), GPU_SET)
+    assert family is not None and family.sets == (GPU_SET, SMC_SET)
+    assert family == family_of(every.families(), GPU_SET)
+    assert document(targets) == document(every)
+
+
+def test_named_families_read_only_the_targets_families(project: Path, hashed: list[str]) -> None:
+    with Project.open(project):
+        name_family(project, [GPU_SET, SMC_SET], "H100")
+        name_family(project, [TRN_SET], "Trainium3")
+        name_family(project, list(HPE_SETS), "H200")
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    with ProjectStore.open(project, read_only=True) as store:
+        targets = store.read_target_context(inventory)
+    assert sets_of(project, hashed) == {GPU_SET, TRN_SET, SMC_SET}, "the H200 runs were read"
+    assert set(targets.observations["set_name"].unique()) == {GPU_SET, TRN_SET, SMC_SET}
+    _, every = both(project, inventory)
+    family = family_of(targets.families(), GPU_SET)
+    assert family is not None and family.sets == (GPU_SET, SMC_SET)
+    assert family == family_of(every.families(), GPU_SET)
+    assert document(targets) == document(every)
+    # The count the family measured takes the SMC set's inputs: the family was read.
+    gpu = next(t for t in document(targets)["targets"] if t["instance_count"] == 2)
+    assert SMC_SET in str(gpu["inputs"])
+
+
+def test_the_estimate_command_prints_the_same_from_the_targets_runs(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trntui.cli import main
+    from trntui.commands import estimate as estimate_commands
+
+    with Project.open(project):
+        name_family(project, list(HPE_SETS), "H200")
+    assert main(["estimate", str(project), "--json"]) == 0
+    printed = capsys.readouterr().out
+    monkeypatch.setattr(estimate_commands, "target_context", estimate_commands.project_context)
+    assert main(["estimate", str(project), "--json"]) == 0  # from every run
+    assert capsys.readouterr().out == printed
+
+
+def test_family_candidates_follow_the_grouping_key() -> None:
+    every = {"a", "b", "c", "d", "e"}
+    named = {"a": "F", "b": "F", "c": "G"}
+    assert family_candidates(["a"], named, every) == {"a", "b"}
+    assert family_candidates(["d"], named, every) == {"d", "e"}
+    assert family_candidates(["a", "d"], named, every) == {"a", "b", "d", "e"}
+    assert family_candidates(["c"], named, every) == {"c"}
+    assert family_candidates(["missing"], named, every) == set()
+    assert family_candidates([], named, every) == set()
