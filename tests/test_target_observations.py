@@ -160,3 +160,33 @@ def test_family_candidates_follow_the_grouping_key() -> None:
     assert family_candidates(["c"], named, every) == {"c"}
     assert family_candidates(["missing"], named, every) == set()
     assert family_candidates([], named, every) == set()
+
+
+def test_the_runs_table_is_still_checked_whole(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the wanted runs are read, but a repeated row or a bad id in a set no target needs
+    is still refused (the id and repeat checks read the run id column of every row)."""
+    import polars as pl
+
+    from trntui.cli import main
+    from trntui.store.runs import runs_path
+
+    with Project.open(project):
+        name_family(project, list(HPE_SETS), "H200")
+    path = runs_path(project)
+    table = pl.read_parquet(path)
+    h200 = table.filter(pl.col("set_name") == "hpe-n2")
+    pl.concat([table, h200[:1]]).write_parquet(path)
+    assert main(["estimate", str(project), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert f"row {table.height + 1} repeats run_id {h200['run_id'][0]!r}" in err
+    bad = table.with_columns(
+        pl.when(pl.col("run_id") == h200["run_id"][0])
+        .then(pl.lit("../../etc/passwd"))
+        .otherwise(pl.col("run_id"))
+        .alias("run_id")
+    )
+    bad.write_parquet(path)
+    assert main(["estimate", str(project), "--json"]) == 2
+    assert "'../../etc/passwd'" in capsys.readouterr().err

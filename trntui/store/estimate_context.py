@@ -23,7 +23,7 @@ from trntui.store.facts import DerivedRuns, derive_and_store_runs, read_runs
 from trntui.store.project import read_inventory
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
-from trntui.store.runs import check_metadata, read_runs_table, runs_path
+from trntui.store.runs import check_metadata, read_runs_table, run_set_names, runs_path
 from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path
 
@@ -81,11 +81,9 @@ def read_target_observations(
     """
     stated = load_stated_sizes(root) if stated is None else stated
     named = load_family_names(root) if family_names is None else family_names
-    table = read_runs_table(root)
-    every_set = frozenset(table["set_name"].unique().to_list())
     run_sets = [target.run_set for target in inventory.targets if target.run_set]
-    wanted = family_candidates(run_sets, named, every_set)
-    runs = check_metadata(root, table.filter(pl.col("set_name").is_in(sorted(wanted))))
+    wanted = family_candidates(run_sets, named, run_set_names(root))
+    runs = check_metadata(root, read_runs_table(root, wanted))
     derived = read_runs(root, runs, inventory.goal.quality_target(), inventory.planned_steps())
     return _observed(derived, stated)
 

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -132,10 +132,13 @@ def load_runs(root: Path) -> pl.DataFrame:
     return check_metadata(root, read_runs_table(root))
 
 
-def read_runs_table(root: Path) -> pl.DataFrame:
+def read_runs_table(root: Path, sets: Collection[str] | None = None) -> pl.DataFrame:
     """The runs table with its columns, types, ids and uniqueness checked, but not each run's
     metadata: a reader that needs a few runs (``store.estimate_context``'s estimate of the
-    targets) checks those (``check_metadata``), never the JSON of every run of an archive."""
+    targets) checks those (``check_metadata``), never the JSON of every run of an archive.
+
+    ``sets``: only the runs of these run sets are read (a scan that filters as it reads, so
+    the other runs' metadata texts are never loaded); the table is still checked whole."""
     path = runs_path(root)
     if not path.is_file():
         return pl.DataFrame(schema=RUNS_SCHEMA)
@@ -146,7 +149,24 @@ def read_runs_table(root: Path) -> pl.DataFrame:
         ids=("run_id", "run id"),
         unique=("run_id",),
         twice="the run would count twice",
+        where=None
+        if sets is None
+        else pl.col("set_name").is_in(pl.Series(sorted(sets), dtype=pl.String).implode()),
     )
+
+
+def run_set_names(root: Path) -> frozenset[str]:
+    """The names of the run sets that hold stored runs, read from that one column once the
+    table is checked (``read_runs_table`` with no run kept)."""
+    path = runs_path(root)
+    if not path.is_file():
+        return frozenset()
+    read_runs_table(root, sets=())
+    try:
+        names = pl.scan_parquet(path).select(pl.col("set_name").unique()).collect()
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
+        raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
+    return frozenset(names["set_name"].cast(pl.String).to_list())
 
 
 def check_metadata(root: Path, runs: pl.DataFrame) -> pl.DataFrame:

@@ -26,38 +26,69 @@ def read_table(
     ids: tuple[str, str] | None = None,
     unique: tuple[str, ...] = (),
     twice: str = "it would count twice",
+    where: pl.Expr | None = None,
 ) -> pl.DataFrame:
     """The table at ``path`` with exactly ``schema``'s columns and types.
 
     ``what`` names the table in messages ("runs table"); ``ids`` is ``(column, kind)`` of a
     column of ids that become file names (``store.paths`` kinds: "run id", "capture id"),
     each checked; no two rows may agree on all of ``unique`` (``twice`` says what a repeat
-    would do).
+    would do). ``where``: only the rows it keeps are read (a scan that filters as it reads,
+    for a reader that needs a few rows of a big table); the columns, the ids and the repeats
+    are still checked over the whole table, from those columns alone.
     """
     try:
-        frame = pl.read_parquet(path)
+        if where is None:
+            frame = pl.read_parquet(path)
+            columns = frame.columns
+        else:
+            scan = pl.scan_parquet(path)
+            columns = scan.collect_schema().names()
     except _READ_ERRORS as error:
         raise InputFileError(str(path), f"{what} cannot be read ({error})") from None
-    missing = [name for name in schema if name not in frame.columns]
+    missing = [name for name in schema if name not in columns]
     if missing:
         raise InputFileError(
             str(path), f"{what} lacks columns", key=missing[0], expected=", ".join(schema)
         )
-    try:
-        frame = frame.select(list(schema)).cast(schema)
-    except pl.exceptions.PolarsError as error:
-        raise InputFileError(str(path), f"{what} has wrong column types ({error})") from None
+    if where is None:
+        frame = _cast(path, what, frame.select(list(schema)), schema)
+        keys = frame
+    else:
+        keyed = [*dict.fromkeys([*([ids[0]] if ids else []), *unique])]
+        keys = _cast(path, what, scan.select(keyed), pl.Schema({n: schema[n] for n in keyed}))
     if ids is not None:
-        check_column(path, ids[1], ids[0], frame[ids[0]])
+        check_column(path, ids[1], ids[0], keys[ids[0]])
     if unique:
-        again = ~frame.select(pl.struct(unique).is_first_distinct()).to_series()
+        again = ~keys.select(pl.struct(unique).is_first_distinct()).to_series()
         if again.any():
             row = int(again.arg_true()[0]) + 1
-            shown = ", ".join(f"{name} {frame[name][row - 1]!r}" for name in unique)
+            shown = ", ".join(f"{name} {keys[name][row - 1]!r}" for name in unique)
             raise InputFileError(
                 str(path),
                 f"row {row} repeats {shown}, which trntui never writes (was it edited?); {twice}",
                 key=unique[0],
                 expected=f"one row per {' and '.join(unique)}",
             )
-    return frame
+    if where is None:
+        return frame
+    return _cast(path, what, scan.select(list(schema)), schema, where)
+
+
+def _cast(
+    path: Path,
+    what: str,
+    frame: pl.DataFrame | pl.LazyFrame,
+    schema: pl.Schema,
+    where: pl.Expr | None = None,
+) -> pl.DataFrame:
+    """``frame`` cast to ``schema`` (a lazy one read, only the rows ``where`` keeps)."""
+    try:
+        cast = frame.cast(schema)
+        if isinstance(cast, pl.DataFrame):
+            return cast
+        return (cast if where is None else cast.filter(where)).collect()
+    except pl.exceptions.PolarsError as error:
+        raise InputFileError(str(path), f"{what} has wrong column types ({error})") from None
+    except _READ_ERRORS as error:
+        raise InputFileError(str(path), f"{what} cannot be read ({error})") from None
