@@ -190,3 +190,32 @@ def test_the_runs_table_is_still_checked_whole(
     bad.write_parquet(path)
     assert main(["estimate", str(project), "--json"]) == 2
     assert "'../../etc/passwd'" in capsys.readouterr().err
+
+
+def test_a_damaged_metadata_text_is_named_by_its_row_in_the_table(project: Path) -> None:
+    """The estimate reads a few rows of the runs table; a damaged one is still named by its
+    row in the file, not among the rows read."""
+    import polars as pl
+
+    from trntui.core.errors import InputFileError
+    from trntui.store.runs import runs_path
+
+    with Project.open(project):
+        name_family(project, list(HPE_SETS), "H200")  # not read: rows before the SMC set's
+    path = runs_path(project)
+    table = pl.read_parquet(path)
+    row = table.with_row_index().filter(pl.col("set_name") == SMC_SET)["index"][1]
+    damaged = table.with_columns(
+        pl.when(pl.int_range(pl.len()) == row)
+        .then(pl.lit("{not json"))
+        .otherwise(pl.col("metadata_json"))
+        .alias("metadata_json")
+    )
+    damaged.write_parquet(path)
+    with (
+        ProjectStore.open(project, read_only=True) as store,
+        pytest.raises(InputFileError) as refused,
+    ):
+        store.read_target_context()
+    assert refused.value.path == str(path) and refused.value.key == "metadata_json"
+    assert refused.value.line == row + 1

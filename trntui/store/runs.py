@@ -129,7 +129,7 @@ def timeline_path(root: Path, run_id: str) -> Path:
 
 def load_runs(root: Path) -> pl.DataFrame:
     """The runs table (empty when nothing was imported yet), every row checked."""
-    return check_metadata(root, read_runs_table(root))
+    return check_metadata(root, read_runs_table(root), whole=True)
 
 
 def read_runs_table(root: Path, sets: Collection[str] | None = None) -> pl.DataFrame:
@@ -169,18 +169,20 @@ def run_set_names(root: Path) -> frozenset[str]:
     return frozenset(names["set_name"].cast(pl.String).to_list())
 
 
-def check_metadata(root: Path, runs: pl.DataFrame) -> pl.DataFrame:
+def check_metadata(root: Path, runs: pl.DataFrame, whole: bool = False) -> pl.DataFrame:
     """``runs`` (rows of ``read_runs_table``) when each row's metadata reads, else
-    ``InputFileError`` naming the run (the line: its row among ``runs``)."""
+    ``InputFileError`` naming the run and its row in the file (``whole``: ``runs`` is the
+    whole table, so the row is its index; else it is looked up by the run's id)."""
     for index, (run_id, text) in enumerate(runs.select("run_id", "metadata_json").iter_rows()):
         try:
             RunMetadata.from_json(text)
         except UserError as error:
+            path = runs_path(root)
+            if not whole:
+                ids = pl.scan_parquet(path).select(pl.col("run_id").cast(pl.String)).collect()
+                index = int(ids["run_id"].index_of(run_id) or 0)
             raise InputFileError(
-                str(runs_path(root)),
-                f"run {run_id!r}: {error}",
-                line=index + 1,
-                key="metadata_json",
+                str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
             ) from None
     return runs
 
