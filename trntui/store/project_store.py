@@ -146,8 +146,8 @@ class ProjectStore:
         """``read_context`` of only the runs an estimate of ``inventory``'s targets reads (the
         project's when not given): the targets' run sets and the sets their scaling families
         could hold (``estimate_context.read_target_observations``). Writes nothing and keeps
-        nothing: for a command that prints one estimate (``trntui estimate``), where a team's
-        archive would otherwise parse every run of a thousand sets."""
+        nothing: for a command that prints one estimate (``trntui estimate`` and ``report``),
+        where a team's archive would otherwise parse every run of a thousand sets."""
         from trntui.store.estimate_context import read_target_observations
 
         inventory = self.inventory if inventory is None else inventory
