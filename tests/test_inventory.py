@@ -158,3 +158,20 @@ def test_every_field_label_fits_its_column_in_the_forms() -> None:
         if len(spec.label + (" *" if spec.required else "")) > LABEL_WIDTH - 1
     ]
     assert too_long == []
+
+
+def test_every_inventory_placeholder_reads_as_an_example_not_a_value() -> None:
+    """A grey ``trn3.48xlarge`` in an empty required field read as filled in, and the form
+    then said "Instance type is required" (the walkthrough, issue 26): an example says so."""
+    from trntui.core.inventory import LIST_SECTIONS, SECTIONS, specs_of
+
+    placeholders = {
+        f"{cls.TITLE} > {spec.label}": spec.placeholder
+        for cls in [*SECTIONS.values(), *LIST_SECTIONS.values()]
+        for spec in specs_of(cls).values()
+        if spec.placeholder
+    }
+    assert "Training target > Instance type" in placeholders
+    assert {
+        label: text for label, text in placeholders.items() if not text.startswith("e.g. ")
+    } == {}

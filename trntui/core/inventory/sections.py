@@ -108,7 +108,7 @@ class ModelInfo:
 
     TITLE: ClassVar[str] = "Model"
     name: str | None = spec_field("text", "Model", placeholder="e.g. Llama-2-70B LoRA")
-    architecture: str | None = spec_field("text", "Architecture", placeholder="decoder-only")
+    architecture: str | None = spec_field("text", "Architecture", placeholder="e.g. decoder-only")
     version: str | None = spec_field("text", "Model version", help="checkpoint or commit")
     parameters_billion: float | None = spec_field(
         "float", "Parameters", unit="billion", greater_than=0, maximum=100_000
@@ -118,7 +118,7 @@ class ModelInfo:
     )
     precision: str | None = spec_field("choice", "Numeric precision", choices=PRECISIONS)
     tensor_types: str | None = spec_field(
-        "text", "Tensor types", placeholder="bf16 weights, fp32 optimizer state"
+        "text", "Tensor types", placeholder="e.g. bf16 weights, fp32 optimizer state"
     )
     sequence_length: int | None = spec_field(
         "int", "Sequence length", unit="tokens", greater_than=0, maximum=10_000_000
@@ -136,14 +136,14 @@ class SoftwareStack:
     steps, the launch time outside the logs, and the features needed and still missing."""
 
     TITLE: ClassVar[str] = "Software stack"
-    framework: str | None = spec_field("text", "Framework", placeholder="PyTorch")
+    framework: str | None = spec_field("text", "Framework", placeholder="e.g. PyTorch")
     framework_version: str | None = spec_field("text", "Framework version")
     libraries: tuple[str, ...] = spec_field(
         "list", "Libraries", help="name and version, comma-separated"
     )
     neuron_sdk_version: str | None = spec_field("text", "Neuron SDK version")
     compile_steps: str | None = spec_field(
-        "text", "Compile steps", placeholder="neuron_parallel_compile before training"
+        "text", "Compile steps", placeholder="e.g. neuron_parallel_compile before training"
     )
     launch_minutes: float | None = spec_field(
         "float",
@@ -170,9 +170,9 @@ class Distribution:
     tensor_parallel: int | None = spec_field("int", "Tensor parallel", unit="ways", minimum=1)
     pipeline_parallel: int | None = spec_field("int", "Pipeline parallel", unit="ways", minimum=1)
     context_parallel: int | None = spec_field("int", "Context parallel", unit="ways", minimum=1)
-    sharding: str | None = spec_field("text", "Sharding", placeholder="ZeRO-1")
+    sharding: str | None = spec_field("text", "Sharding", placeholder="e.g. ZeRO-1")
     synchronisation: str | None = spec_field(
-        "text", "Synchronisation", placeholder="all-reduce over EFA"
+        "text", "Synchronisation", placeholder="e.g. all-reduce over EFA"
     )
     global_batch_size: int | None = spec_field(
         "int", "Global batch size", unit="samples", greater_than=0
@@ -214,7 +214,9 @@ class TrainingGoal:
         "float", "Work to finish", greater_than=0, help="in the work unit below"
     )
     work_unit: str | None = spec_field("choice", "Work unit", choices=WORK_UNITS)
-    quality_metric: str | None = spec_field("text", "Quality metric", placeholder="eval_accuracy")
+    quality_metric: str | None = spec_field(
+        "text", "Quality metric", placeholder="e.g. eval_accuracy"
+    )
     quality_threshold: float | None = spec_field("float", "Quality threshold")
     quality_direction: str | None = spec_field("choice", "Quality direction", choices=DIRECTIONS)
     verification: str | None = spec_field(
@@ -251,9 +253,9 @@ class DataPreparation:
 
     TITLE: ClassVar[str] = "Data preparation"
     steps: tuple[str, ...] = spec_field(
-        "list", "Steps", placeholder="cleaning, tokenization, packing"
+        "list", "Steps", placeholder="e.g. cleaning, tokenization, packing"
     )
-    runs_on: str | None = spec_field("text", "Runs on", placeholder="c7i.8xlarge or on-prem")
+    runs_on: str | None = spec_field("text", "Runs on", placeholder="e.g. c7i.8xlarge or on-prem")
     instance_count: int | None = spec_field("int", "Instances", minimum=1)
     hours: float | None = spec_field("float", "Duration", unit="hours", minimum=0)
     notes: str | None = spec_field("text", "Notes")
@@ -321,7 +323,7 @@ class TrainingTarget:
         "Instance type",
         required=True,
         default="",
-        placeholder="trn3.48xlarge",
+        placeholder="e.g. trn3.48xlarge",
         validator=check_instance_type,
     )
     instance_count: int = spec_field(
@@ -332,7 +334,7 @@ class TrainingTarget:
         "Region",
         required=True,
         default="us-east-1",
-        placeholder="us-east-1",
+        placeholder="e.g. us-east-1",
         validator=check_region,
     )
     purchase_option: str = spec_field(

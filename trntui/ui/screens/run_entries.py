@@ -20,7 +20,7 @@ class SetSizeEntry:
     accelerators_per_node: int | None = spec_field(
         "int", "Per node", unit="accelerators", required=True, minimum=1, maximum=100_000
     )
-    accelerator: str | None = spec_field("text", "Accelerator", placeholder="Trainium3")
+    accelerator: str | None = spec_field("text", "Accelerator", placeholder="e.g. Trainium3")
     source: str = spec_field(
         "text", "Based on", required=True, default="", placeholder="job script, ticket, link"
     )
