@@ -201,3 +201,14 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_failures_and_retries_stand_right_after_the_instance_time() -> None:
+    """The stages above the terms bill the retries with the rest of the instance-hours: the
+    two terms those stages cost are shown together, wherever terms are listed."""
+    from trntui.core.report import shown_terms
+
+    for blocks in (False, True):
+        terms = list(shown_terms(blocks))
+        assert terms[:2] == ["instance_usd", "retries_usd"]
+        assert ("idle_usd" in terms) is blocks

@@ -63,8 +63,14 @@ TERM_LABELS = {
 
 
 def shown_terms(block_billed: bool) -> tuple[str, ...]:
-    """The cost terms worth a line: the unused block time only where a target pays blocks."""
-    return tuple(term for term in TERMS if block_billed or term != "idle_usd")
+    """The cost terms worth a line, in the order they are shown: the unused block time only
+    where a target pays blocks, and the failures and retries right after the instance time.
+    The billed instance-hours are listed by stage above the terms, retries included, so the
+    two terms those stages cost stand together (a table showed "Instance time" under four
+    stages that summed to more, and the retries again four lines down)."""
+    first = ("instance_usd", "retries_usd")
+    rest = [term for term in TERMS if term not in first]
+    return tuple(term for term in (*first, *rest) if block_billed or term != "idle_usd")
 
 
 def _number(value: float | None) -> float | None:

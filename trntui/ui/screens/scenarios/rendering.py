@@ -77,9 +77,6 @@ def _label_width(result: Estimate, *, short: bool) -> int:
     return max(Text(str(label)).cell_len for label, _ in _rows(result, False, short=short))
 
 
-"""Row labels are cut down to this many cells before stages give up their hours."""
-
-
 def _table_width(label: int, widths: list[int]) -> int:
     """Cells a table takes: each column and its one-cell padding on both sides."""
     return label + sum(widths) + 2 * (len(widths) + 1)
