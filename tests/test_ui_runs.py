@@ -433,6 +433,12 @@ async def test_the_import_preview_tells_a_capture_from_a_log(
         captures = [row for row in rows if str(row[1]) == "neuron-monitor"]
         assert len(captures) == 3
         assert all(str(row[2]) == "telemetry" and "attach" in str(row[5]) for row in captures)
+        # Each file reads apart from the others (a cut from the left gave all three captures
+        # "…euron-monitor.jsonl"), and no cell is wider than the column's 20 cells.
+        names = [str(row[0]) for row in rows]
+        assert len(set(names)) == len(names) == 6, names
+        assert all(len(name) <= 20 for name in names)
+        assert all(any(f"run{n}" in name for name in names if "…" in name) for n in (1, 2, 3))
         message = str(screen.query_one("#message").content)
         assert "3 utilization capture(s), not imported" in message
         # The set the runs go into follows the runs, not the captures' sentence ("attach each

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
+from trntui.core.format import distinct_labels
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.importers import FORMATS, Cancelled, capture_kind, detect_format, import_file
@@ -48,6 +49,10 @@ AUTO = "auto"
 TABULAR_SUFFIXES = (".csv", ".jsonl", ".ndjson")
 """Files of no known format that are offered the column mapping. Plain ``.json`` is not: in a
 folder of logs it is usually a side file (MLPerf's ``scaling.json``)."""
+
+
+FILE_CELLS = 20
+"""The preview's file names are cut to this many cells (``distinct_labels``)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,8 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
         """Stores the runs (``Session.store_run``); the project's folder for reading."""
         self.root = session.root
         self.target = target
+        self._file_names: list[str] = []
+        """The names of the files being previewed (their cells are cut so they stay apart)."""
         self.planned_steps = planned_steps
         """The goal's planned steps: the preview judges runs as the Runs table will."""
         self.measured_sets = measured_sets
@@ -178,6 +185,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
     def _parse(self, paths: list[Path], fmt: str | None) -> list[PreviewItem]:
         worker = get_current_worker()
         files = expand_paths(paths)
+        self.app.call_from_thread(setattr, self, "_file_names", [path.name for path, _ in files])
         known = set(load_runs(self.root)["sha256"].to_list())
         items: list[PreviewItem] = []
         for index, (path, named) in enumerate(files):
@@ -278,7 +286,10 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
 
     def _add_preview_row(self, item: PreviewItem) -> None:
         table = self.query_one("#preview", DataTable)
-        name = item.path.name if len(item.path.name) <= 20 else "…" + item.path.name[-19:]
+        # Cut where names differ, so a log and its capture (``trn3-run1.log``,
+        # ``trn3-run1.neuron-monitor.jsonl``) and the captures of runs 1-3 stay apart.
+        names = {*self._file_names, *(other.path.name for other in self.items), item.path.name}
+        name = distinct_labels(sorted(names), FILE_CELLS)[item.path.name]
         facts = item.facts
         if item.capture:
             row = (name, item.capture, "telemetry", "-", "-", "attach: t in the run's detail")
