@@ -307,6 +307,27 @@ def remove_quote(root: Path, key: tuple[str, str, str, bool]) -> bool:
     return True
 
 
+@writes_project
+def pin_quote(root: Path, key: tuple[str, str, str, bool], pinned: bool) -> PriceQuote:
+    """Pin (or unpin) the quote with this key as the book holds it now, and save; the quote as
+    stored. ``UserError`` when the book has no such quote (deleted meanwhile),
+    ``InvalidQuoteError`` for a price-list quote (``PriceQuote.with_pin``); nothing is
+    written then."""
+    book = load_quote_book(root)
+    found = next((quote for quote in book.quotes if quote.key == key), None)
+    if found is None:
+        instance_type, region, option, manual = key
+        origin = "manual" if manual else "price-list"
+        raise UserError(
+            f"{quotes_path(root)} has no {origin} quote for {instance_type} {option} in "
+            f"{region} (deleted since?)"
+        )
+    changed = found.with_pin(pinned)
+    quotes = tuple(changed if quote.key == key else quote for quote in book.quotes)
+    save_quote_book(root, dataclasses.replace(book, quotes=quotes))
+    return changed
+
+
 def _tables(path: Path, text: str, document: dict[str, Any], name: str) -> list[dict[str, Any]]:
     tables = document.get(name, [])
     if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):

@@ -347,6 +347,15 @@ class Session:
 
         return self.change_quotes(lambda root: remove_quote(root, quote.key), label=label)
 
+    def pin_quote(self, quote: PriceQuote, pinned: bool, *, label: str) -> str | None:
+        """Pin (or unpin) one manual quote as one undo step: a pinned manual quote is used over
+        the price list's and counts as verified (``find_quote``; what ``trntui price add
+        --pin`` stores). Why not: a price-list quote, a quote gone from the book since, or as
+        ``change_quotes``."""
+        from trntui.store.quotes import pin_quote
+
+        return self.change_quotes(lambda root: pin_quote(root, quote.key, pinned), label=label)
+
     def add_rate(self, rate: ServiceRate, *, label: str) -> str | None:
         """Add (or replace) one side-service rate as one undo step; why not, as
         ``change_quotes``."""

@@ -124,6 +124,7 @@ if TYPE_CHECKING:
         quote_id,
         quote_lookups,
         quote_source,
+        quote_users,
         rate_id,
         why_quote_unused,
     )
@@ -187,6 +188,7 @@ _EXPORTS = {
     "prepare": "result",
     "quote_id": "prices",
     "quote_source": "prices",
+    "quote_users": "prices",
     "rate_id": "prices",
     "run_set_stats": "observations",
     "shown_unit": "inputs",
@@ -242,6 +244,7 @@ __all__ = [
     "quote_id",
     "quote_lookups",
     "quote_source",
+    "quote_users",
     "rate_id",
     "run_set_stats",
     "shown_unit",

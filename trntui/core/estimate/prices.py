@@ -154,6 +154,27 @@ def quote_lookups(inventory: Inventory) -> list[tuple[str, str, str]]:
     return wanted
 
 
+def quote_users(quote: PriceQuote, inventory: Inventory) -> list[str]:
+    """Who looks ``quote`` up (the rule of ``quote_lookups``): each target of exactly its type,
+    region and purchase option, by name, and "data preparation" when it is the data
+    preparation instance on demand in a target's region. Empty when nobody does (then
+    ``why_quote_unused`` says why)."""
+    users = [
+        target.name
+        for target in inventory.targets
+        if (target.instance_type, target.region, target.purchase_option)
+        == (quote.instance_type, quote.region, quote.purchase_option)
+    ]
+    prep = data_prep_instance_type(inventory.data_prep.runs_on)
+    if (
+        quote.instance_type == prep
+        and quote.purchase_option == ON_DEMAND
+        and any(target.region == quote.region for target in inventory.targets)
+    ):
+        users.append("data preparation")
+    return users
+
+
 def why_quote_unused(quote: PriceQuote, inventory: Inventory) -> str | None:
     """Why neither a target nor data preparation would use ``quote`` (a region or type typed
     wrong), or None."""

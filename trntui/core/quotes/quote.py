@@ -4,6 +4,7 @@ with its provenance, checked as it is made.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -187,6 +188,18 @@ class PriceQuote:
     def key(self) -> tuple[str, str, str, bool]:
         """Identity in a project's quote list: one quote per type, region, option and origin."""
         return (self.instance_type, self.region, self.purchase_option, self.manual)
+
+    def with_pin(self, pinned: bool) -> PriceQuote:
+        """This quote pinned (or not): only a manual quote is, a price a person vouches for
+        (``trntui price add --pin``); a price-list quote is already used over every manual
+        one that nobody pinned, so pinning it would say nothing."""
+        if not self.manual:
+            raise InvalidQuoteError(
+                f"the {self.instance_type} quote in {self.region} is the AWS Price List's: only "
+                "a manual quote is pinned (a price you vouch for, used over the list's)",
+                key="pinned",
+            )
+        return dataclasses.replace(self, pinned=pinned)
 
     def age_days(self, today: date) -> int:
         return (today - self.retrieved_at.astimezone(UTC).date()).days

@@ -14,12 +14,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
-from trntui.core.estimate import quote_lookups, why_quote_unused
+from trntui.core.estimate import quote_lookups, quote_users, why_quote_unused
 from trntui.core.format import UNKNOWN, usd_per_unit, usd_price
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
@@ -29,6 +29,7 @@ from trntui.core.quotes import (
     LookupStatus,
     PriceQuote,
     QuoteBook,
+    QuoteLookup,
     SideService,
     find_quote,
     implausible_price,
@@ -57,19 +58,21 @@ SIDE_LABELS = {
 """Each side service as the estimate's inputs name it (``S3 Standard rate``)."""
 
 
-def chosen(reason: str) -> str:
+def chosen(lookup: QuoteLookup) -> str:
     """Which quote a target uses, in a few words (``find_quote``'s reason in full is in the
-    estimate and the report)."""
-    if "pinned" in reason:
+    estimate and the report). Read from the quote, not the reason's words: "used over the
+    manual quote(s) that nobody pinned" names pinning too."""
+    quote = lookup.quote
+    if quote is not None and quote.manual and quote.pinned:
         return "pinned manual"
-    if "Price List" in reason:
-        return "price list, over manual" if "manual" in reason else "price list"
+    if quote is not None and not quote.manual:
+        return "price list, over manual" if "manual" in lookup.reason else "price list"
     return "manual, none listed"
 
 
 def quote_origin(quote: PriceQuote) -> str:
     if quote.manual:
-        return "manual"
+        return "pinned" if quote.pinned else "manual"
     return f"list {(quote.publication_date or '')[:10]}".strip()
 
 
@@ -102,6 +105,12 @@ def _warnings(quote: PriceQuote, target: TrainingTarget, today: dt.date) -> list
     )
     return [flag.message for flag in flags if flag.kind != "manual"]
 
+
+FOOTER_LEAVES_OUT = {"targets": ("delete",), "quotes": ("edit_rate",), "rates": ("pin",)}
+"""Per list in focus, the keys the footer does not offer there (they still work): five keys
+and the app's do not fit 80 columns, so each list shows the four that matter on it (``d``
+deletes nothing on a target, ``p`` pins no rate, and ``r`` from the quotes only opens the
+first unknown rate)."""
 
 DETAIL_LINES = 5
 """The detail line's height (``#detail``'s max-height): a longer text ends with how to read
@@ -149,6 +158,15 @@ class PricesScreen(SessionScreen):
             tooltip="Delete the highlighted quote or side rate",
             id="prices.delete",
         ),
+        Binding(
+            "p",
+            "pin",
+            "Pin",
+            tooltip="Pin the highlighted manual quote (or the highlighted target's), or unpin "
+            "it: a pinned quote is used over the price list's and counts as verified (as "
+            "trntui price add --pin)",
+            id="prices.pin",
+        ),
     ]
 
     def __init__(self, session: Session) -> None:
@@ -189,6 +207,16 @@ class PricesScreen(SessionScreen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """What the footer offers: every binding but those ``FOOTER_LEAVES_OUT`` for the list
+        in focus (keys are dispatched from the bindings themselves, not from this)."""
+        active = super().active_bindings
+        focused = self.focused
+        which = focused.id if isinstance(focused, DataTable) and focused.id else "targets"
+        hidden = FOOTER_LEAVES_OUT.get(which, ())
+        return {key: b for key, b in active.items() if b.binding.action not in hidden}
 
     def on_resize(self) -> None:
         if max(15, min(40, self.app.size.width - 65)) != self._name_width:
@@ -247,7 +275,7 @@ class PricesScreen(SessionScreen):
             if per_chip is not None and usd_per_accelerator_hour(quote) is None
             else ""
         )
-        line.append(f" ({usd_per_unit(per_chip)}/accelerator-h{how}), {chosen(lookup.reason)}")
+        line.append(f" ({usd_per_unit(per_chip)}/accelerator-h{how}), {chosen(lookup)}")
         warnings = _warnings(quote, target, today)
         if warnings:
             line.append("; ")  # unstyled: a space at a style change was lost in the wrap
@@ -283,7 +311,7 @@ class PricesScreen(SessionScreen):
             else:
                 price = Text(usd_price(quote.usd_per_hour), style="bold")
                 warned = bool(_warnings(quote, target, today))
-                note = Text(chosen(lookup.reason) + (" (!)" if warned else ""),
+                note = Text(chosen(lookup) + (" (!)" if warned else ""),
                             style="yellow" if warned else "")  # fmt: skip
             table.add_row(
                 names[target.name],
@@ -326,7 +354,12 @@ class PricesScreen(SessionScreen):
     def quote_detail(self, quote: PriceQuote) -> str:
         when = quote.retrieved_at.strftime("%Y-%m-%d %H:%M UTC")
         if quote.manual:
-            origin = f"Manual quote dated {when}: {quote.source_note}"
+            pin = (
+                "pinned: used over the price list's (p unpins it)"
+                if quote.pinned
+                else "p pins it (used over the price list's)"
+            )
+            origin = f"Manual quote dated {when}, {pin}: {quote.source_note}"
         else:
             origin = (
                 f"{quote.offer_code} price list {quote.publication_date} (version "
@@ -576,6 +609,106 @@ class PricesScreen(SessionScreen):
             f"Deleted the quote for {quote.instance_type}; ctrl+z undoes it",
         ):
             self.notify(f"Deleted the quote for {quote.instance_type}. ctrl+z undoes it.")
+
+    def _quote_to_pin(self) -> PriceQuote | None:
+        """The quote ``p`` acts on: the highlighted quote, or the manual quote of the
+        highlighted target's type, region and option (the target is what a person wants
+        priced); None, with why on the status line, when there is none."""
+        quotes = self.query_one("#quotes", DataTable)
+        if self.focused is quotes:
+            if 0 <= quotes.cursor_row < len(self.book.quotes):
+                return self.book.quotes[quotes.cursor_row]
+            self.set_status("Nothing pinned: no quote yet (a types one)")
+            return None
+        targets = self.query_one("#targets", DataTable)
+        # No list in focus: the targets', as the detail line shows.
+        on_targets = self.focused is targets or not isinstance(self.focused, DataTable)
+        if not on_targets or not 0 <= targets.cursor_row < len(self._shown_targets):
+            self.set_status("Nothing pinned: tab to a quote or a target, then p")
+            return None
+        target = self._shown_targets[targets.cursor_row]
+        key = (target.instance_type, target.region, target.purchase_option, True)
+        found = next((quote for quote in self.book.quotes if quote.key == key), None)
+        if found is None:
+            self.set_status(
+                f"Nothing pinned: {target.name} has no manual quote for {target.instance_type} "
+                f"{target.purchase_option} in {target.region} (a types one)"
+            )
+        return found
+
+    @edits
+    def action_pin(self) -> None:
+        """Pin the chosen manual quote for the targets that look it up, or unpin a pinned one
+        (one undo step each). A price outside the plausibility band asks first, as ``price add
+        --pin`` refuses it without ``--force``: pinned, it wins over the price list's."""
+        quote = self._quote_to_pin()
+        if quote is None:
+            return
+        try:
+            quote.with_pin(not quote.pinned)
+        except UserError as error:
+            self.set_status(f"Not pinned: {error}", "warning")
+            return
+        if quote.pinned:
+            self._set_pin(quote, False)
+            return
+        doubt = implausible_price(quote)
+        if doubt is None:
+            self._set_pin(quote, True)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._set_pin(quote, True)
+            else:
+                self.set_status("Not pinned (implausible price)", "error")
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"The price looks implausible:\n{doubt}\n\nPin it anyway? It will be used over "
+                "the price list's."
+            ),
+            answered,
+        )
+
+    def _set_pin(self, quote: PriceQuote, pinned: bool) -> None:
+        """Pin or unpin ``quote`` through the session and say what it does to the estimate:
+        which targets it is for, and which price they use now."""
+        users = quote_users(quote, self.session.inventory)
+        what = f"{quote.instance_type} {quote.purchase_option} in {quote.region}"
+        for_whom = f" for {', '.join(users)}" if users else ""
+        listed = next(
+            (
+                q
+                for q in self.book.quotes
+                if not q.manual and q.key[:3] == quote.key[:3] and q.usd_per_hour is not None
+            ),
+            None,
+        )
+        listed_price = f" {usd_price(listed.usd_per_hour)}/h" if listed is not None else ""
+        price = f"{usd_price(quote.usd_per_hour)}/h"
+        if pinned:
+            over = f"the price list's{listed_price}" if listed is not None else "any list quote"
+            done = f"Pinned: {what} at {price}{for_whom}, used over {over}"
+            if quote.is_example:
+                done += "; still unverified: its source says EXAMPLE"
+        else:
+            verified = quote.with_pin(False).verified
+            now = (
+                f"the price list's{listed_price} is used again"
+                if listed is not None
+                else f"still used at {price} (no price-list quote)"
+                + ("" if verified else ", unverified")
+            )
+            done = f"Unpinned: {what}{for_whom}: {now}"
+        verb = "pinning" if pinned else "unpinning"
+        stored = self._report_book(
+            self.session.pin_quote(quote, pinned, label=f"{verb} {what}{for_whom}"),
+            f"{done}; ctrl+z undoes it",
+        )
+        unused = why_quote_unused(quote, self.session.inventory)
+        if stored and pinned and unused:
+            self.set_status(f"Pinned, but {unused}", "warning")
 
     def _highlighted_rate(self) -> tuple[SideService, str] | None:
         """The side service and region of the highlighted rate row, when the rates have focus;
