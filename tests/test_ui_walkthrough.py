@@ -223,6 +223,17 @@ async def test_from_init_to_a_complete_estimate_of_three_targets_at_80x24(
             assert all(str(rates.get_row_at(i)[2]) != "unknown" for i in range(rates.row_count)), (
                 "every side rate entered"
             )
+            # p on each target's row pins its quote: the prices are vouched for (verified)
+            targets = app.screen.query_one("#targets", DataTable)
+            targets.focus()
+            for row, (name, instance_type, *_) in enumerate(TARGETS):
+                targets.move_cursor(row=row)
+                await pilot.press("p")
+                await settle(pilot)
+                status = shown(app, "StatusLine")
+                assert status.startswith(f"Pinned: {instance_type} on-demand in us-east-1"), status
+                assert f"for {name}" in status, status
+                assert str(targets.get_row_at(row)[4]).startswith("pinned manual")
 
             # 5: Scenarios: every target's total is known, on the bar and on the Estimate tab
             await pilot.press("4")
@@ -238,6 +249,20 @@ async def test_from_init_to_a_complete_estimate_of_three_targets_at_80x24(
             total_row = next(r for r in table_text.splitlines() if r.strip().startswith("Total"))
             assert len(re.findall(r"\$[0-9,]+\.[0-9]{2}", total_row)) == 3, total_row
 
+            # 6: Trn3 vs GPU compares Trainium3 with the first GPU target; t the next (B200)
+            for _ in range(3):
+                await pilot.press("right_square_bracket")
+                await settle(pilot)
+            assert shown(app, "#compare-body").startswith(f"Against {TARGETS[1][0]} ")
+            await pilot.press("t")
+            await wait_until(
+                pilot,
+                lambda: shown(app, "#compare-body").startswith(f"Against {TARGETS[2][0]} "),
+                "the B200 compared",
+            )
+            comparison = app.session.analysis.comparison
+            assert comparison.gpu is not None and comparison.gpu.name == TARGETS[2][0]
+
             # 7: r writes the report, Markdown by default, next to trntui.toml
             await pilot.press("r")
             await settle(pilot)
@@ -248,4 +273,5 @@ async def test_from_init_to_a_complete_estimate_of_three_targets_at_80x24(
                 assert total in report, total
             for name, *_ in TARGETS:
                 assert name in report
+            assert f"{TARGETS[0][0]} against {TARGETS[2][0]} (the GPU target: chosen)" in report
             await pilot.press("ctrl+q")

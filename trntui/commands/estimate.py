@@ -10,6 +10,11 @@ and ``method``, or ``reason`` when there is none: ``core.prediction``).
 ``report DIR [--scenario NAME] --format md|json|csv -o FILE`` writes the budget report
 (``-o -`` prints it).
 
+Both compare the first Trainium3 target with the GPU target ``--gpu-target NAME`` names, else
+the one the working scenario keeps (chosen in the app: Scenarios > Trn3 vs GPU, ``t``; not for
+a snapshot, which does not hold it), else the first GPU target: the app and the CLI compare the
+same two.
+
 ``trntui scenario`` (``commands/scenario.py``) saves and reopens snapshots of it.
 
 Exit codes: 0 done (an incomplete estimate is still a result: it says what is missing), 2 a
@@ -68,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     est.add_argument("dir", help="project folder")
     est.add_argument("--scenario", metavar="NAME", help="use a saved scenario snapshot")
     est.add_argument("--json", action="store_true", help="print JSON")
+    _gpu_target_argument(est)
     est.set_defaults(func=estimate_command)
 
     rep = subparsers.add_parser(
@@ -80,7 +86,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--scenario", metavar="NAME", help="report a saved scenario snapshot")
     rep.add_argument("--format", choices=REPORT_FORMATS, required=True)
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="file ('-': stdout)")
+    _gpu_target_argument(rep)
     rep.set_defaults(func=report_command)
+
+
+def _gpu_target_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--gpu-target",
+        metavar="NAME",
+        help="the GPU target Trainium3 is compared with (default: the working scenario's, "
+        "chosen in the app's Trn3 vs GPU tab; else the first GPU target)",
+    )
+
+
+def compared_gpu(
+    args: argparse.Namespace, root: Path, context: EstimateContext, scenario: Scenario | None
+) -> str | None:
+    """The GPU target to compare with: ``--gpu-target`` (refused, with the GPU targets there
+    are, when it names none), else the working scenario's choice for the project as it is
+    (a snapshot does not hold one), else None (the first GPU target). ``scenario show``
+    passes no ``--gpu-target``."""
+    wanted = getattr(args, "gpu_target", None)
+    if wanted is None:
+        if scenario is not None:
+            return None
+        from trntui.store.working_scenario import read_working_scenario
+
+        return read_working_scenario(root).gpu_target
+    names = [t.name for t in context.inventory.targets if t.accelerator_family == "GPU"]
+    if wanted not in names:
+        raise UserError(
+            f"--gpu-target {wanted!r} is not a GPU target of "
+            f"{'the snapshot' if scenario else 'the project'}; GPU targets: "
+            + (", ".join(repr(name) for name in names) or "none")
+        )
+    return str(wanted)
 
 
 def user_errors(
@@ -171,7 +211,8 @@ def estimate_command(args: argparse.Namespace) -> int:
     result = estimate_with_working(context, overrides) if scenario is None else None
     result = result or estimate(context, overrides)
     bands = prediction_bands(result)
-    comparison = compare(context, result, bands)
+    gpu_target = compared_gpu(args, Path(args.dir), context, scenario)
+    comparison = compare(context, result, bands, gpu_target=gpu_target)
     if args.json:
         document = {
             "example": context.inventory.project.example,
@@ -182,6 +223,9 @@ def estimate_command(args: argparse.Namespace) -> int:
         document["stale"] = list(stale)
         back = comparison.payback
         document["comparison"] = {
+            "trainium_target": comparison.trainium.name if comparison.trainium else None,
+            "gpu_target": comparison.gpu.name if comparison.gpu else None,
+            "gpu_choice": comparison.gpu_choice,
             "comparable": comparison.comparable,
             "reasons": list(comparison.reasons),
             "cost_ratio": comparison.cost_ratio,
@@ -201,10 +245,16 @@ def estimate_command(args: argparse.Namespace) -> int:
     if scenario is not None:
         print(f"Scenario {scenario.name!r} saved {scenario.saved_at:%Y-%m-%d %H:%M} UTC")
     else:
-        print(working_note(overrides))
+        chosen_here = getattr(args, "gpu_target", None) is not None
+        print(working_note(overrides, None if chosen_here else gpu_target))
     for note in stale:
         print(f"STALE: {note}")
     print(_estimate_text(result, bands))
+    if comparison.trainium is not None and comparison.gpu is not None:
+        print(
+            f"Compared: {comparison.trainium.name} against {comparison.gpu.name} (the GPU "
+            f"target: {comparison.gpu_choice})"
+        )
     if comparison.comparable and comparison.break_even is not None:  # both set when comparable
         print(
             f"Trainium3 / GPU cost to the same result: {ratio(comparison.cost_ratio)} "
@@ -224,11 +274,11 @@ def estimate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def working_note(overrides: tuple[Override, ...]) -> str:
+def working_note(overrides: tuple[Override, ...], gpu_target: str | None = None) -> str:
     """The line that says which working scenario an estimate of the project applied."""
     from trntui.store.working_scenario import working_scenario_note
 
-    return working_scenario_note(overrides)
+    return working_scenario_note(overrides, gpu_target)
 
 
 def _working_json(overrides: tuple[Override, ...]) -> dict[str, Any]:
@@ -302,7 +352,8 @@ def report_command(args: argparse.Namespace) -> int:
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
     if scenario is None:
         estimate_with_working(context, overrides)  # names the file when an override fails
-    analysis = analyze(context, overrides)
+    gpu_target = compared_gpu(args, Path(args.dir), context, scenario)
+    analysis = analyze(context, overrides, gpu_target=gpu_target)
     document = report_document(
         context,
         analysis,

@@ -35,13 +35,16 @@ def analyze(
     overrides: Sequence[Override] = (),
     *,
     prepared: Sequence[TargetInputs] | None = None,
+    gpu_target: str | None = None,
 ) -> Analysis:
     """Estimate, comparison, tornado bars and the P10-P90 band after an edit, in one call.
 
     Raises ``InvalidInputError`` for a bad override, before anything is computed, so the
     caller keeps showing its last valid ``Analysis``. Pass ``prepared`` (``prepare(context)``)
-    when only overrides changed since the last call.
+    when only overrides changed since the last call. ``gpu_target`` names the GPU target
+    Trainium3 is compared with (``compare``; the first GPU target when None).
     """
     result = estimate(context, overrides, prepared)
     bands = prediction_bands(result)
-    return Analysis(result, compare(context, result, bands), sensitivity(result), bands)
+    comparison = compare(context, result, bands, gpu_target=gpu_target)
+    return Analysis(result, comparison, sensitivity(result), bands)

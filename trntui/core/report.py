@@ -311,6 +311,12 @@ def _sensitivity_markdown(doc: dict[str, Any]) -> list[str]:
 
 def _comparison_markdown(c: dict[str, Any]) -> list[str]:
     out = ["## Trainium3 vs GPU: cost to the same quality result", ""]
+    if c.get("trainium_target") and c.get("gpu_target"):
+        out += [
+            f"{c['trainium_target']} against {c['gpu_target']} "
+            f"(the GPU target: {c.get('gpu_choice') or 'the first GPU target'}).",
+            "",
+        ]
     plans = c.get("plans", [])
     if plans:
         yes_no = {True: "NO", False: "yes", None: "not checked"}
@@ -515,6 +521,7 @@ def render_csv(doc: dict[str, Any]) -> str:
         row("band", t["name"], "runs", band["runs"], "runs")
     c = doc["comparison"]
     row("comparison", "", "comparable", c["comparable"], "", "", "", "; ".join(c["reasons"]))
+    row("comparison", "", "gpu_target", c["gpu_target"], "", "", "", c.get("gpu_choice", ""))
     row("comparison", "", "cost_ratio", c["cost_ratio"])
     row("comparison", "", "saving_usd", c["saving_usd"], "USD")
     if c.get("requirement") and c["requirement"]["break_even_throughput"] is not None:

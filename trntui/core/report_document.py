@@ -231,6 +231,7 @@ def _comparison_document(comparison: Comparison) -> dict[str, Any]:
     return {
         "trainium_target": comparison.trainium.name if comparison.trainium else None,
         "gpu_target": comparison.gpu.name if comparison.gpu else None,
+        "gpu_choice": comparison.gpu_choice,
         "comparable": comparison.comparable,
         "protocol_confirmed": comparison.protocol_confirmed,
         "porting_cost_usd": _number(comparison.payback.porting_cost_usd)

@@ -7,11 +7,17 @@ snapshot or undone (through the ``Session``, the one writer path), and reads it 
 project opens, so a restart finds the same estimate. ``trntui estimate``, ``report`` and
 ``scenario save``/``diff`` read it too (and say so), so the app and the CLI show one estimate.
 A snapshot (``store/scenarios``) is a frozen copy with every value; this file holds only the
-overrides, applied to the project as it is today.
+overrides, applied to the project as it is today, and which GPU target Trainium3 is compared
+with (``gpu_target``, when one was chosen: the app's Trn3 vs GPU tab, ``t``). The choice is
+kept here, not in ``trntui.toml``, because it is part of what the estimate shown is (the
+comparison, the decision, the report), as the overrides are, and not a fact of the workload:
+kept like them, it survives a restart and ``trntui estimate`` and ``report`` compare the same
+two targets as the app.
 
 Layout (TOML, written atomically; comments a person adds are kept by later saves)::
 
     schema_version = 1
+    gpu_target = "B200 p6"       # optional: the GPU target compared (else the first one)
 
     [[override]]                 # one per input and target
     input = "steady_throughput"  # a key of the estimate's inputs (`trntui scenario save --help`)
@@ -24,7 +30,9 @@ Layout (TOML, written atomically; comments a person adds are kept by later saves
 A hand edit that does not read is refused with the file, the line and what was expected; the
 values are checked as an override typed in the app is (an unknown input, a value out of
 range). An override whose target is not in the inventory (renamed since) still reads: the app
-shows it and ``x`` drops it.
+shows it and ``x`` drops it; a ``gpu_target`` that is no GPU target now reads too, and the
+comparison says it compared the first GPU target instead (``core.comparison.pick_gpu``).
+``gpu_target`` is an optional key of schema version 1: a file without it reads as before.
 """
 
 from __future__ import annotations
@@ -56,7 +64,8 @@ _TEXT_KEYS = ("target", "unit", "who", "why")
 _HEADER = (
     "# The working scenario: the overrides in force in the app and in `trntui estimate`.\n"
     "# One [[override]] per input and target; trntui writes this file when one is set,\n"
-    "# dropped or undone (see README, Scenarios).\n"
+    "# dropped or undone (see README, Scenarios). gpu_target: the GPU target Trainium3 is\n"
+    "# compared with (Scenarios > Trn3 vs GPU, t); without it, the first GPU target.\n"
 )
 
 
@@ -64,16 +73,40 @@ def working_scenario_path(root: Path) -> Path:
     return project_path(root, WORKING_SCENARIO_FILE)
 
 
+@dataclasses.dataclass(frozen=True)
+class WorkingScenario:
+    """What ``working_scenario.toml`` holds: the overrides in force and the GPU target chosen
+    for the comparison (None: the first GPU target)."""
+
+    overrides: tuple[Override, ...] = ()
+    gpu_target: str | None = None
+
+
 def load_working_scenario(root: Path) -> tuple[Override, ...]:
     """The overrides in force (none when there is no file); ``InputFileError`` for a file
     that does not read, naming the line and what was expected."""
+    return read_working_scenario(root).overrides
+
+
+def read_working_scenario(root: Path) -> WorkingScenario:
+    """The whole working scenario (empty when there is no file); ``InputFileError`` for a
+    file that does not read, naming the line and what was expected."""
     path = working_scenario_path(root)
     if not path.is_file():
-        return ()
+        return WorkingScenario()
     text = decode_utf8(path, path.read_bytes())
     document = parse_toml(path, text)
     check_schema_version(path, text, document, SCHEMA_VERSION)
-    check_top_level(path, text, document, ("schema_version", "override"))
+    check_top_level(path, text, document, ("schema_version", "gpu_target", "override"))
+    gpu_target = document.get("gpu_target")
+    if gpu_target is not None and (not isinstance(gpu_target, str) or not gpu_target.strip()):
+        raise InputFileError(
+            str(path),
+            f"gpu_target is {gpu_target!r}",
+            line=locate(text, "", "gpu_target"),
+            key="gpu_target",
+            expected="a GPU target's name, quoted, or no gpu_target key (the first GPU target)",
+        )
     tables = document.get("override", [])
     if not isinstance(tables, list):
         raise InputFileError(
@@ -99,7 +132,7 @@ def load_working_scenario(root: Path) -> tuple[Override, ...]:
             )
         seen[where] = index
         overrides.append(override)
-    return tuple(overrides)
+    return WorkingScenario(tuple(overrides), gpu_target)
 
 
 def _override(path: Path, text: str, index: int, table: object) -> Override:
@@ -159,9 +192,12 @@ def checked_value(override: Override) -> float:
 
 
 @writes_project
-def save_working_scenario(root: Path, overrides: tuple[Override, ...]) -> None:
-    """Write ``overrides`` as the working scenario, atomically, keeping a person's comments;
-    one the file would refuse on reading raises ``InvalidInputError`` (nothing written)."""
+def save_working_scenario(
+    root: Path, overrides: tuple[Override, ...], gpu_target: str | None = None
+) -> None:
+    """Write ``overrides`` and ``gpu_target`` (None: no choice, the first GPU target) as the
+    working scenario, atomically, keeping a person's comments; an override the file would
+    refuse on reading raises ``InvalidInputError`` (nothing written)."""
     entries: list[dict[str, Any]] = []
     for override in overrides:
         entry: dict[str, Any] = {"input": override.input}
@@ -174,6 +210,8 @@ def save_working_scenario(root: Path, overrides: tuple[Override, ...]) -> None:
         entry["why"] = override.why
         entries.append(entry)
     document: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if gpu_target is not None:
+        document["gpu_target"] = gpu_target
     if entries:
         document["override"] = entries
     path = working_scenario_path(root)
@@ -184,12 +222,14 @@ def save_working_scenario(root: Path, overrides: tuple[Override, ...]) -> None:
     atomic_write_text(path, text, root=root)
 
 
-def working_scenario_note(overrides: tuple[Override, ...]) -> str:
-    """One line saying which overrides the working scenario holds (the CLI prints it)."""
+def working_scenario_note(overrides: tuple[Override, ...], gpu_target: str | None = None) -> str:
+    """One line saying which overrides the working scenario holds, and the GPU target chosen
+    for the comparison if one is (the CLI prints it)."""
+    compared = f"; Trainium3 compared with {gpu_target!r}" if gpu_target is not None else ""
     if not overrides:
-        return f"Working scenario: no override ({WORKING_SCENARIO_FILE})"
+        return f"Working scenario: no override{compared} ({WORKING_SCENARIO_FILE})"
     count = len(overrides)
     return (
-        f"Working scenario: {count} override{'s' if count > 1 else ''} from "
+        f"Working scenario: {count} override{'s' if count > 1 else ''}{compared} from "
         f"{WORKING_SCENARIO_FILE} (app: Scenarios > Inputs)"
     )

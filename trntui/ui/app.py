@@ -256,7 +256,7 @@ class TrnTuiApp(App[None]):
     def _compute(self, generation: int) -> None:
         session = self.session
         try:
-            computed = session.compute(session.inventory, session.overrides)
+            computed = session.compute(session.inventory, session.overrides, session.gpu_target)
         except (UserError, OSError) as error:
             self.call_from_thread(self._estimate_failed, str(error), generation)
             return
@@ -358,7 +358,9 @@ class TrnTuiApp(App[None]):
                 what = override_change(step.before, in_force) or what  # type: ignore[arg-type]
                 what += f" (now {overrides_in_force(self.session.overrides)})"
             self.notify(f"Undid: {what}")
-            if step.kind in ("overrides", "quotes"):
+            if step.kind == "comparison":
+                what += f" (now {self.session.gpu_target or 'the first GPU target'})"
+            if step.kind in ("overrides", "comparison", "quotes"):
                 self.status = (f"Undid: {what}", "")
 
     def action_reload(self) -> None:

@@ -4,9 +4,11 @@ derived from it.
 The App and every screen share one ``Session`` (a screen gets it in its constructor). It owns
 
 * the open ``Project`` and the current ``Inventory`` (saved shortly after the last edit),
-* the working scenario: the overrides in force, kept in ``working_scenario.toml`` (written at
-  once on every change and undo, read when the project opens: they survive a restart),
-* the single undo history: inventory edits, override changes and quote book changes are steps
+* the working scenario: the overrides in force and the GPU target Trainium3 is compared
+  with, kept in ``working_scenario.toml`` (written at once on every change and undo, read
+  when the project opens: they survive a restart),
+* the single undo history: inventory edits, override changes, the GPU target chosen for the
+  comparison and quote book changes are steps
   on one stack, so ctrl+z anywhere undoes the most recent change, whichever screen made it,
 * what the last estimate computed from them: the run facts (derived once per import and read
   by the Runs screen and the estimate alike), the estimate context and its prepared inputs.
@@ -52,9 +54,10 @@ UNDO_COALESCE_S = 2.0
 """Edits of the same field within this many seconds are one undo step (typing a number)."""
 UNDO_LIMIT = 200
 
-Change = Literal["inventory", "inventory-replaced", "overrides", "quotes", "runs"]
+Change = Literal["inventory", "inventory-replaced", "overrides", "comparison", "quotes", "runs"]
 """What changed: ``inventory`` (an edit, the forms already show it), ``inventory-replaced``
-(undo or reload: forms must show it again), ``overrides``, ``quotes`` (the quote book on disk),
+(undo or reload: forms must show it again), ``overrides``, ``comparison`` (the GPU target
+Trainium3 is compared with), ``quotes`` (the quote book on disk),
 ``runs`` (imported, removed, sized or moved runs: facts must be derived again)."""
 
 
@@ -66,7 +69,7 @@ RELOAD = "reload"
 class UndoStep:
     """One change that ctrl+z can take back: what it was called and the state before it."""
 
-    kind: Literal["inventory", "overrides", "quotes"]
+    kind: Literal["inventory", "overrides", "comparison", "quotes"]
     label: str
     before: object
     at: float
@@ -120,12 +123,16 @@ class Session:
         self.store = ProjectStore(project)
         """The open project with what this session derived from it (the app closes it)."""
         self.inventory: Inventory = project.inventory
-        from trntui.store.working_scenario import load_working_scenario
+        from trntui.store.working_scenario import read_working_scenario
 
-        self.overrides: tuple[Override, ...] = load_working_scenario(project.root)
+        working = read_working_scenario(project.root)
+        self.overrides: tuple[Override, ...] = working.overrides
         """The working scenario: the overrides in force (the estimate everywhere is computed
         with them), as ``working_scenario.toml`` holds them. A file that does not read raises
         ``InputFileError`` (file, line, what was expected), as a bad ``trntui.toml`` does."""
+        self.gpu_target: str | None = working.gpu_target
+        """The GPU target Trainium3 is compared with (the working scenario's ``gpu_target``;
+        None: the first GPU target)."""
         self.dirty = False
         """The inventory holds edits not yet written to ``trntui.toml``."""
         self.history: list[UndoStep] = []
@@ -279,14 +286,39 @@ class Session:
         self._changed("overrides")
         return None
 
-    def _write_overrides(self, overrides: tuple[Override, ...]) -> str | None:
-        """Write the working scenario; why not, when the store refuses."""
+    def _write_overrides(
+        self, overrides: tuple[Override, ...], gpu_target: str | None = None
+    ) -> str | None:
+        """Write the working scenario (``gpu_target``: the session's when not given); why
+        not, when the store refuses."""
         from trntui.store.working_scenario import save_working_scenario
 
         try:
-            save_working_scenario(self.root, overrides)
+            save_working_scenario(self.root, overrides, gpu_target or self.gpu_target)
         except (UserError, OSError) as error:
             return f"working scenario not saved: {error}"
+        return None
+
+    def compare_with(self, gpu_target: str) -> str | None:
+        """Compare Trainium3 with the GPU target named ``gpu_target`` from now on: kept in the
+        working scenario at once (a restart, ``trntui estimate`` and ``report`` compare the
+        same two), one undo step (choices made within ``UNDO_COALESCE_S`` of each other, as
+        ``t`` pressed a few times to walk the GPU targets, are one). Why not: read-only, or a
+        write the store refuses (nothing changes then)."""
+        if self.read_only:
+            return self.read_only_message
+        if (problem := self._write_overrides(self.overrides, gpu_target)) is not None:
+            return problem
+        now = self._clock()
+        last = self.history[-1] if self.history else None
+        if last is None or last.kind != "comparison" or now - last.at >= UNDO_COALESCE_S:
+            self._record(
+                UndoStep("comparison", f"comparing with {gpu_target}", self.gpu_target, now)
+            )
+        else:
+            self.history[-1] = dataclasses.replace(last, label=f"comparing with {gpu_target}")
+        self.gpu_target = gpu_target
+        self._changed("comparison")
         return None
 
     def change_quotes(self, change: Callable[[Path], object], *, label: str) -> str | None:
@@ -484,6 +516,19 @@ class Session:
             self.history.pop()
             self.overrides = before
             self._changed("overrides")
+        elif step.kind == "comparison":
+            if self.read_only:
+                return None, self.read_only_message
+            chosen: str | None = step.before  # type: ignore[assignment]
+            from trntui.store.working_scenario import save_working_scenario
+
+            try:  # not _write_overrides: None here means "no choice", not "the session's"
+                save_working_scenario(self.root, self.overrides, chosen)
+            except (UserError, OSError) as error:
+                return None, f"working scenario not saved: {error}"
+            self.history.pop()
+            self.gpu_target = chosen
+            self._changed("comparison")
         elif step.kind == "quotes":
             from trntui.store.quotes import QUOTES_FILE, load_quote_book, save_quote_book
 
@@ -520,10 +565,11 @@ class Session:
         that does not read raises ``UserError`` and changes nothing. A session that is
         read-only because another held the lock tries to take it again: returns whether it
         became writable now."""
-        from trntui.store.working_scenario import load_working_scenario
+        from trntui.store.working_scenario import read_working_scenario
 
         became_writable = self.read_only and self.project.take_lock()
-        overrides = load_working_scenario(self.root)
+        working = read_working_scenario(self.root)
+        overrides = working.overrides
         before = self.inventory
         inventory = self.project.reload()
         if inventory != before and not self.read_only:  # read-only: nothing to put back
@@ -534,6 +580,9 @@ class Session:
         if overrides != self.overrides:  # working_scenario.toml edited by hand too
             self.overrides = overrides
             self._changed("overrides")
+        if working.gpu_target != self.gpu_target:
+            self.gpu_target = working.gpu_target
+            self._changed("comparison")
         return became_writable
 
     def save(self) -> None:
@@ -576,8 +625,14 @@ class Session:
 
     # --- what is derived -------------------------------------------------------------------
 
-    def compute(self, inventory: Inventory, overrides: tuple[Override, ...]) -> Computed:
-        """The estimate and everything shown with it, for ``inventory`` and ``overrides``.
+    def compute(
+        self,
+        inventory: Inventory,
+        overrides: tuple[Override, ...],
+        gpu_target: str | None = None,
+    ) -> Computed:
+        """The estimate and everything shown with it, for ``inventory`` and ``overrides``,
+        Trainium3 compared with ``gpu_target`` (``core.comparison.pick_gpu``).
 
         Runs in a worker thread: it reads the project but changes nothing here; the App hands
         the result to ``computed_ready`` on its own thread. Run facts come from
@@ -593,7 +648,7 @@ class Session:
         context = self.store.read_context(inventory, observed)
         try:
             prepared = prepare(context)
-            analysis = analyze(context, overrides, prepared=prepared)
+            analysis = analyze(context, overrides, prepared=prepared, gpu_target=gpu_target)
         except UserError as error:  # the facts still reach the Runs screen
             return Computed(context, derived, problem=str(error))
         return Computed(context, derived, prepared, analysis)

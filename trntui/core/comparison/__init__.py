@@ -34,7 +34,8 @@ The package, in the order data flows (each module imports only the ones above it
    (``requirement``) and how many trial runs a narrow band needs (``trial_runs``).
 4. ``decision``: continue, try another option, pause or run a trial, with every missing
    condition (``decide``).
-5. ``result``: all together for a project's estimate (``compare`` -> ``Comparison``).
+5. ``result``: all together for a project's estimate (``compare`` -> ``Comparison``): the
+   first Trainium3 target against the GPU target chosen (``pick_gpu``), else the first.
 
 Every public name is re-exported here: import from ``trntui.core.comparison``.
 """
@@ -68,13 +69,22 @@ from trntui.core.comparison.protocol_gate import (
     protocol,
     protocol_differences,
 )
-from trntui.core.comparison.result import Comparison, compare
+from trntui.core.comparison.result import (
+    CHOSEN,
+    FIRST_GPU,
+    Comparison,
+    compare,
+    gpu_target_names,
+    pick_gpu,
+)
 
 __all__ = [
+    "CHOSEN",
     "CONFIRMED",
     "CONTINUE",
     "DIFFERS",
     "FACT_LABELS",
+    "FIRST_GPU",
     "NOT_CONFIRMED",
     "PAUSE",
     "RUN_TRIAL",
@@ -90,7 +100,9 @@ __all__ = [
     "compare",
     "decide",
     "fact_checks",
+    "gpu_target_names",
     "inventory_differences",
+    "pick_gpu",
     "protocol",
     "protocol_differences",
     "requirement",

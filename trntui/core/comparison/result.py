@@ -23,6 +23,11 @@ from trntui.core.estimate import Estimate, EstimateContext, TargetEstimate
 from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback
 from trntui.core.prediction import Band, prediction_bands
 
+CHOSEN = "chosen"
+"""``Comparison.gpu_choice`` when the GPU target compared is the one asked for."""
+FIRST_GPU = "the first GPU target"
+"""``Comparison.gpu_choice`` when none was asked for (Inventory > Training targets' order)."""
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -52,6 +57,9 @@ class Comparison:
     """Before any Trainium3 run: what it must reach to cost no more than the GPU."""
     trial_runs: TrialRuns | None = None
     """How many Trainium3 runs a band within +/-10% needs, from the spread observed."""
+    gpu_choice: str = FIRST_GPU
+    """How the GPU side was picked, in words: ``CHOSEN``, ``FIRST_GPU``, or why a chosen
+    name was not used (``pick_gpu``)."""
 
     @property
     def protocol_confirmed(self) -> bool:
@@ -63,13 +71,37 @@ def _pick(estimate: Estimate, family: str) -> TargetEstimate | None:
     return next((t for t in estimate.targets if t.target.accelerator_family == family), None)
 
 
+def gpu_target_names(estimate: Estimate) -> list[str]:
+    """The GPU targets Trainium3 can be compared with, in the inventory's order."""
+    return [t.name for t in estimate.targets if t.target.accelerator_family == "GPU"]
+
+
+def pick_gpu(estimate: Estimate, wanted: str | None) -> tuple[TargetEstimate | None, str]:
+    """The GPU target to compare with, and how it was picked: ``wanted`` when it names a GPU
+    target; else the first GPU target, saying why a ``wanted`` name was not used (a target
+    renamed, deleted or of another family since it was chosen: never silently)."""
+    first = _pick(estimate, "GPU")
+    if wanted is None:
+        return first, FIRST_GPU
+    found = next((t for t in estimate.targets if t.name == wanted), None)
+    if found is not None and found.target.accelerator_family == "GPU":
+        return found, CHOSEN
+    why = "is not a target now" if found is None else "is not a GPU target"
+    return first, f"{FIRST_GPU} ({wanted!r}, the one chosen, {why})"
+
+
 def compare(
-    context: EstimateContext, estimate: Estimate, bands: tuple[Band, ...] | None = None
+    context: EstimateContext,
+    estimate: Estimate,
+    bands: tuple[Band, ...] | None = None,
+    *,
+    gpu_target: str | None = None,
 ) -> Comparison:
-    """The Trainium3-vs-GPU comparison of an estimate (first target of each family); its
-    ``bands`` (``core.prediction``) are computed when not given."""
+    """The Trainium3-vs-GPU comparison of an estimate: the first Trainium3 target against the
+    GPU target named ``gpu_target`` (``pick_gpu``: the first GPU target when none is named);
+    its ``bands`` (``core.prediction``) are computed when not given."""
     trainium = _pick(estimate, "Trainium3")
-    gpu = _pick(estimate, "GPU")
+    gpu, gpu_choice = pick_gpu(estimate, gpu_target)
     protocols = tuple(protocol(context, t) for t in (trainium, gpu) if t is not None)
     reasons: list[str] = []
     if trainium is None:
@@ -121,4 +153,5 @@ def compare(
         payback(context, saving),
         needs,
         trial,
+        gpu_choice,
     )

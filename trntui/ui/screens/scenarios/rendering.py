@@ -12,6 +12,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from trntui.core.comparison import CHOSEN, FIRST_GPU, gpu_target_names
 from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_clock, with_unit
@@ -269,6 +270,13 @@ def band_text(analysis: Analysis, index: int) -> Text:
 def comparison_text(analysis: Analysis) -> Text:
     comparison = analysis.comparison
     text = Text()
+    if comparison.gpu is not None:
+        # Which GPU target, and how to pick another (t): first, so it is never scrolled off.
+        count = len(gpu_target_names(analysis.estimate))
+        text.append(f"Against {comparison.gpu.name}", style="bold")
+        hint = f"t: next of {count}" if count > 1 else "the only GPU target"
+        stale = comparison.gpu_choice not in (CHOSEN, FIRST_GPU)
+        text.append(f" ({comparison.gpu_choice}; {hint})\n", style="yellow" if stale else "dim")
     text.append("Cost to reach the same quality result", style="bold")
     text.append(" (not price per hour)\n")
     unit = (analysis.estimate.work_unit or "unit").removesuffix("s")  # as the Estimate tab
@@ -291,8 +299,8 @@ def comparison_text(analysis: Analysis) -> Text:
     ]
     if compared and left_out:
         text.append(
-            f"  Not compared here: {', '.join(left_out)} (the first Trainium3 and the first GPU "
-            "target of Inventory > Training targets are; every total is on the Estimate tab)\n",
+            f"  Not compared here: {', '.join(left_out)} (the first Trainium3 target is, "
+            "against the GPU target above; every total is on the Estimate tab)\n",
             style="dim",
         )
     for proto in comparison.protocols:

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, TabbedContent
 from textual.worker import get_current_worker
 
+from trntui.core.comparison import gpu_target_names
 from trntui.core.errors import UserError
 from trntui.core.estimate import INPUT_SPECS, Override, implausible_overrides
 from trntui.core.estimate import Input as EstimateInput
@@ -51,7 +52,7 @@ from trntui.ui.widgets.status_line import StatusLine
 _TAB_ACTIONS = {
     "add_override": ("inputs",),
     "drop_override": ("inputs",),
-    "next_target": ("sensitivity", "scale"),
+    "next_target": ("sensitivity", "scale", "compare"),
     "open_snapshot": ("snapshots",),
     "mark_snapshot": ("snapshots",),
     "compare_snapshots": ("snapshots",),
@@ -117,7 +118,8 @@ class ScenariosScreen(SessionScreen):
             "t",
             "next_target",
             "Target",
-            tooltip="Show the other target (Sensitivity and Scale tabs)",
+            tooltip="Show the other target (Sensitivity and Scale tabs); on Trn3 vs GPU, "
+            "compare Trainium3 with the next GPU target (kept in the working scenario)",
             id="scenarios.target",
         ),
         Binding(
@@ -220,7 +222,11 @@ class ScenariosScreen(SessionScreen):
         if action == "drop_override":
             return bool(self.session.overrides)
         if action == "next_target":
-            return analysis is not None and len(analysis.estimate.targets) > 1
+            if analysis is None:
+                return False
+            if self._active_tab() == "compare":
+                return len(gpu_target_names(analysis.estimate)) > 1
+            return len(analysis.estimate.targets) > 1
         if action in ("open_snapshot", "mark_snapshot", "compare_snapshots", "use_snapshot"):
             return self.query_one(SnapshotsPane).row_count > 0
         return True
@@ -277,11 +283,36 @@ class ScenariosScreen(SessionScreen):
         self.query_one(SensitivityPane).show(analysis, self.target_index)
 
     def action_next_target(self) -> None:
+        if self._active_tab() == "compare":
+            self._compare_with_next_gpu()
+            return
         self.target_index += 1
         if self.session.analysis is not None:
             self._show_sensitivity(self.session.analysis)
         if self._active_tab() == "scale":
             self._show_scale()
+
+    @edits
+    def _compare_with_next_gpu(self) -> None:
+        """Compare Trainium3 with the GPU target after the one compared now (in the
+        inventory's order, round), kept in the working scenario through the session."""
+        analysis = self.session.analysis
+        if analysis is None:
+            return
+        names = gpu_target_names(analysis.estimate)
+        if len(names) < 2:
+            self.set_status("Only one GPU target: add another on Inventory > Training targets")
+            return
+        now = analysis.comparison.gpu.name if analysis.comparison.gpu is not None else None
+        chosen = names[(names.index(now) + 1) % len(names)] if now in names else names[0]
+        problem = self.session.compare_with(chosen)
+        if problem is not None:
+            self.set_status(f"Comparison not changed: {problem}", "error")
+            return
+        self.set_status(
+            f"Trn3 vs GPU: Trainium3 against {chosen} ({names.index(chosen) + 1} of "
+            f"{len(names)} GPU targets; kept in the working scenario, ctrl+z undoes)"
+        )
 
     def _show_scale(self) -> None:
         """Price the current target at each instance count (in the tab's worker)."""

@@ -1,0 +1,166 @@
+"""Issue 26: which GPU target Trainium3 is compared with. Trn3 vs GPU always took the first GPU
+target of the inventory; ``t`` on that tab now walks the GPU targets, the choice is kept in the
+working scenario (``gpu_target``: undone with ctrl+z, there after a restart), and the report the
+tab writes, ``trntui estimate`` and ``trntui report`` compare the same two targets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from tests import SIZE
+from tests.test_ui_scenarios import open_tab
+from tests.ui_support import settle, wait_until
+from trntui.cli import main
+from trntui.core.inventory import TrainingTarget
+from trntui.store.project import Project
+from trntui.store.working_scenario import WORKING_SCENARIO_FILE, read_working_scenario
+from trntui.ui.app import TrnTuiApp
+from trntui.ui.session import Session
+
+FIRST_GPU = "GPU baseline (1 x p5.48xlarge)"
+B200 = "B200 p6"
+
+
+@pytest.fixture
+def three_targets(sample_dir: Path) -> Path:
+    """The sample with a second GPU target after the p5 baseline (no quote, no runs yet)."""
+    with Project.open(sample_dir) as project:
+        b200 = TrainingTarget(name=B200, instance_type="p6-b200.48xlarge", region="us-east-1")
+        inventory = project.inventory
+        project.save_inventory(dataclasses.replace(inventory, targets=(*inventory.targets, b200)))
+    return sample_dir
+
+
+def compared(app: TrnTuiApp) -> str | None:
+    analysis = app.session.analysis
+    assert analysis is not None
+    gpu = analysis.comparison.gpu
+    return None if gpu is None else gpu.name
+
+
+def tab_text(app: TrnTuiApp) -> str:
+    return str(app.screen.query_one("#compare-body", Static).content)
+
+
+def footer_keys(app: TrnTuiApp) -> set[str]:
+    return {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+
+
+async def test_t_on_trn3_vs_gpu_picks_the_gpu_target_kept_undone_and_reported(
+    three_targets: Path,
+) -> None:
+    with Project.open(three_targets) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_tab(pilot, "compare")
+            assert compared(app) == FIRST_GPU
+            first_line = tab_text(app).splitlines()[0]
+            assert first_line == (f"Against {FIRST_GPU} (the first GPU target; t: next of 2)"), (
+                first_line
+            )
+            assert "next_target" in footer_keys(app), "t is offered in the footer on this tab"
+
+            await pilot.press("t")
+            await wait_until(pilot, lambda: compared(app) == B200, "the B200 compared")
+            assert (
+                tab_text(app).splitlines()[0].startswith(f"Against {B200} (chosen; t: next of 2)")
+            )
+            assert f"Not compared here: {FIRST_GPU}" in tab_text(app)
+            status = str(app.screen.query_one("StatusLine", Static).content)
+            assert status.startswith(f"Trn3 vs GPU: Trainium3 against {B200} (2 of 2"), status
+            assert read_working_scenario(project.root).gpu_target == B200
+            reasons = app.session.analysis.comparison.reasons  # type: ignore[union-attr]
+            assert any(reason.startswith(f"{B200}:") for reason in reasons), reasons
+
+            # r on this tab writes the report of the comparison shown: the B200's
+            await pilot.press("r")
+            await settle(pilot)
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            report = (project.root / "estimate.md").read_text()
+            assert f"Trainium3 trial against {B200} (the GPU target: chosen)." in report
+
+            await pilot.press("ctrl+z")
+            await wait_until(pilot, lambda: compared(app) == FIRST_GPU, "the p5 compared again")
+            status = str(app.screen.query_one("StatusLine", Static).content)
+            assert status == f"Undid: comparing with {B200} (now the first GPU target)", status
+            assert read_working_scenario(project.root).gpu_target is None
+
+            await pilot.press("t")
+            await wait_until(pilot, lambda: compared(app) == B200, "the B200 compared again")
+            await pilot.press("ctrl+q")
+
+    # a restart compares the same two
+    with Project.open(three_targets) as project:
+        session = Session(project)
+        assert session.gpu_target == B200
+        computed = session.compute(session.inventory, session.overrides, session.gpu_target)
+        assert computed.analysis is not None and computed.analysis.comparison.gpu is not None
+        assert computed.analysis.comparison.gpu.name == B200
+
+
+async def test_with_one_gpu_target_t_is_not_offered_on_trn3_vs_gpu(sample_project: Project) -> None:
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "compare")
+        assert tab_text(app).splitlines()[0] == (
+            f"Against {FIRST_GPU} (the first GPU target; the only GPU target)"
+        )
+        assert "next_target" not in footer_keys(app)
+        await pilot.press("ctrl+q")
+
+
+def test_the_cli_compares_the_gpu_target_the_app_chose(three_targets: Path, capsys) -> None:
+    def estimate_json(*extra: str) -> dict:
+        assert main(["estimate", str(three_targets), "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)["comparison"]
+
+    assert estimate_json()["gpu_target"] == FIRST_GPU
+    with Project.open(three_targets) as project:
+        assert Session(project).compare_with(B200) is None
+    kept = tomllib.loads((three_targets / WORKING_SCENARIO_FILE).read_text())
+    assert kept["gpu_target"] == B200
+    chosen = estimate_json()
+    assert (chosen["gpu_target"], chosen["gpu_choice"]) == (B200, "chosen")
+    assert estimate_json("--gpu-target", FIRST_GPU)["gpu_target"] == FIRST_GPU
+
+    assert main(["estimate", str(three_targets)]) == 0
+    out = capsys.readouterr().out
+    assert f"Trainium3 compared with '{B200}'" in out
+    assert f"Compared: Trainium3 trial against {B200} (the GPU target: chosen)" in out
+
+    assert main(["report", str(three_targets), "--format", "json", "-o", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["gpu_target"] == B200
+
+    assert main(["estimate", str(three_targets), "--gpu-target", "Trainium3 trial"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a GPU target of the project" in err and repr(B200) in err, err
+
+
+def test_a_chosen_gpu_target_renamed_since_says_so_and_compares_the_first(
+    three_targets: Path, capsys
+) -> None:
+    (three_targets / WORKING_SCENARIO_FILE).write_text(
+        'schema_version = 1\ngpu_target = "B200 renamed"\n'
+    )
+    assert main(["estimate", str(three_targets), "--json"]) == 0
+    comparison = json.loads(capsys.readouterr().out)["comparison"]
+    assert comparison["gpu_target"] == FIRST_GPU
+    assert comparison["gpu_choice"] == (
+        "the first GPU target ('B200 renamed', the one chosen, is not a target now)"
+    )
+
+
+def test_a_gpu_target_that_is_no_name_is_refused_with_its_line(three_targets: Path) -> None:
+    from trntui.core.errors import InputFileError
+
+    (three_targets / WORKING_SCENARIO_FILE).write_text("schema_version = 1\ngpu_target = 3\n")
+    with pytest.raises(InputFileError) as refused:
+        read_working_scenario(three_targets)
+    assert refused.value.line == 2 and "gpu_target" in str(refused.value)
