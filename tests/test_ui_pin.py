@@ -6,6 +6,7 @@ this manual quote over the price list's"; on Prices, ``p`` pins the highlighted 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from textual.widgets import DataTable, Static
 
 from tests import SIZE
 from tests.ui_support import settle, wait_until
+from trntui.cli import main
 from trntui.core.quotes import PriceQuote
 from trntui.store.project import Project
 from trntui.store.quotes import add_quotes, load_quote_book
@@ -175,7 +177,7 @@ async def test_a_price_list_quote_is_not_pinned_and_says_why(listed: Project) ->
             await pilot.press("ctrl+q")
 
 
-async def test_a_pin_in_the_app_stores_what_price_add_pin_stores(listed: Project) -> None:
+async def test_a_pin_in_the_app_stores_what_price_add_pin_stores(listed: Project, capsys) -> None:
     """The app's pin and the CLI's ``--pin`` are one rule: the same quote with ``pinned``."""
     from trntui.core.manual_quote import manual_quote
 
@@ -201,6 +203,12 @@ async def test_a_pin_in_the_app_stores_what_price_add_pin_stores(listed: Project
             await pilot.press("ctrl+q")
     pinned = manual_p5(listed.root)
     assert pinned.pinned and pinned.verified is False  # EXAMPLE: pinned, never verified
+    assert main(["price", "list", str(listed.root), "--json"]) == 0
+    listed_quotes = json.loads(capsys.readouterr().out)["quotes"]
+    pins = {q["manual"]: q["pinned"] for q in listed_quotes if q["instance_type"] == "p5.48xlarge"}
+    assert pins == {True: True, False: False}, "the CLI's list says which quote is pinned"
+    assert main(["price", "list", str(listed.root)]) == 0
+    assert "manual, pinned" in capsys.readouterr().out
     assert (pinned.usd_per_hour, pinned.region, pinned.purchase_option, pinned.manual) == (
         by_cli.usd_per_hour,
         by_cli.region,

@@ -31,6 +31,7 @@ def quote_to_json(quote: PriceQuote) -> dict[str, Any]:
         "usd_per_accelerator_hour": usd_per_accelerator_hour(quote),
         "accelerator_count": quote.accelerator_count,
         "manual": quote.manual,
+        "pinned": quote.pinned,
         "source_note": quote.source_note,
         "source_url": quote.source_url,
         "block_days": quote.block_days,

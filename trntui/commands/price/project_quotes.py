@@ -150,7 +150,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             quote.purchase_option
             + (f" {quote.block_days}d x{quote.block_instances or 1}" if quote.block_days else ""),
             usd_price(quote.usd_per_hour),
-            "manual" if quote.manual else "price list",
+            ("manual, pinned" if quote.pinned else "manual") if quote.manual else "price list",
             f"{quote.retrieved_at:%Y-%m-%d}",
             "; ".join(flags(quote)) or "ok",
         )
