@@ -130,7 +130,9 @@ class PricesScreen(SessionScreen):
     PricesScreen #detail { height: auto; max-height: 5; padding: 0 1; }
     """
 
-    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"fetch", "add_manual", "edit_rate"})
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
+        {"fetch", "add_manual", "edit_rate", "pin"}
+    )
     """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
