@@ -441,3 +441,26 @@ def test_every_action_that_opens_a_dialog_holds_the_keys_typed_after_it() -> Non
             holds = getattr(getattr(module, name), "HOLDS_KEYS_AFTER", frozenset())
             missing += [f"{name}.action_{action}" for action in sorted(actions - holds)]
     assert missing == []
+
+
+async def test_tab_keys_typed_at_once_step_one_tab_each(sample_project: Project) -> None:
+    """``]`` three times at once on Scenarios lands three tabs on: a later ``]`` waits until
+    the tab the earlier one showed has taken over (Textual's tab bar confirms a change with a
+    message of its own, which undid a quicker second change)."""
+    from textual import events
+    from textual.widgets import TabbedContent
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        tabs = app.screen.query_one("#tabs", TabbedContent)
+        assert tabs.active == "estimate"
+        for _ in range(3):
+            app.post_message(events.Key("right_square_bracket", "]"))
+        await settle(pilot)
+        assert tabs.active == "compare"
+        for _ in range(2):
+            app.post_message(events.Key("left_square_bracket", "["))
+        await settle(pilot)
+        assert tabs.active == "inputs-tab"

@@ -46,6 +46,12 @@ class HoldsKeys(Protocol):
     """The actions (as its bindings name them) after which keys wait."""
 
 
+def action_name(action: str) -> str:
+    """The action a binding runs, without its arguments or namespace: ``tab(1)`` is ``tab``,
+    ``app.switch_mode('runs')`` is ``switch_mode``."""
+    return action.split("(", 1)[0].rsplit(".", 1)[-1]
+
+
 class Settled(Message):
     """Travels from the widget that got a holding key up to the App; see the module."""
 
@@ -79,7 +85,7 @@ class KeyHold:
         if active is None or not active.enabled:
             return False
         holds: frozenset[str] = getattr(active.node, "HOLDS_KEYS_AFTER", frozenset())
-        if active.binding.action not in holds:
+        if action_name(active.binding.action) not in holds:
             return False
         self.held = []
         self._timer = focused.app.set_timer(RELEASE_AFTER_S, lambda: self.release(focused))

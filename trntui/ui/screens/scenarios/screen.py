@@ -71,9 +71,11 @@ class ScenariosScreen(SessionScreen):
     """
 
     HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
-        {"add_override", "write_report", "save_snapshot", "compare_snapshots"}
+        {"add_override", "write_report", "save_snapshot", "compare_snapshots", "tab"}
     )
-    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
+    """Actions that open a dialog, and ``tab`` (Textual's tab bar confirms a change with a
+    message of its own, which undid a second ``]`` typed before it arrived): keys typed right
+    after wait for them (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(
