@@ -164,3 +164,34 @@ def test_a_gpu_target_that_is_no_name_is_refused_with_its_line(three_targets: Pa
     with pytest.raises(InputFileError) as refused:
         read_working_scenario(three_targets)
     assert refused.value.line == 2 and "gpu_target" in str(refused.value)
+
+
+async def test_the_bar_names_the_gpu_target_of_its_ratio_when_there_are_several(
+    sample_dir: Path,
+) -> None:
+    """With one GPU target the bar says ``Trn3/GPU``; with two, the ratio names the one it is
+    against, and follows ``t``."""
+    from trntui.ui.widgets.estimate_bar import estimate_line
+
+    with Project.open(sample_dir) as project:
+        inventory = project.inventory
+        baseline = next(t for t in inventory.targets if t.name == FIRST_GPU)
+        second = dataclasses.replace(baseline, name="p5 again")
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert "Trn3/GPU " in estimate_line(app.session.analysis, width=200).plain
+            project_inventory = dataclasses.replace(inventory, targets=(*inventory.targets, second))
+            assert app.session.edit_inventory(project_inventory, label="add target") is None
+            await wait_until(
+                pilot,
+                lambda: len(app.session.analysis.estimate.targets) == 3,  # type: ignore[union-attr]
+                "the second GPU target estimated",
+            )
+            line = estimate_line(app.session.analysis, width=200).plain
+            assert f"Trn3/{FIRST_GPU} " in line, line
+            await open_tab(pilot, "compare")
+            await pilot.press("t")
+            await wait_until(pilot, lambda: compared(app) == "p5 again", "the second compared")
+            line = estimate_line(app.session.analysis, width=200).plain
+            assert "Trn3/p5 again " in line and "Trn3/GPU " not in line, line
