@@ -150,6 +150,8 @@ class RunsScreen(SessionScreen):
         self._observations: pl.DataFrame | None = None
         self._shown_derived: object = None
         """The run facts the table shows (see ``_show_facts``)."""
+        self._set_summary_text = ""
+        """The set lines shown below the table (``_show_set``)."""
 
     def compose(self) -> ComposeResult:
         yield AreaBar("screen.runs", self.session)
@@ -194,6 +196,7 @@ class RunsScreen(SessionScreen):
         self.query_one("#runs", DataTable).display = not empty
         if empty:
             self.query_one("#runs", DataTable).clear()
+            self._set_summary_text = ""
             self.query_one("#set-summary", Static).update("")
             self.query_one(ThroughputPlot).show(None, message=" ")
             return
@@ -388,7 +391,12 @@ class RunsScreen(SessionScreen):
             if check is None
             else ("FLAGGED " if check.flagged else "") + "back-test: " + check.text()
         )
-        self.query_one("#set-summary", Static).update(shown("\n".join((head, spread, tested))))
+        text = "\n".join((head, spread, tested))
+        if text != self._set_summary_text:
+            # An update lays the whole screen out again (54 ms a key on the sample, quiet):
+            # moving between runs of one set changes nothing here, so nothing is redone.
+            self._set_summary_text = text
+            self.query_one("#set-summary", Static).update(shown(text))
 
     @work(thread=True, exclusive=True, group="plot", exit_on_error=False)
     def _load_plot(self, run_id: str) -> None:
