@@ -57,7 +57,7 @@ def estimate_line(
     $10.90-$12.10 t n=5) · GPU $11.82 (no band: n=2) · Trn3/GPU 0.96``, led by ``not
     updated`` when the last recompute failed (``problem`` says why); a total made only of
     assumptions says so. With several GPU targets the ratio names the one compared
-    (``Trn3/B200 p6 0.52``).
+    (``Trn3/B200 p6 0.52``) where names are shown whole.
 
     The parts are laid out on up to ``lines`` lines of ``width`` cells, wrapping between parts,
     never inside one. When they do not fit, missing-input labels, then target names are
@@ -153,11 +153,12 @@ def _parts(
         parts.append(part)
     comparison = analysis.comparison
     if comparison.comparable and comparison.cost_ratio is not None:
-        # Which GPU target, where there is a choice (``t`` on Trn3 vs GPU picks it).
+        # Which GPU target, where there is a choice (``t`` on Trn3 vs GPU picks it) and room
+        # for its whole name: a cut one read as noise ("Trn3/…(1 x p5.48… 0.71").
         gpus = [item.name for item in targets if item.target.accelerator_family == "GPU"]
         against = "GPU"
-        if len(gpus) > 1 and comparison.gpu is not None:
-            against = labelled.get(comparison.gpu.name, comparison.gpu.name)
+        if len(gpus) > 1 and comparison.gpu is not None and names is None:
+            against = comparison.gpu.name
         parts.append(Text(f"Trn3/{against} {ratio(comparison.cost_ratio)}", style="bold"))
     else:
         reason = comparison.reasons[0] if comparison.reasons else "not comparable"
