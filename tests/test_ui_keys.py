@@ -464,3 +464,29 @@ async def test_tab_keys_typed_at_once_step_one_tab_each(sample_project: Project)
             app.post_message(events.Key("left_square_bracket", "["))
         await settle(pilot)
         assert tabs.active == "inputs-tab"
+
+
+async def test_tab_keys_in_bursts_walk_round_the_tabs_and_stop_where_sent(
+    sample_project: Project,
+) -> None:
+    """Pairs of ``]`` at once, round the six tabs and past Snapshots: each pair moves two
+    tabs and the screen stays there. Crossing Snapshots, Textual moved the focus off its
+    hidden table into the hidden pane, whose focus activated Snapshots again, whose focus
+    went back to the tab shown: the tabs flipped between two without end (found in review)."""
+    from textual import events
+    from textual.widgets import TabbedContent
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        tabs = app.screen.query_one("#tabs", TabbedContent)
+        walked = []
+        for _ in range(5):
+            for _ in range(2):
+                app.post_message(events.Key("right_square_bracket", "]"))
+            await settle(pilot)
+            walked.append(tabs.active)
+        await pilot.pause(0.2)
+        assert tabs.active == walked[-1], "nothing moves after the keys"
+    assert walked == ["sensitivity", "scale", "estimate", "sensitivity", "scale"]

@@ -15,6 +15,7 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, TabbedContent
 from textual.worker import get_current_worker
 
@@ -235,10 +236,18 @@ class ScenariosScreen(SessionScreen):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id != event.tabbed_content.active:
+            # A tab already left again (its message arrived after the next change): focusing
+            # into its hidden pane would activate it once more, and the tabs flipped
+            # between two without end.
+            return
         self.refresh_bindings()
         if self._active_tab() == "scale":
             self._show_scale()
-        pane = event.pane
+        self._focus_pane(event.pane)
+
+    def _focus_pane(self, pane: Widget) -> None:
+        """Focus the pane's table or scroll area, so the keys act on the tab shown."""
         for widget in pane.query("DataTable, VerticalScroll"):
             if widget.focusable:
                 widget.focus()
@@ -248,6 +257,9 @@ class ScenariosScreen(SessionScreen):
         tabs = self.query_one("#tabs", TabbedContent)
         panes = ["estimate", "inputs-tab", "sensitivity", "compare", "scale", "snapshots-tab"]
         tabs.active = panes[(panes.index(tabs.active) + step) % len(panes)]
+        # The focus moves now, not when the tab bar's message comes back: left on the pane
+        # just hidden, Textual would move it to another widget of that hidden pane.
+        self._focus_pane(tabs.get_pane(tabs.active))
 
     # --- showing the analysis --------------------------------------------------------------
 
