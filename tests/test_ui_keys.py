@@ -490,3 +490,66 @@ async def test_tab_keys_in_bursts_walk_round_the_tabs_and_stop_where_sent(
         await pilot.pause(0.2)
         assert tabs.active == walked[-1], "nothing moves after the keys"
     assert walked == ["sensitivity", "scale", "estimate", "sensitivity", "scale"]
+
+
+async def test_esc_then_a_letter_at_once_keeps_the_keys_after_it_in_order(
+    sample_project: Project,
+) -> None:
+    """Esc then ``a`` arriving as one alt+a on an open target form, then ``XY``: esc closes
+    the form, ``a`` opens a new one, and ``XY`` fills its name (the X and Y went to the list
+    under the form before the ``a`` ran, found in review)."""
+    from textual import events
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        first = app.screen
+        assert isinstance(first, ItemFormScreen)
+        for key, character in [("alt+a", "a"), ("X", "X"), ("Y", "Y")]:
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        assert isinstance(app.screen, ItemFormScreen) and app.screen is not first
+        assert app.screen.query_one("#field-name", Input).value == "XY"
+
+
+async def test_a_key_typed_right_after_enter_on_a_run_reaches_its_detail(
+    trn_project: tuple[Path, str],
+) -> None:
+    """Enter on a run reads its detail in a worker, then shows it: ``r`` typed at once waits
+    for the detail and opens its quality form there (it was lost on the Runs table)."""
+    from textual import events
+
+    root, _ = trn_project
+    with Project.open(root) as project:
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2")
+            await settle(pilot)
+            app.post_message(events.Key("enter", "\r"))
+            app.post_message(events.Key("r", "r"))
+            await settle(pilot)
+            stack = [type(screen) for screen in app.screen_stack]
+            assert RunDetailScreen in stack and isinstance(app.screen, ItemFormScreen), stack
+
+
+async def test_a_late_marker_of_an_earlier_hold_never_releases_a_later_one(
+    sample_project: Project,
+) -> None:
+    """Hold A ended by its timer, hold B started: A's marker arriving late leaves B's keys
+    held until B's own marker is done (found in review)."""
+    from trntui.ui.key_hold import TRIPS, Settled
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        hold, widget = app.key_hold, app.screen.query_one("#nav")
+        first = hold.start(widget)
+        assert hold.released(first.hold) == [] and not app.keys_held
+        second = hold.start(widget)
+        hold.arrived(Settled(widget, TRIPS, first.hold))
+        await pilot.pause()
+        assert app.keys_held, "the late marker of the first hold released the second"
+        hold.arrived(Settled(widget, TRIPS, second.hold))
+        await wait_until(pilot, lambda: not app.keys_held, "the second hold released")

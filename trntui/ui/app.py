@@ -30,7 +30,7 @@ from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.driver import read_escape_then_key_as_alt, tolerate_bytes_that_are_not_utf8
-from trntui.ui.key_hold import KeyHold, Settled
+from trntui.ui.key_hold import KeyHold, ReleaseKeys, Settled
 from trntui.ui.keys import (
     AppCommandsProvider,
     ScreenCommandsProvider,
@@ -189,13 +189,24 @@ class TrnTuiApp(App[None]):
             await self.action_escape_then(key)
             return
         focused = self.focused
-        holding = self._key_hold.start_after(event, focused)
+        holding = self._key_hold.holds_after(event, focused)
         await super().on_event(event)
         if holding and focused is not None:
-            focused.post_message(Settled(focused, 1))
+            focused.post_message(self._key_hold.start(focused))
 
     def on_settled(self, marker: Settled) -> None:
         self._key_hold.arrived(marker)
+
+    async def on_release_keys(self, message: ReleaseKeys) -> None:
+        """Replay the held keys here, in order, ahead of any key read meanwhile (a replayed
+        key that holds again takes the ones after it into its own hold)."""
+        for event in self._key_hold.released(message.hold):
+            await self.on_event(event)
+
+    @property
+    def key_hold(self) -> KeyHold:
+        """Keys typed while a key's work moves the focus (``ui/key_hold.py``)."""
+        return self._key_hold
 
     @property
     def keys_held(self) -> bool:
@@ -389,12 +400,14 @@ class TrnTuiApp(App[None]):
         """Esc then ``key`` arrived as one alt+key (typed quickly, or batched over SSH): do
         what esc does here (leave the field, close the dialog), then press ``key``.
 
-        Esc runs its binding now and ``key`` is posted behind the focus change that causes, so
-        the key reaches the screen esc led to, never the field esc left."""
+        Esc runs its binding now, and ``key`` waits in a hold with the keys typed after it
+        until the focus change esc causes is done (``ui/key_hold.py``): it reaches the screen
+        esc led to, never the field esc left, and the keys after it follow it in order."""
         escape = self.screen.active_bindings.get("escape")
         if escape is not None and escape.enabled:
             await self.run_action(escape.binding.action, escape.node)
-        self.call_later(self.post_message, events.Key(key, key))
+        screen = self.screen
+        screen.post_message(self._key_hold.start(screen, [events.Key(key, key)]))
 
     async def action_quit(self) -> None:
         """Quit, asking first about what would be lost; once the focused field has handled

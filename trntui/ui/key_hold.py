@@ -16,9 +16,12 @@ the first trip ends after the key's binding ran at the App (the binding posts th
 messages, such as ``OptionSelected``, or pushes a dialog); the second ends after the screen's
 handlers for those messages finished, including the focus they asked for. Then the release
 takes one more hop through the current screen's queue, so a dialog the key opened has been
-composed and has focused its first field before the keys reach it. If the widget goes away
-before the marker comes back (the area was left), a timer releases the keys: nothing is held
-for long.
+composed and has focused its first field before the keys reach it, and the App replays them
+in its own task, ahead of any key read meanwhile. Work that goes on in a worker (opening a
+run's detail) keeps the hold until it says it is done (``KeyHold.wait_for``/``done``). Each
+hold has its own number: a marker of an earlier hold never releases a later one. If the
+widget goes away before the marker comes back (the area was left), a timer releases the
+keys: nothing is held for long.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 from typing import ClassVar, Protocol
 
 from textual import events
+from textual.app import App
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -55,17 +59,35 @@ def action_name(action: str) -> str:
 class Settled(Message):
     """Travels from the widget that got a holding key up to the App; see the module."""
 
-    def __init__(self, widget: Widget, trip: int) -> None:
+    def __init__(self, widget: Widget, trip: int, hold: int) -> None:
         super().__init__()
         self.widget = widget
         self.trip = trip
+        self.hold = hold
+        """The number of the hold it belongs to."""
+
+
+class ReleaseKeys(Message):
+    """Asks the App to replay the keys of hold ``hold`` (posted from the current screen's
+    queue, once it has handled what it had queued)."""
+
+    def __init__(self, hold: int) -> None:
+        super().__init__()
+        self.hold = hold
+
+
+MARKER = "marker"
+"""What a hold waits for until its marker has made its trips."""
 
 
 class KeyHold:
-    """The App's held keys (``None`` when nothing is held)."""
+    """The App's held keys (``held`` is None when nothing is held)."""
 
     def __init__(self) -> None:
         self.held: list[events.Key] | None = None
+        self.number = 0
+        """The current hold's number (``Settled.hold``)."""
+        self._waiting: set[str] = set()
         self._timer: Timer | None = None
 
     def takes(self, event: events.Key) -> bool:
@@ -75,40 +97,84 @@ class KeyHold:
         self.held.append(event)
         return True
 
-    def start_after(self, event: events.Key, focused: Widget | None) -> bool:
-        """Start holding if ``event`` is bound, where ``focused`` is, to an action that moves
-        the focus asynchronously; whether it is. The caller sends the marker's first trip once
-        the key itself is on its way."""
+    def holds_after(self, event: events.Key, focused: Widget | None) -> bool:
+        """Whether ``event`` is bound, where ``focused`` is, to an action after which the focus
+        moves asynchronously (``HOLDS_KEYS_AFTER``)."""
         if focused is None:
             return False
         active = focused.screen.active_bindings.get(event.key)
         if active is None or not active.enabled:
             return False
         holds: frozenset[str] = getattr(active.node, "HOLDS_KEYS_AFTER", frozenset())
-        if action_name(active.binding.action) not in holds:
-            return False
-        self.held = []
-        self._timer = focused.app.set_timer(RELEASE_AFTER_S, lambda: self.release(focused))
-        return True
+        return action_name(active.binding.action) in holds
 
-    def arrived(self, marker: Settled) -> bool:
-        """The marker reached the App: send it on its next trip, or have the current screen
-        release the keys once it has handled what it has queued (True)."""
+    def start(self, origin: Widget, first: list[events.Key] | None = None) -> Settled:
+        """Start a hold (``first``: keys it holds already) and return its marker's first trip,
+        for the caller to post to ``origin`` once the key that started it is on its way."""
+        self.number += 1
+        self.held = [*(self.held or []), *(first or [])]  # a hold still open keeps its keys
+        self._waiting = {MARKER}
+        if self._timer is not None:
+            self._timer.stop()
+        number = self.number
+        self._timer = origin.app.set_timer(
+            RELEASE_AFTER_S, lambda: self._replay_soon(origin.app, number)
+        )
+        return Settled(origin, 1, number)
+
+    def arrived(self, marker: Settled) -> None:
+        """The marker reached the App: send it on its next trip, or stop waiting for it."""
+        if marker.hold != self.number or self.held is None:
+            return  # a marker of a hold already released
         widget = marker.widget
         if marker.trip < TRIPS and widget.is_attached:
-            widget.post_message(Settled(widget, marker.trip + 1))
-            return False
-        screen = widget.app.screen
-        return screen.call_later(self.release, widget)
+            widget.post_message(Settled(widget, marker.trip + 1, marker.hold))
+            return
+        self.done(widget.app, MARKER)
 
-    def release(self, widget: Widget) -> bool:
-        """Replay the held keys to the App, in the order typed; whether any were held."""
+    def wait_for(self, reason: str) -> bool:
+        """Keep the current hold until ``done(reason)`` (work the key started goes on in a
+        worker); whether a hold was there to keep."""
         if self.held is None:
             return False
+        self._waiting.add(reason)
+        return True
+
+    def done(self, app: App[object], reason: str) -> None:
+        """``reason`` is over; when nothing else is, the current screen, once it has handled
+        what it has queued, asks the App to replay the keys."""
+        self._waiting.discard(reason)
+        if self.held is None or self._waiting:
+            return
+        number = self.number
+        try:
+            screen = app.screen
+        except Exception:  # no screen: the app is closing, and nothing reads the keys
+            self.released(number)
+            return
+        screen.call_later(app.post_message, ReleaseKeys(number))
+
+    def _replay_soon(self, app: App[object], number: int) -> None:
+        """The timer's way out: replay now whatever the hold still waits for."""
+        if number == self.number and self.held is not None:
+            self._waiting.clear()
+            app.post_message(ReleaseKeys(number))
+
+    def released(self, number: int) -> list[events.Key]:
+        """End hold ``number`` and return its keys, in the order typed, for the App to replay
+        at once in its own task ([] for a hold already over)."""
+        if number != self.number or self.held is None:
+            return []
         held, self.held = self.held, None
+        self._waiting = set()
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        for event in held:
-            widget.app.post_message(event)
-        return True
+        return held
+
+
+def key_hold_of(app: App[object]) -> KeyHold | None:
+    """The App's key hold (None for an App without one, as in some tests): a screen whose
+    key's work goes on in a worker keeps the hold with it (``wait_for``/``done``)."""
+    hold = getattr(app, "key_hold", None)
+    return hold if isinstance(hold, KeyHold) else None

@@ -43,6 +43,7 @@ from trntui.store.scenarios import current_user
 from trntui.store.set_sizes import run_sizes
 from trntui.store.telemetry import run_detail
 from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
+from trntui.ui.key_hold import key_hold_of
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.import_runs import Imported, ImportRunsScreen
@@ -73,10 +74,19 @@ SHOWN_ROWS = 200
 a frame budget of 50 ms (``benchmarks/bench_team_archive.py``)."""
 
 
+OPENING_DETAIL = "opening a run's detail"
+"""What the held keys wait for while a worker reads the run's detail (``ui/key_hold.py``)."""
+
+
 class RunsTable(DataTable[str]):
     """The runs, a row each. The highlighted row stays in view when the table gets shorter:
     scrolled to (a set just imported, a filter's match) while the set line under the table
-    was shorter, it went out of view when a longer one took a line from the table."""
+    was shorter, it went out of view when a longer one took a line from the table.
+
+    Enter opens the run's detail (after a worker reads it): keys typed right after wait for
+    it (``ui/key_hold.py``)."""
+
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"select_cursor"})
 
     def on_resize(self) -> None:
         if self.row_count and self.cursor_row >= 0:
@@ -469,11 +479,23 @@ class RunsScreen(SessionScreen):
             return
         set_name = str(self.runs.filter(pl.col("run_id") == run_id)["set_name"][0])
         target = next((t for t in self.session.inventory.targets if t.run_set == set_name), None)
+        hold = key_hold_of(self.app)
+        if hold is not None:
+            hold.wait_for(OPENING_DETAIL)  # the keys after enter wait for the detail
         self._open_detail(run_id, facts, target)
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def _open_detail(self, run_id: str, facts: RunFacts, target: TrainingTarget | None) -> None:
-        """Utilization, compile telemetry and the verdict read stored captures: a worker."""
+        """Utilization, compile telemetry and the verdict read stored captures: a worker.
+        Whichever way it ends, the keys held since enter go on (to the detail, once shown)."""
+        try:
+            self._read_detail(run_id, facts, target)
+        finally:
+            hold = key_hold_of(self.app)
+            if hold is not None and self.app.is_running:
+                self.app.call_from_thread(hold.done, self.app, OPENING_DETAIL)
+
+    def _read_detail(self, run_id: str, facts: RunFacts, target: TrainingTarget | None) -> None:
         root = self.session.root
         try:
             run = load_run(root, run_id, self.runs)
