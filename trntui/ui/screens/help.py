@@ -28,8 +28,10 @@ _INTRO = (
 _HABITS = (
     "\nq or esc goes back: it closes Help, the run detail and the snapshot comparison; a "
     "dialog with fields closes with esc (there q types a q). ctrl+q quits from anywhere (it "
-    "asks first if something is not saved). Esc then a key typed quickly (tmux or SSH may send "
-    "them as one alt+key) is still esc, then the key: esc 2 switches to Runs. a adds and d "
+    "asks first if something is not saved). Esc then a letter or a digit typed quickly (tmux or "
+    "SSH may send them as one alt+key) is still esc, then the key: esc 2 switches to Runs; "
+    "after esc, wait a moment before ? [ ] / or space (Textual reads those without the esc). "
+    "a adds and d "
     "deletes on every screen that has items (x too on Runs and Scenarios). In the run "
     "detail, r records a quality result (it was q)."
 )
