@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.console import RenderableType
 from textual import events, work
 from textual.app import App, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
@@ -30,7 +31,7 @@ from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
 from trntui.ui.driver import read_escape_then_key_as_alt, tolerate_bytes_that_are_not_utf8
-from trntui.ui.key_hold import KeyHold, ReleaseKeys, Settled
+from trntui.ui.key_hold import KeyHold, ReleaseKeys, Settled, action_name
 from trntui.ui.keys import (
     AppCommandsProvider,
     ScreenCommandsProvider,
@@ -189,13 +190,36 @@ class TrnTuiApp(App[None]):
             await self.action_escape_then(key)
             return
         focused = self.focused
-        holding = self._key_hold.holds_after(event, focused)
+        holding = self._key_hold.holds_after(event, focused) or self._priority_holds(event.key)
         await super().on_event(event)
-        if holding and focused is not None:
-            focused.post_message(self._key_hold.start(focused))
+        origin = focused or self.screen
+        if holding:
+            origin.post_message(self._key_hold.start(origin))
+
+    def _priority_holds(self, key: str) -> bool:
+        """Whether ``key`` runs one of the App's priority bindings (f1, ctrl+q) that open a
+        dialog. Those act over a dialog too, where the screen's bindings leave the App out:
+        ctrl+q then y typed at once in a form typed the y into the field."""
+        for binding in self.BINDINGS:
+            if not isinstance(binding, Binding) or not binding.priority:
+                continue
+            keys = self.keymap.get(binding.id or "", binding.key)
+            if key in (part.strip() for part in keys.split(",")) and (
+                action_name(binding.action) in self.HOLDS_KEYS_AFTER
+            ):
+                return True
+        return False
 
     def on_settled(self, marker: Settled) -> None:
         self._key_hold.arrived(marker)
+
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """Exit; keys still held wait for nothing any more (a marker may never come back from
+        a closing app), so the hold ends with it."""
+        self._key_hold.released(self._key_hold.number)
+        super().exit(result, return_code, message)
 
     async def on_release_keys(self, message: ReleaseKeys) -> None:
         """Replay the held keys here, in order, ahead of any key read meanwhile (a replayed
