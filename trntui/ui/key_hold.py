@@ -33,6 +33,7 @@ from textual.app import App
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
+from textual.widgets import Input
 
 RELEASE_AFTER_S = 3.0
 """Keys are replayed after this long even if the marker never came back (a widget removed
@@ -100,8 +101,8 @@ class KeyHold:
     def holds_after(self, event: events.Key, focused: Widget | None) -> bool:
         """Whether ``event`` is bound, where ``focused`` is, to an action after which the focus
         moves asynchronously (``HOLDS_KEYS_AFTER``)."""
-        if focused is None:
-            return False
+        if focused is None or (event.is_printable and isinstance(focused, Input)):
+            return False  # a field types a character before any binding of it could run
         active = focused.screen.active_bindings.get(event.key)
         if active is None or not active.enabled:
             return False
