@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import ClassVar, Protocol
 
 from textual import events
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -150,7 +150,7 @@ class KeyHold:
         number = self.number
         try:
             screen = app.screen
-        except Exception:  # no screen: the app is closing, and nothing reads the keys
+        except ScreenStackError:  # no screen: the app is closing, and nothing reads the keys
             self.released(number)
             return
         screen.call_later(app.post_message, ReleaseKeys(number))

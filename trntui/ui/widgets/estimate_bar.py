@@ -155,8 +155,11 @@ def _parts(
     if comparison.comparable and comparison.cost_ratio is not None:
         # Which GPU target, where there is a choice (``t`` on Trn3 vs GPU picks it) and room
         # for its whole name: a cut one read as noise ("Trn3/…(1 x p5.48… 0.71").
-        gpus = [item.name for item in targets if item.target.accelerator_family == "GPU"]
+        # Polars-backed, loaded by the time an analysis exists: not imported with the bar.
+        from trntui.core.comparison import gpu_target_names
+
         against = "GPU"
+        gpus = gpu_target_names(analysis.estimate)
         if len(gpus) > 1 and comparison.gpu is not None and names is None:
             against = comparison.gpu.name
         parts.append(Text(f"Trn3/{against} {ratio(comparison.cost_ratio)}", style="bold"))
