@@ -335,6 +335,40 @@ async def test_plot_phases_read_apart_without_colour() -> None:
     assert any("w warm-up" in line and "! stall" in line for line in lines)
 
 
+async def test_the_plot_styles_runs_of_columns_not_each_column() -> None:
+    """A span per plotted cell (some 500 at 80x24) made Textual convert and cut every one at
+    each highlighted run: most of a key's frame on the Runs screen. Columns in one colour are
+    one span: a steady run of 60 columns has, per bar row, its label, its axis and its bars."""
+    from textual.app import App
+
+    from trntui.core.throughput_series import ThroughputSeries
+
+    series = ThroughputSeries(
+        start_s=0.0,
+        end_s=600.0,
+        rates=(2.0,) * 30 + (2.1,) * 30,
+        unit="samples/s",
+        restart_columns=(),
+    )
+
+    class PlotApp(App[None]):
+        def compose(self):
+            yield ThroughputPlot()
+
+    app = PlotApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        plot = app.query_one(ThroughputPlot)
+        plot.show(series, PlotFacts(steady=2.05, unit="samples/s"))
+        await pilot.pause()
+        text = plot.render()
+    bar_rows = [line for line in text.plain.splitlines() if line[8:9] in ("│", "┤")]
+    assert len(bar_rows) == 5 and "█" * 60 in bar_rows[-1], bar_rows
+    first_legend = text.plain.index("\n", text.plain.index("└"))
+    spans_of_bars = [span for span in text.spans if span.end <= first_legend]
+    # label + axis + bars per row, and the floor line: label + axis, then one span of marks.
+    assert len(spans_of_bars) <= 3 * (len(bar_rows) + 1), len(spans_of_bars)
+
+
 async def test_the_mlperf_plot_reads_at_80x24(sample_project: Project) -> None:
     """Issue 26: the MLPerf plot was a solid block with one y label, and its warm-up mark
     covered the whole first block (~45% of the plot). result_1.txt of the sample's H100 set,
