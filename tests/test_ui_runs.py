@@ -665,3 +665,33 @@ async def test_the_runs_table_holds_at_most_its_cap_and_a_filter_reaches_the_res
         assert table.row_count == 5
         table.focus()
         await wait_until(pilot, lambda: not app.screen.query("#runs-filter"), "no empty filter")
+
+
+async def test_a_filter_keeps_the_highlighted_run_and_its_plot(sample_project: Project) -> None:
+    """Typing a filter refills the table: the run highlighted before stays highlighted while
+    the filter matches it (not whichever run now sits at its row number), and its plot is not
+    read and drawn again at every keystroke."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.focus()
+        logs = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        row = next(i for i, log in enumerate(logs) if "trn3-run2" in log)
+        assert row > 2, "below the three rows the filter leaves"
+        table.move_cursor(row=row)
+        plot = app.screen.query_one(ThroughputPlot)
+        await settle(pilot)
+        run_id = table.coordinate_to_cell_key((row, 0)).row_key.value
+        plotted = plot._series
+        assert plotted is not None
+        await pilot.press("slash", *"trn3")
+        await settle(pilot)
+        assert table.row_count == 3
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == run_id
+        assert plot._series is plotted, "the plot shown is kept"
+        await pilot.press("backspace")  # "trn": the same run, its row moves back down
+        await settle(pilot)
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == run_id
+        assert plot._series is plotted

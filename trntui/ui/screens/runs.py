@@ -162,6 +162,8 @@ class RunsScreen(SessionScreen):
         """The run facts the table shows (see ``_show_facts``)."""
         self._set_summary_text = ""
         """The set lines shown below the table (``_show_set``)."""
+        self._plotted: tuple[str, object] | None = None
+        """The run whose plot is shown or loading, and the run facts it was drawn with."""
 
     def compose(self) -> ComposeResult:
         yield AreaBar("screen.runs", self.session)
@@ -217,6 +219,7 @@ class RunsScreen(SessionScreen):
                 "again to read their system size and job clock"
             )
         self._shown_derived = None  # the sets may differ: check them again
+        self._plotted = None  # a run imported again is read again
         self._show_facts()
 
     def _show_facts(self) -> None:
@@ -325,6 +328,7 @@ class RunsScreen(SessionScreen):
     def _show_rows(self) -> None:
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
+        run_before = self._selected_run_id()
         table.clear()
         wide = bool(self._wide)
         name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
@@ -357,19 +361,29 @@ class RunsScreen(SessionScreen):
                     "redo": UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),
                 }
             table.add_row(*(cells[key] for key, *_ in COLUMNS if key in shown), key=row["run_id"])
-        if row_before >= 0 and table.row_count:
+        if run_before is not None and run_before in table.rows:
+            # The run highlighted before stays highlighted (a filter that still matches it,
+            # new facts): its set lines and plot stay as they are.
+            table.move_cursor(row=table.get_row_index(run_before))
+        elif row_before >= 0 and table.row_count:
             table.move_cursor(row=min(row_before, table.row_count - 1))
 
     @on(DataTable.RowHighlighted, "#runs")
     def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
         run_id = event.row_key.value if event.row_key else None
-        if run_id is None:
+        if run_id is None or run_id != self._selected_run_id():
+            # Stale: the cursor moved on before this was handled (a refill of the table
+            # highlights its first row, then the run that was highlighted before).
             return
         row = self.runs.filter(pl.col("run_id") == run_id)
         if row.is_empty():
             return
         self._show_set(str(row["set_name"][0]))
-        self._load_plot(run_id)
+        if (run_id, self._shown_derived) != self._plotted:
+            # The table refilled with the same run highlighted, under the same facts: its
+            # plot is the one shown (a worker's read and a redraw at every filter keystroke).
+            self._plotted = (run_id, self._shown_derived)
+            self._load_plot(run_id)
 
     def _show_set(self, set_name: str) -> None:
         """Three lines: the set and its system, the throughput spread, the back-test."""
