@@ -103,7 +103,7 @@ async def test_preview_judges_runs_by_the_goal_like_the_runs_table(
         await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)
         row = table.coordinate_to_cell_key((0, 0)).row_key
-        assert [table.get_cell(row, key) for key in ("status", "run")] == [status, run_min]
+        assert [str(table.get_cell(row, key)) for key in ("status", "run")] == [status, run_min]
 
 
 async def test_bad_file_is_reported_with_its_name_and_nothing_is_stored(
@@ -651,7 +651,7 @@ async def test_the_runs_table_holds_at_most_its_cap_and_a_filter_reaches_the_res
         field = app.screen.query_one("#runs-filter", Input)
         assert field.value == "TRN3"
         assert table.row_count == 3
-        assert {table.get_row_at(i)[0] for i in range(3)} == {"trn3-example"}
+        assert {str(table.get_row_at(i)[0]) for i in range(3)} == {"trn3-example"}
         assert app.status[0] == "3 of 13 runs match 'TRN3'"
         await pilot.press("enter")
         await settle(pilot)
