@@ -10,6 +10,7 @@ repository root.
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
@@ -97,7 +98,8 @@ render falls inside the app's start-up batch and is dropped, and the frame waits
 
 def seconds_until(command: list[str], *markers: str) -> list[float]:
     """Seconds from starting ``command`` in tmux until each marker is on the screen."""
-    session = "trntui-bench"
+    # A session of this process's own: two benchmarks run at once never share one.
+    session = f"trntui-bench-{os.getpid()}"
     subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     start = time.perf_counter()
     # Empty is unset for Python: the bytecode cache is used, as on a user's machine.
