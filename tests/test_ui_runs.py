@@ -695,3 +695,34 @@ async def test_a_filter_keeps_the_highlighted_run_and_its_plot(sample_project: P
         await settle(pilot)
         assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == run_id
         assert plot._series is plotted
+
+
+async def test_while_a_filter_is_typed_the_table_holds_fewer_runs_until_enter(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A keystroke in the filter refills the table: while typing it holds only the first
+    TYPING_ROWS matches (the rows in view and pages more), and says so; enter, or leaving the
+    field, fills it to SHOWN_ROWS."""
+    from trntui.ui.screens import runs as runs_screen
+
+    monkeypatch.setattr(runs_screen, "SHOWN_ROWS", 5)
+    monkeypatch.setattr(runs_screen, "TYPING_ROWS", 2)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        await pilot.press("slash", *"result")  # the H100 set's ten result_N.txt logs
+        await settle(pilot)
+        assert table.row_count == 2
+        assert app.status[0] == "10 of 13 runs match 'result'; the first 2 are shown (enter: more)"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert table.row_count == 5 and app.focused is table
+        assert app.status[0] == "10 of 13 runs match 'result'; the first 5 are shown"
+        await pilot.press("slash", "backspace")
+        await settle(pilot)
+        assert table.row_count == 2, "typing again"
+        await pilot.press("tab")  # leaving the field without enter
+        await settle(pilot)
+        assert table.row_count == 5

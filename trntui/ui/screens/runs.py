@@ -6,7 +6,8 @@ its stored timeline in a worker to draw the plot, so the screen never re-parses 
 
 The table holds at most ``SHOWN_ROWS`` runs (filling a table costs a tenth of a millisecond
 or more per row, and a team's archive has ten thousand): ``/`` filters the runs by their
-set's name or their log's, and the status line says how many are shown of how many.
+set's name or their log's, and the status line says how many are shown of how many. While a
+filter is typed the table holds only ``TYPING_ROWS`` (each keystroke refills it); enter fills it.
 """
 
 from __future__ import annotations
@@ -71,8 +72,11 @@ from trntui.ui.widgets.text_field import TextField
 from trntui.ui.widgets.throughput_plot import PlotFacts, ThroughputPlot
 
 SHOWN_ROWS = 200
-"""The most runs the table holds: filled in about 30 ms, so a filter keystroke redraws within
-a frame budget of 50 ms (``benchmarks/bench_team_archive.py``)."""
+"""The most runs the table holds (a refill of 200 rows costs plain Textual's table about
+120 ms at a keystroke: ``benchmarks/bench_team_archive.py``)."""
+TYPING_ROWS = 50
+"""The most runs the table holds while a filter is typed: the rows in view and several pages
+more, refilled at each keystroke; enter (or leaving the field) fills it to ``SHOWN_ROWS``."""
 
 
 OPENING_DETAIL = "opening a run's detail"
@@ -170,6 +174,8 @@ class RunsScreen(SessionScreen):
         """The run facts the table shows (see ``_show_facts``)."""
         self._set_summary_text = ""
         """The set lines shown below the table (``_show_set``)."""
+        self._typing_rows = False
+        """The table holds fewer runs than it would, because a filter is being typed."""
         self._plotted: tuple[str, object] | None = None
         """The run whose plot is shown or loading, and the run facts it was drawn with."""
 
@@ -294,10 +300,12 @@ class RunsScreen(SessionScreen):
 
     @on(Input.Changed, "#runs-filter")
     def _filter_changed(self) -> None:
-        self._show_rows()
+        field = self._filter_field()
+        self._show_rows(typing=field is not None and field.has_focus)
 
     @on(Input.Submitted, "#runs-filter")
     def _filter_submitted(self) -> None:
+        self._show_all_rows()
         self.query_one("#runs", DataTable).focus()
 
     @on(DescendantBlur, "#runs-filter")
@@ -305,6 +313,12 @@ class RunsScreen(SessionScreen):
         field = self._filter_field()
         if field is not None and not field.value.strip():
             await field.remove()  # an empty filter takes no line
+        self._show_all_rows()
+
+    def _show_all_rows(self) -> None:
+        """The table filled to ``SHOWN_ROWS`` when typing left it shorter."""
+        if self._typing_rows:
+            self._show_rows()
 
     def _matching(self) -> pl.DataFrame:
         """The runs the filter lets through, by set and log (every run without a filter; the
@@ -325,15 +339,18 @@ class RunsScreen(SessionScreen):
         text = self._filter_text()
         total = self.runs.height
         first = f"the first {shown:,}" if shown < matching else ""
+        more = " (enter: more)" if self._typing_rows and matching > shown else ""
         if text:
             self.set_status(
                 f"{matching:,} of {total:,} runs match {text!r}"
-                + (f"; {first} are shown" if first else "")
+                + (f"; {first} are shown{more}" if first else "")
             )
         elif first:
             self.set_status(f"{first.capitalize()} of {total:,} runs are shown: / filters them")
 
-    def _show_rows(self) -> None:
+    def _show_rows(self, typing: bool = False) -> None:
+        """Fill the table with the runs the filter lets through, at most ``SHOWN_ROWS`` (at
+        most ``TYPING_ROWS`` while the filter is ``typing``)."""
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
         run_before = self._selected_run_id()
@@ -342,7 +359,9 @@ class RunsScreen(SessionScreen):
         name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
         log_width = LOG_WIDTH if wide else NARROW_LOG_WIDTH
         matching = self._matching()
-        rows = matching.head(SHOWN_ROWS)
+        limit = min(TYPING_ROWS, SHOWN_ROWS) if typing else SHOWN_ROWS
+        self._typing_rows = typing and matching.height > limit
+        rows = matching.head(limit)
         sets = distinct_labels(rows["set_name"].to_list(), name_width)
         shown = {key for key, _, narrow in COLUMNS if wide or narrow is not None}
         self._say_shown(rows.height, matching.height)
