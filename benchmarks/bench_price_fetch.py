@@ -17,14 +17,16 @@ bare download at 0.6-0.85 s instead of 0.38 s when it always came second. Each r
 and download are removed after it, so no round starts with another's files on disk.
 
 Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of each,
-and trntui's ratio to the bare download (target: at most 3x). ``--yardsticks polars duckdb
-pandas`` also runs the simple ways of getting the same rows (``YARDSTICKS``: each downloads
-the same bare way, then parses), for the target "faster than each, at no more than half the
-leanest one's peak memory". DuckDB and pandas are never trntui's dependencies: install them in
-an environment of their own and name its Python with ``--yardstick-python``.
+and trntui's ratio to the bare download (target: at most 3x). ``--floor`` also runs
+``FLOOR``: trntui's imports and own download with no parse, what the fetch cannot go below.
+``--yardsticks polars duckdb pandas`` also runs the simple ways of getting the same rows
+(``YARDSTICKS``: each downloads the same bare way, then parses), for the target "faster than
+each, at no more than half the leanest one's peak memory". DuckDB and pandas are never
+trntui's dependencies: install them in an environment of their own and name its Python with
+``--yardstick-python``.
 
     python benchmarks/bench_price_fetch.py [--size-mb 250] [--pairs 5] [--types TYPE ...]
-        [--yardsticks polars duckdb pandas] [--yardstick-python PYTHON]
+        [--floor] [--yardsticks polars duckdb pandas] [--yardstick-python PYTHON]
 """
 
 from __future__ import annotations
@@ -63,6 +65,28 @@ with httpx.stream("GET", sys.argv[1], headers={"Accept-Encoding": "gzip"}) as re
         for chunk in response.iter_bytes():
             handle.write(chunk)
 """
+
+FLOOR = """
+import polars as pl
+import trntui.cli  # noqa: F401  (as the command starts)
+import trntui.commands.price.fetch  # noqa: F401  (what the fetch imports)
+from trntui.pricing.cache import offer_csv_path
+from trntui.pricing.client import PriceListClient
+from trntui.pricing.settings import PricingSettings
+settings = PricingSettings.from_env().started()
+with PriceListClient(settings) as client:
+    url = client.offer_csv_url("AmazonEC2", "us-east-1")
+    target = offer_csv_path(settings.cache_path, "AmazonEC2", "us-east-1")
+    client.download(url, target, max_bytes=settings.max_offer_bytes, validate=lambda path: None)
+two_rows = b'"OnDemand","p5.48xlarge"\\n"Reserved","p4d.24xlarge"\\n'
+schema = {"TermType": pl.String, "Instance Type": pl.String}
+rows = pl.scan_csv(two_rows, has_header=False, schema=schema)
+print(rows.filter(pl.col("TermType") == "OnDemand").collect(engine="streaming").height)
+"""
+"""What a fetch cannot do without, in trntui's environment: its imports, the region index and
+trntui's own download of the offer (gunzipped, written to the cache, synced), and one Polars
+streaming CSV query of two rows (the engine's and the CSV reader's start). What the fetch adds
+to it is the parse of the file in blocks, the quotes and the JSON."""
 
 _WHERE = (
     ("TermType", ("OnDemand", "Reserved")),
@@ -237,6 +261,11 @@ def main() -> int:
         help="fetch only these instance types, as the app does for its targets (default: "
         "every type of the region); e.g. --types trn2.48xlarge p5.48xlarge",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time what the fetch cannot do without (FLOOR)",
+    )
     parser.add_argument("--prepare", nargs=2, metavar=("FILE", "MB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.prepare:
@@ -263,6 +292,8 @@ def main() -> int:
             bare = [sys.executable, "-c", BARE_DOWNLOAD, base_url + CSV_PATH, str(download)]
             rounds: dict[str, list[tuple[float, float]]] = {"trntui": [], "bare": []}
             commands = {"bare": bare}
+            if args.floor:
+                rounds["floor"] = []
             for name in args.yardsticks:
                 rounds[name] = []
                 commands[name] = [
@@ -275,6 +306,9 @@ def main() -> int:
                 for wanted in args.types or ():
                     fetch += ["--instance-type", wanted]
                 runs = [("trntui", fetch, env | {"TRNTUI_CACHE_DIR": str(cache)})]
+                if args.floor:
+                    floor_env = env | {"TRNTUI_CACHE_DIR": str(cache) + "-floor"}
+                    runs.append(("floor", [sys.executable, "-c", FLOOR], floor_env))
                 runs += [(label, command, env) for label, command in commands.items()]
                 if index % 2:  # every other round the other way round (see the docstring)
                     runs.reverse()
@@ -283,6 +317,7 @@ def main() -> int:
                     results[label] = timed(command, its_env)
                     download.unlink(missing_ok=True)
                     shutil.rmtree(cache, ignore_errors=True)
+                    shutil.rmtree(str(cache) + "-floor", ignore_errors=True)
                 if index >= 0:
                     for label, result in results.items():
                         rounds[label].append(result)
@@ -295,6 +330,12 @@ def main() -> int:
     ratio = medians["trntui"] / medians["bare"]
     verdict = "meets" if ratio <= TARGET else "misses"
     print(f"trntui / bare download: {ratio:.2f}x ({verdict} <= {TARGET:g}x)")
+    if args.floor:
+        print(
+            f"trntui / floor: time {medians['trntui'] / medians['floor']:.2f}x, peak memory "
+            f"{peaks['trntui'] / peaks['floor']:.2f}x ({peaks['trntui'] - peaks['floor']:.0f} "
+            "MiB above it)"
+        )
     if args.yardsticks:
         fastest = min(medians[name] for name in args.yardsticks)
         leanest = min(peaks[name] for name in args.yardsticks)

@@ -38,6 +38,7 @@ from trntui.pricing.extract import (
     scan_offer_file,
     side_rates,
 )
+from trntui.pricing.extract.records import _WAITING_PIECES
 
 
 def write(tmp_path: Path, data: bytes, name: str = "index.csv") -> Path:
@@ -374,8 +375,9 @@ def test_finishing_waits_for_the_scan_without_the_downloads_checks() -> None:
     data = _csv_bytes(["SKU", "Note", "Unit"], [["a", "b", "c"]] * 40)
     head_end = data.index(b'"a"')
     body = data[head_end:]
-    pieces = [body[start : start + 15] for start in range(0, len(body), 15)]
-    assert len(pieces) == 32  # as many as may wait: finish finds no room
+    size = -(-len(body) // _WAITING_PIECES)
+    pieces = [body[start : start + size] for start in range(0, len(body), size)]
+    assert len(pieces) == _WAITING_PIECES  # as many as may wait: finish finds no room
     stream = OfferRows("download", slow_plan, block_bytes=16, check=check)
     try:
         stream.add(data[:head_end])

@@ -147,9 +147,11 @@ class Query(Protocol):
 Plan = Callable[[Sequence[str]], Query]
 """The query to run on a file with these columns (a filter may depend on which it has)."""
 
-BLOCK_BYTES = 16 * 1024 * 1024
+BLOCK_BYTES = 2 * 1024 * 1024
+"""Blocks of 2 MiB and 2 waiting pieces: a fetch of the 263 MB benchmark file peaks at 124 MiB
+(16 MiB and 32: 183 MiB) in the same time and CPU (``benchmarks/bench_price_fetch.py``)."""
 _THREAD = "trntui-offer-blocks"
-_WAITING_PIECES = 32
+_WAITING_PIECES = 2
 """Pieces (at most 1 MB each from a download) that may wait for the scanning thread; a
 caller that is faster than the scan waits, so memory stays bounded."""
 _END = b""

@@ -157,7 +157,11 @@ def _read_block(
     wanted: Callable[[pl.LazyFrame], pl.LazyFrame],
 ) -> pl.DataFrame:
     """``wanted`` of the block's rows (all text), read on the streaming engine; a block that
-    is not CSV is a ``PricingFormatError`` naming the file and line."""
+    is not CSV is a ``PricingFormatError`` naming the file and line.
+
+    The kept text is copied out of the block (``+ ""``): a filtered String column is views
+    into the parsed block's buffers, so the few rows kept from each block held every block's
+    text until the file was read (40 MiB of a 263 MB file, read in 2 MB blocks)."""
     try:
         rows = pl.scan_csv(
             block,
@@ -168,7 +172,8 @@ def _read_block(
             row_index_name=line_column,
             row_index_offset=first_line,
         )
-        return wanted(rows).collect(engine="streaming")
+        kept = wanted(rows).with_columns(pl.col(pl.String) + pl.lit(""))  # copied: see above
+        return kept.collect(engine="streaming")
     except pl.exceptions.PolarsError as error:
         at = _bad_record_line(block, len(header), first_line)
         raise PricingFormatError(
