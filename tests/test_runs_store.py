@@ -432,7 +432,7 @@ def test_cli_import_of_an_empty_folder_is_an_error(
     assert store.load_runs(new_project).is_empty()
 
 
-@pytest.mark.parametrize("writer", ["import", "assign set"])
+@pytest.mark.parametrize("writer", ["import", "assign set", "remove run"])
 def test_a_write_stores_every_runs_family_parts(tmp_path: Path, writer: str) -> None:
     """A runs table stored before the family parts (the scaling key's parts of each run,
     ``store.runs.RUNS_SCHEMA``) reads, and the next write stores them for every run, the
@@ -449,10 +449,13 @@ def test_a_write_stores_every_runs_family_parts(tmp_path: Path, writer: str) -> 
     with Project.open(root):
         if writer == "import":
             import_paths(root, [DELL], set_name="dell")
-        else:
+        elif writer == "assign set":
             store.assign_set(root, old["run_id"][:1].to_list(), "moved")
+        else:
+            store.remove_run(root, old["run_id"][0])
     table = pl.read_parquet(path)
-    assert table.height > old.height if writer == "import" else table.height == old.height
+    added = {"import": 1, "assign set": 0, "remove run": -1}[writer]
+    assert (table.height > old.height) if added > 0 else table.height == old.height + added
     assert set(parts) <= set(table.columns)
     accelerators = set()
     for protocol, accelerator, version, text in table.select(*parts, "metadata_json").rows():

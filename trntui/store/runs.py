@@ -139,15 +139,17 @@ def timeline_path(root: Path, run_id: str) -> Path:
 
 
 def load_runs(root: Path) -> pl.DataFrame:
-    """The runs table (empty when nothing was imported yet), every row checked, with every
-    run's family parts (made from its metadata where the table has none of this version:
-    what a writer of the table then stores)."""
-    return _with_family_parts(check_metadata(root, read_runs_table(root), whole=True))
+    """The runs table (empty when nothing was imported yet), every row checked. The family
+    parts of a table stored before them are null here: a writer stores them
+    (``with_family_parts``)."""
+    return check_metadata(root, read_runs_table(root), whole=True)
 
 
-def _with_family_parts(runs: pl.DataFrame) -> pl.DataFrame:
-    """``runs`` with the family parts of every run made again from its metadata when any
-    row's are missing or of another ``FAMILY_PARTS_VERSION`` (a table stored before them)."""
+def with_family_parts(runs: pl.DataFrame) -> pl.DataFrame:
+    """``runs`` (the runs table, its metadata checked) with the family parts of every run
+    made again from its metadata when any row's are missing or of another
+    ``FAMILY_PARTS_VERSION`` (a table stored before them): what every write of the table
+    stores (``_write_runs``)."""
     if runs["family_parts_version"].eq_missing(FAMILY_PARTS_VERSION).all():
         return runs
     parts = [family_parts(RunMetadata.from_json(text)) for text in runs["metadata_json"]]
@@ -245,6 +247,12 @@ def check_metadata(root: Path, runs: pl.DataFrame, whole: bool = False) -> pl.Da
                 str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
             ) from None
     return runs
+
+
+def _write_runs(root: Path, runs: pl.DataFrame) -> None:
+    """Store ``runs`` as the runs table (atomically), every run's family parts with it."""
+    table = with_family_parts(runs)
+    atomic_write_with(runs_path(root), lambda handle: table.write_parquet(handle), root=root)
 
 
 def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:
@@ -382,7 +390,7 @@ def _add_run(
     timeline_file = timeline_path(root, run_id)
     atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle), root=root)
     try:
-        atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
+        _write_runs(root, updated)
     except BaseException:
         if outcome == ADDED:  # a refreshed run keeps its (re-read) timeline and its old row
             with contextlib.suppress(OSError, UserError):
@@ -459,7 +467,7 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
         .otherwise(pl.col("set_name"))
         .alias("set_name")
     )
-    atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
+    _write_runs(root, updated)
 
 
 @writes_project
@@ -475,6 +483,6 @@ def _remove_run(root: Path, run_id: str) -> None:
         raise UserError(f"no run {run_id!r} in {root}")
     timeline_file = timeline_path(root, run_id)  # a bad id is refused before anything changes
     remaining = runs.filter(pl.col("run_id") != run_id)
-    atomic_write_with(runs_path(root), lambda handle: remaining.write_parquet(handle), root=root)
+    _write_runs(root, remaining)
     with contextlib.suppress(OSError, UserError):
         remove_file(timeline_file, root=root)
