@@ -169,26 +169,47 @@ def family_keys(
     return keys
 
 
+_FAMILY_COLUMNS = (
+    "set_name",
+    "nodes",
+    "accelerators_per_node",
+    "accelerator",
+    "size_source",
+    "size_stated_by",
+    "protocol_json",
+    "counted",
+    "run_s",
+    "steady_throughput",
+    "throughput_unit",
+)
+"""The observations' columns ``families`` reads."""
+
+
 def measured_size(
-    observations: pl.DataFrame, run_set: str, size: SystemSize
+    runs: Sequence[Mapping[str, Any]], run_set: str, size: SystemSize
 ) -> MeasuredSize | None:
-    runs = observations.filter(
-        (pl.col("set_name") == run_set) & pl.col("counted") & pl.col("run_s").is_not_null()
-    )
-    if runs.is_empty():
+    """The measured size of ``run_set`` at ``size`` from its observation rows (``runs``, each
+    a mapping of ``_FAMILY_COLUMNS``): its counted runs with a training clock."""
+    counted = [
+        row
+        for row in runs
+        if row["set_name"] == run_set and row["counted"] and row["run_s"] is not None
+    ]
+    if not counted:
         return None
-    times = runs["run_s"].to_list()
-    throughput = runs["steady_throughput"].drop_nulls()
-    units = runs["throughput_unit"].drop_nulls().unique().to_list()
+    times = [row["run_s"] for row in counted]
+    values = [row["steady_throughput"] for row in counted]
+    throughput = pl.Series([value for value in values if value is not None], dtype=pl.Float64)
+    units = {row["throughput_unit"] for row in counted} - {None}
     return MeasuredSize(
         run_set=run_set,
         size=size,
-        runs=runs.height,
+        runs=len(counted),
         time_s=statistics.median(times),
         time_low_s=min(times),
         time_high_s=max(times),
         throughput=number(throughput.median()) if throughput.len() else None,
-        throughput_unit=units[0] if len(units) == 1 else None,
+        throughput_unit=next(iter(units)) if len(units) == 1 else None,
         throughput_low=number(throughput.min()) if throughput.len() else None,
         throughput_high=number(throughput.max()) if throughput.len() else None,
     )
@@ -202,20 +223,21 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
     """
     named = named or {}
     groups: dict[tuple[object, ...], list[tuple[str, SetSize]]] = {}
-    # One pass over the runs, not a filter per set (a team's archive has a thousand sets).
-    by_set = {
-        str(name): runs
-        for (name,), runs in observations.partition_by("set_name", as_dict=True).items()
-    }
+    # One pass over the runs as Python rows, not a query per set: an estimate of a set
+    # grouped automatically reads every set that may share its key (hundreds in an archive).
+    by_set: dict[str, list[dict[str, Any]]] = {}
+    for row in observations.select(_FAMILY_COLUMNS).iter_rows(named=True):
+        by_set.setdefault(str(row["set_name"]), []).append(row)
     for run_set in sorted(by_set):
         runs = by_set[run_set]
-        size = set_size([_row_size(row) for row in runs.iter_rows(named=True)])
+        size = set_size([_row_size(row) for row in runs])
         if size.size is None or size.size.nodes is None:
             continue
         if run_set in named:
             key: tuple[object, ...] | None = ("named", named[run_set])
         else:
-            key = set_family_key(runs["protocol_json"].drop_nulls(), size.size.accelerator)
+            protocols = [row["protocol_json"] for row in runs if row["protocol_json"] is not None]
+            key = set_family_key(protocols, size.size.accelerator)
         if key is not None:
             groups.setdefault(key, []).append((run_set, size))
     found = []
