@@ -20,6 +20,7 @@ as such wherever it is used); nothing is extrapolated silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
@@ -129,14 +130,21 @@ def set_family_key(protocols: Iterable[str], accelerator: str | None) -> tuple[o
     model says what the set ran (it joins no family)."""
     protocol: dict[str, set[str]] = {}
     for text in protocols:
-        for fact, value in json.loads(text).items():
-            protocol.setdefault(fact, set()).add(str(value))
+        for fact, value in _protocol_facts(text):
+            protocol.setdefault(fact, set()).add(value)
     model = accelerator_model(accelerator)
     facts = tuple((fact, tuple(sorted(protocol.get(fact, ())))) for fact in _FAMILY_FACTS)
     benchmark = dict(facts).get("benchmark")
     if not benchmark and model is None:
         return None  # nothing says two sets run the same workload on the same hardware
     return (model, facts)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _protocol_facts(text: str) -> tuple[tuple[str, str], ...]:
+    """A ``protocol_text``'s facts, each value as text: parsed once per text (a team's
+    archive has thousands of runs and a few distinct protocols)."""
+    return tuple((str(fact), str(value)) for fact, value in json.loads(text).items())
 
 
 def family_keys(
@@ -160,12 +168,16 @@ def family_keys(
             texts.add(protocol)
         accelerators.setdefault(run_set, set()).add(accelerator)
     keys = {}
+    known: dict[tuple[frozenset[str], frozenset[str | None]], frozenset[tuple[object, ...]]] = {}
     for run_set, texts in protocols.items():
         names = accelerators[run_set]
         if run_set in stated:
             names = names | {stated[run_set].accelerator}
-        found = {set_family_key(texts, name) for name in names}
-        keys[run_set] = frozenset(key for key in found if key is not None)
+        parts_of_set = (frozenset(texts), frozenset(names))
+        if parts_of_set not in known:  # most sets share their parts with many others
+            found = {set_family_key(texts, name) for name in names}
+            known[parts_of_set] = frozenset(key for key in found if key is not None)
+        keys[run_set] = known[parts_of_set]
     return keys
 
 
