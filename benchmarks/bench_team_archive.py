@@ -16,9 +16,13 @@ Rows (issue 29's targets in brackets):
 * the Scale tab's work for the GPU baseline, whose run set is one of a family of ten sizes:
   ``scale_plan`` in process, median of 7 (under 200 ms).
 
-Run: ``python benchmarks/bench_team_archive.py [--pairs 5] [--archive DIR] [--mlperf FOLDER]``
-(``--archive``: a folder to keep the archive in and use again; built there when missing,
-which takes a few minutes).
+Run: ``python benchmarks/bench_team_archive.py [--pairs 5] [--archive DIR] [--mlperf FOLDER]
+[--unnamed] [--before TRNTUI] [--estimate-only]`` (``--archive``: a folder to keep the archive
+in and use again; built there when missing, which takes a minute or more; ``--unnamed``: a copy
+of it with every ``family =`` line removed from ``runs/sets.toml``, so its families are
+grouped automatically; ``--before``: another trntui's command, e.g. an older checkout's
+``.venv/bin/trntui``, whose ``estimate --json`` of both projects is measured in the same
+rounds, with the ratio each gets; ``--estimate-only``: only the first row).
 """
 
 from __future__ import annotations
@@ -47,10 +51,13 @@ TRAILING_S = 0.2
 """How long after a key has settled its last frames are waited for."""
 
 
-def estimate_row(small: Path, big: Path, pairs: int) -> None:
-    trntui = trntui_command()
-    commands = {name: [*trntui, "estimate", str(root), "--json"] for name, root in
-                (("sample", small), ("archive", big))}  # fmt: skip
+def estimate_row(small: Path, big: Path, pairs: int, before: str | None = None) -> None:
+    trntuis = {"": trntui_command(), " (before)": [before]} if before else {"": trntui_command()}
+    commands = {
+        f"{name}{which}": [*trntui, "estimate", str(root), "--json"]
+        for which, trntui in trntuis.items()
+        for name, root in (("sample", small), ("archive", big))
+    }
     for command in commands.values():
         child_usage(command)  # warm the page and bytecode caches
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
@@ -67,18 +74,33 @@ def estimate_row(small: Path, big: Path, pairs: int) -> None:
         pl.read_parquet(big / "runs" / name).estimated_size("mb")
         for name in ("runs.parquet", "facts.parquet")
     )
-    print(f"estimate --json, {pairs} alternating pairs (median; wall min-max)")
+    print(f"estimate --json, {pairs} alternating rounds (median; wall min-max)")
     for name in commands:
         low, high = spread[name]
-        print(f"  {name:8} {wall[name]:6.3f} s ({low:.3f}-{high:.3f})  CPU {cpu[name]:6.3f} s  "
+        print(f"  {name:17} {wall[name]:6.3f} s ({low:.3f}-{high:.3f})  CPU {cpu[name]:6.3f} s  "
               f"peak {peak[name]:5.0f} MiB")  # fmt: skip
-    ratio = wall["archive"] / wall["sample"]
-    allowed = 2 * peak["sample"] + facts_mib
-    print(f"  time {ratio:.2f}x the sample ({'meets' if ratio <= 2 else 'misses'} <= 2x); "
-          f"CPU {cpu['archive'] / cpu['sample']:.2f}x")  # fmt: skip
-    print(f"  memory {peak['archive']:.0f} MiB; 2x the sample's + the facts' "
-          f"{facts_mib:.0f} MiB = {allowed:.0f} MiB "
-          f"({'meets' if peak['archive'] <= allowed else 'misses'})")  # fmt: skip
+    for which in trntuis:
+        archive, sample = f"archive{which}", f"sample{which}"
+        ratio = wall[archive] / wall[sample]
+        allowed = 2 * peak[sample] + facts_mib
+        print(f"  {which.strip() or 'this trntui'}: time {ratio:.2f}x the sample "
+              f"({'meets' if ratio <= 2 else 'misses'} <= 2x); "
+              f"CPU {cpu[archive] / cpu[sample]:.2f}x")  # fmt: skip
+        print(f"    memory {peak[archive]:.0f} MiB; 2x the sample's + the facts' "
+              f"{facts_mib:.0f} MiB = {allowed:.0f} MiB "
+              f"({'meets' if peak[archive] <= allowed else 'misses'})")  # fmt: skip
+
+
+def unnamed_copy(archive: Path, dest: Path) -> Path:
+    """A copy of ``archive`` at ``dest`` whose run sets name no family (every ``family =``
+    line of ``runs/sets.toml`` removed): its families are grouped automatically."""
+    shutil.copytree(archive, dest, ignore=shutil.ignore_patterns(".trntui.lock"))
+    sets = dest / "runs" / "sets.toml"
+    lines = sets.read_text(encoding="utf-8").splitlines(keepends=True)
+    sets.write_text(
+        "".join(line for line in lines if not line.startswith("family = ")), encoding="utf-8"
+    )
+    return dest
 
 
 def first_frame_row(small: Path, big: Path, pairs: int) -> None:
@@ -284,6 +306,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--archive", type=Path, help="keep the archive here (built if missing)")
     parser.add_argument("--mlperf", type=Path, default=MLPERF)
+    parser.add_argument(
+        "--unnamed", action="store_true", help="a copy whose families are grouped automatically"
+    )
+    parser.add_argument("--before", help="another trntui command measured in the same rounds")
+    parser.add_argument("--estimate-only", action="store_true", help="only estimate --json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="trntui-bench-") as scratch:
         small = Path(scratch) / SAMPLE.name
@@ -291,9 +318,13 @@ def main() -> None:
         big = args.archive or Path(scratch) / "archive"
         if not (big / "trntui.toml").is_file():
             build_archive(big, mlperf=args.mlperf)
+        if args.unnamed:
+            big = unnamed_copy(big, Path(scratch) / "unnamed")
         runs = pl.read_parquet(big / "runs" / "runs.parquet")
         print(f"archive: {runs.height:,} runs in {runs['set_name'].n_unique():,} sets at {big}")
-        estimate_row(small, big, args.pairs)
+        estimate_row(small, big, args.pairs, args.before)
+        if args.estimate_only:
+            return
         first_frame_row(small, big, args.pairs)
         runs_table_row(small, big)
         scale_row(big)

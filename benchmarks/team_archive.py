@@ -65,6 +65,7 @@ from trntui.store.runs import (
     load_runs,
     runs_path,
     timeline_path,
+    with_family_parts,
 )
 from trntui.store.set_sizes import sets_path
 
@@ -231,6 +232,7 @@ def build_archive(
                     )  # fmt: skip
         entries.append(f'[[set]]\nname = "{SAMPLE_GPU_SET}"\nfamily = "{SAMPLE_FAMILY}"\n')
         table = pl.concat([load_runs(dest), pl.DataFrame(rows, schema=RUNS_SCHEMA)])
+        table = with_family_parts(table)  # as trntui's own writes store the table
         table.write_parquet(runs_path(dest))
         stored = pl.read_parquet(facts_path(dest)).select(list(FACTS_SCHEMA))
         pl.concat([stored, pl.DataFrame(fact_rows, schema=FACTS_SCHEMA)]).write_parquet(

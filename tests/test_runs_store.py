@@ -430,3 +430,38 @@ def test_cli_import_of_an_empty_folder_is_an_error(
     assert _cli("import", str(new_project), str(empty)) == 2
     assert f"no files to import in {empty}" in capsys.readouterr().err
     assert store.load_runs(new_project).is_empty()
+
+
+@pytest.mark.parametrize("writer", ["import", "assign set", "remove run"])
+def test_a_write_stores_every_runs_family_parts(tmp_path: Path, writer: str) -> None:
+    """A runs table stored before the family parts (the scaling key's parts of each run,
+    ``store.runs.RUNS_SCHEMA``) reads, and the next write stores them for every run, the
+    old runs' too: the protocol facts and the accelerator of each run's metadata."""
+    from tests import copy_sample
+    from trntui.core.scaling import FAMILY_PARTS_VERSION
+
+    root = copy_sample(tmp_path / "project")
+    path = store.runs_path(root)
+    parts = ["protocol_json", "logged_accelerator", "family_parts_version"]
+    old = pl.read_parquet(path).drop(parts, strict=False)
+    old.write_parquet(path)
+    assert store.read_runs_table(root)["family_parts_version"].null_count() == old.height
+    with Project.open(root):
+        if writer == "import":
+            import_paths(root, [DELL], set_name="dell")
+        elif writer == "assign set":
+            store.assign_set(root, old["run_id"][:1].to_list(), "moved")
+        else:
+            store.remove_run(root, old["run_id"][0])
+    table = pl.read_parquet(path)
+    added = {"import": 1, "assign set": 0, "remove run": -1}[writer]
+    assert (table.height > old.height) if added > 0 else table.height == old.height + added
+    assert set(parts) <= set(table.columns)
+    accelerators = set()
+    for protocol, accelerator, version, text in table.select(*parts, "metadata_json").rows():
+        metadata = json.loads(text)
+        assert (json.loads(protocol) if protocol is not None else {}) == metadata["protocol"]
+        assert accelerator == (metadata["system"] or {}).get("accelerator")
+        assert version == FAMILY_PARTS_VERSION
+        accelerators.add(accelerator)
+    assert {"NVIDIA H100-SXM5-80GB", None} <= accelerators

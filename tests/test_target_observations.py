@@ -12,6 +12,7 @@ nodes (a family of their own).
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from trntui.core.estimate import EstimateContext, estimate
 from trntui.core.inventory import Inventory
 from trntui.core.prediction import prediction_bands
 from trntui.core.report_document import estimate_document
-from trntui.core.scaling import family_candidates, family_of
+from trntui.core.scaling import FAMILY_PARTS_VERSION, family_candidates, family_keys, family_of
 from trntui.core.timeline import SystemSize
 from trntui.store import facts as stored_facts
 from trntui.store.project import Project, read_inventory
@@ -104,15 +105,107 @@ def sets_of(root: Path, run_ids: list[str]) -> set[str]:
     return set(runs.filter(pl.col("run_id").is_in(run_ids))["set_name"].to_list())
 
 
-def test_a_set_grouped_automatically_reads_every_set_nobody_named(project: Path) -> None:
+def test_a_set_grouped_automatically_reads_only_the_sets_that_may_share_its_key(
+    project: Path, hashed: list[str]
+) -> None:
+    """The runs table stores each run's family parts: the HPE sets ran on H200, so no
+    H100 set's family can hold them, and their runs are not read."""
     inventory = at_two_nodes(read_inventory(project).inventory)
-    targets, every = both(project, inventory)
-    assert set(targets.observations["set_name"].unique()) == {
-        GPU_SET, TRN_SET, SMC_SET, *HPE_SETS
-    }  # fmt: skip
+    with ProjectStore.open(project, read_only=True) as store:
+        targets = store.read_target_context(inventory)
+    assert sets_of(project, hashed) == {GPU_SET, TRN_SET, SMC_SET}, "the H200 runs were read"
+    assert set(targets.observations["set_name"].unique()) == {GPU_SET, TRN_SET, SMC_SET}
+    _, every = both(project, inventory)
     family = family_of(targets.families(), GPU_SET)
     assert family is not None and family.sets == (GPU_SET, SMC_SET)
     assert family == family_of(every.families(), GPU_SET)
+    assert document(targets) == document(every)
+
+
+def test_a_size_stated_on_another_accelerator_moves_the_set_into_the_family(
+    project: Path,
+) -> None:
+    """A person states that the 4-node HPE set ran on H100: its key is then the GPU
+    baseline's (the stated accelerator replaces the logged one), so it is read and joins
+    that family, as it does from every run."""
+    with Project.open(project):
+        state_size(
+            project,
+            "hpe-n4",
+            SystemSize(4, 8, "NVIDIA H100-SXM5-80GB", "this test", None, "test"),
+        )
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    targets, every = both(project, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, "hpe-n4"
+    }  # fmt: skip
+    family = family_of(targets.families(), GPU_SET)
+    assert family is not None and family.sets == (GPU_SET, SMC_SET, "hpe-n4")
+    assert family == family_of(every.families(), GPU_SET)
+    assert document(targets) == document(every)
+
+
+def without_family_parts(root: Path) -> None:
+    """The runs table as a trntui before the family parts stored it."""
+    import polars as pl
+
+    from trntui.store.runs import runs_path
+
+    path = runs_path(root)
+    table = pl.read_parquet(path)
+    table.drop("protocol_json", "logged_accelerator", "family_parts_version").write_parquet(path)
+
+
+def test_a_table_stored_before_the_family_parts_estimates_the_same(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An old runs table has no family parts: every set nobody named may share the targets'
+    key, so all are read (as before), the estimate is the same byte for byte, and the
+    read-only estimate leaves the table as it was."""
+    from trntui.cli import main
+    from trntui.store.runs import runs_path
+
+    old = tmp_path / "old"
+    shutil.copytree(project, old, ignore=shutil.ignore_patterns(".trntui.lock"))
+    without_family_parts(old)
+    stored = runs_path(old).read_bytes()
+    inventory = at_two_nodes(read_inventory(old).inventory)
+    targets, every = both(old, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, *HPE_SETS
+    }  # fmt: skip
+    assert document(targets) == document(every)
+    assert document(targets) == document(both(project, inventory)[0])
+    assert main(["estimate", str(old), "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert main(["estimate", str(project), "--json"]) == 0
+    assert capsys.readouterr().out == printed
+    assert runs_path(old).read_bytes() == stored, "a read-only estimate wrote the runs table"
+
+
+def test_parts_of_another_version_count_as_unknown(project: Path) -> None:
+    """A row whose parts another ``FAMILY_PARTS_VERSION`` made (a newer trntui, which may
+    also add columns of its own) says nothing of its set's key: that set is read, the other
+    H200 sets are not, and the estimate is the same."""
+    import polars as pl
+
+    from trntui.store.runs import runs_path
+
+    path = runs_path(project)
+    table = pl.read_parquet(path)
+    first = table.with_row_index().filter(pl.col("set_name") == "hpe-n2")["index"][0]
+    table.with_columns(
+        pl.when(pl.int_range(pl.len()) == first)
+        .then(pl.lit(FAMILY_PARTS_VERSION + 1))
+        .otherwise(pl.col("family_parts_version"))
+        .alias("family_parts_version"),
+        pl.lit("a newer trntui's").alias("newer_column"),
+    ).write_parquet(path)
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    targets, every = both(project, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, "hpe-n2"
+    }  # fmt: skip
     assert document(targets) == document(every)
 
 
@@ -136,14 +229,19 @@ def test_named_families_read_only_the_targets_families(project: Path, hashed: li
     assert SMC_SET in str(gpu["inputs"])
 
 
+@pytest.mark.parametrize("named", [True, False], ids=["H200 named", "all grouped"])
 def test_the_estimate_command_prints_the_same_from_the_targets_runs(
-    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    named: bool,
 ) -> None:
     from trntui.cli import main
     from trntui.commands import estimate as estimate_commands
 
-    with Project.open(project):
-        name_family(project, list(HPE_SETS), "H200")
+    if named:
+        with Project.open(project):
+            name_family(project, list(HPE_SETS), "H200")
     assert main(["estimate", str(project), "--json"]) == 0
     printed = capsys.readouterr().out
     monkeypatch.setattr(estimate_commands, "target_context", estimate_commands.project_context)
@@ -160,6 +258,52 @@ def test_family_candidates_follow_the_grouping_key() -> None:
     assert family_candidates(["c"], named, every) == {"c"}
     assert family_candidates(["missing"], named, every) == set()
     assert family_candidates([], named, every) == set()
+
+
+def test_family_candidates_leave_out_the_sets_of_other_keys() -> None:
+    every = {"a", "b", "c", "d", "e", "f"}
+    named = {"a": "F"}
+    h100, h200 = ("H100", ()), ("H200", ())
+    keys = {"b": frozenset({h100}), "c": frozenset({h200}), "d": frozenset({h100, h200})}
+    keys |= {"e": frozenset()}  # joins no family; "f": its parts are not known
+    assert family_candidates(["b"], named, every, keys) == {"b", "d", "f"}
+    assert family_candidates(["c"], named, every, keys) == {"c", "d", "f"}
+    assert family_candidates(["e"], named, every, keys) == {"e", "f"}
+    assert family_candidates(["a"], named, every, keys) == {"a"}
+    assert family_candidates(["f"], named, every, keys) == {"b", "c", "d", "e", "f"}
+    assert family_candidates(["b"], named, every) == {"b", "c", "d", "e", "f"}
+
+
+def test_family_keys_hold_every_key_a_set_may_be_shown_at() -> None:
+    """A set's key is taken at whichever run's size it is shown at, with the protocol facts
+    of all its runs: each accelerator its runs log is tried, and a stated one."""
+    lora = json.dumps({"benchmark": "llama2_70b_lora", "global_batch_size": "8"})
+    lora_16 = json.dumps({"benchmark": "llama2_70b_lora", "global_batch_size": "16"})
+    bert = json.dumps({"benchmark": "bert", "quality_target": "0.72"})
+    stated = {"s": SystemSize(1, 16, "Trainium3", "test", None, "test")}
+    keys = family_keys(
+        [
+            ("mixed", lora, "NVIDIA H100-SXM5-80GB"),
+            ("mixed", lora, None),
+            ("batch", lora, "H100 80GB"),
+            ("batch", lora_16, "NVIDIA H100-SXM5-80GB"),
+            ("two", lora, "H100"),
+            ("two", bert, "H100"),
+            ("bare", None, None),
+            ("s", None, None),
+        ],
+        stated,
+    )
+    lora_facts = (("benchmark", ("llama2_70b_lora",)), ("sequence_length", ()))
+    lora_facts += (("quality_metric", ()), ("quality_target", ()))
+    assert keys["mixed"] == {("H100", lora_facts), (None, lora_facts)}
+    assert keys["batch"] == {("H100", lora_facts)}, "the batch may grow with the system"
+    two = (("benchmark", ("bert", "llama2_70b_lora")), ("sequence_length", ()))
+    two += (("quality_metric", ()), ("quality_target", ("0.72",)))
+    assert keys["two"] == {("H100", two)}
+    assert keys["bare"] == frozenset(), "nothing says what it ran: no family"
+    no_facts = tuple((fact, ()) for fact, _ in lora_facts)
+    assert keys["s"] == {("TRAINIUM3", no_facts)}, "the stated accelerator, the only key"
 
 
 def test_the_runs_table_is_still_checked_whole(

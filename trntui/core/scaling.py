@@ -20,6 +20,7 @@ as such wherever it is used); nothing is extrapolated silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
@@ -31,7 +32,7 @@ import polars as pl
 
 from trntui.core.scalars import number
 from trntui.core.system_size import SetSize, accelerator_model, set_size
-from trntui.core.timeline import SystemSize
+from trntui.core.timeline import RunMetadata, SystemSize
 
 MEASURED_SIZE = "measured"
 INTERPOLATED = "interpolated"
@@ -42,6 +43,12 @@ measured, between two it measured, or an efficiency per doubling assumed past th
 
 _FAMILY_FACTS = ("benchmark", "sequence_length", "quality_metric", "quality_target")
 """Protocol facts that must agree within a family (not the global batch: it may scale)."""
+
+FAMILY_PARTS_VERSION = 1
+"""How ``family_parts`` makes a run's parts of its set's grouping key. The runs table stores
+them with this number (``store.runs``); raise it when ``family_parts`` or ``protocol_text``
+changes, so parts stored by another version count as unknown (their sets are read whole, as
+before the parts were stored) until a write stores them again."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +107,32 @@ class ScaledThroughput:
     """The measured run set whose other inputs (startup, overheads) are used."""
 
 
-def _facts_key(protocol: dict[str, frozenset[str]], size: SystemSize) -> tuple[object, ...] | None:
-    model = accelerator_model(size.accelerator)
+def protocol_text(protocol: Mapping[str, object]) -> str | None:
+    """A run's protocol facts (``RunMetadata.protocol``) as one JSON text, ``None`` when it
+    states none: the observations' ``protocol_json`` and the runs table's alike."""
+    return json.dumps(dict(protocol), sort_keys=True) if protocol else None
+
+
+def family_parts(metadata: RunMetadata) -> tuple[str | None, str | None]:
+    """What of one run its set's grouping key is made from: its protocol facts
+    (``protocol_text``) and the accelerator its log names. Stored per run in the runs table
+    (``FAMILY_PARTS_VERSION``), so an estimate finds the sets that may share its targets' key
+    without reading their runs (``family_keys``); a size stated for the set replaces the
+    logged accelerator (``core.system_size.effective_size``)."""
+    system = metadata.system
+    return protocol_text(metadata.protocol), system.accelerator if system is not None else None
+
+
+def set_family_key(protocols: Iterable[str], accelerator: str | None) -> tuple[object, ...] | None:
+    """The grouping key of a run set (not named into a family) whose runs state ``protocols``
+    (``protocol_text``s) and whose size names ``accelerator``: each family fact with every
+    value its runs state, and the accelerator's model; ``None`` when neither a benchmark nor a
+    model says what the set ran (it joins no family)."""
+    protocol: dict[str, set[str]] = {}
+    for text in protocols:
+        for fact, value in _protocol_facts(text):
+            protocol.setdefault(fact, set()).add(value)
+    model = accelerator_model(accelerator)
     facts = tuple((fact, tuple(sorted(protocol.get(fact, ())))) for fact in _FAMILY_FACTS)
     benchmark = dict(facts).get("benchmark")
     if not benchmark and model is None:
@@ -109,26 +140,88 @@ def _facts_key(protocol: dict[str, frozenset[str]], size: SystemSize) -> tuple[o
     return (model, facts)
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _protocol_facts(text: str) -> tuple[tuple[str, str], ...]:
+    """A ``protocol_text``'s facts, each value as text: parsed once per text (a team's
+    archive has thousands of runs and a few distinct protocols)."""
+    return tuple((str(fact), str(value)) for fact, value in json.loads(text).items())
+
+
+def family_keys(
+    parts: Iterable[tuple[str, str | None, str | None]], stated: Mapping[str, SystemSize]
+) -> dict[str, frozenset[tuple[object, ...]]]:
+    """Every grouping key ``families`` could give each run set, from its runs' ``parts``
+    (``(run set, protocol text, logged accelerator)``: ``family_parts``, each distinct one
+    once) and the sizes people stated for sets (``stated``), without the runs themselves.
+
+    The protocol facts are the set's whole (the union over its runs, as ``families`` takes
+    them); the accelerator is that of whichever run's size the set is shown at, so every one
+    its runs log is tried, and the stated one (which replaces them). A set's true key is among
+    its keys, so two sets with no key in common are never in one family; a set with none
+    joins no family.
+    """
+    protocols: dict[str, set[str]] = {}
+    accelerators: dict[str, set[str | None]] = {}
+    for run_set, protocol, accelerator in parts:
+        texts = protocols.setdefault(run_set, set())
+        if protocol is not None:
+            texts.add(protocol)
+        accelerators.setdefault(run_set, set()).add(accelerator)
+    keys = {}
+    known: dict[tuple[frozenset[str], frozenset[str | None]], frozenset[tuple[object, ...]]] = {}
+    for run_set, texts in protocols.items():
+        names = accelerators[run_set]
+        if run_set in stated:
+            names = names | {stated[run_set].accelerator}
+        parts_of_set = (frozenset(texts), frozenset(names))
+        if parts_of_set not in known:  # most sets share their parts with many others
+            found = {set_family_key(texts, name) for name in names}
+            known[parts_of_set] = frozenset(key for key in found if key is not None)
+        keys[run_set] = known[parts_of_set]
+    return keys
+
+
+_FAMILY_COLUMNS = (
+    "set_name",
+    "nodes",
+    "accelerators_per_node",
+    "accelerator",
+    "size_source",
+    "size_stated_by",
+    "protocol_json",
+    "counted",
+    "run_s",
+    "steady_throughput",
+    "throughput_unit",
+)
+"""The observations' columns ``families`` reads."""
+
+
 def measured_size(
-    observations: pl.DataFrame, run_set: str, size: SystemSize
+    runs: Sequence[Mapping[str, Any]], run_set: str, size: SystemSize
 ) -> MeasuredSize | None:
-    runs = observations.filter(
-        (pl.col("set_name") == run_set) & pl.col("counted") & pl.col("run_s").is_not_null()
-    )
-    if runs.is_empty():
+    """The measured size of ``run_set`` at ``size`` from its observation rows (``runs``, each
+    a mapping of ``_FAMILY_COLUMNS``): its counted runs with a training clock."""
+    counted = [
+        row
+        for row in runs
+        if row["set_name"] == run_set and row["counted"] and row["run_s"] is not None
+    ]
+    if not counted:
         return None
-    times = runs["run_s"].to_list()
-    throughput = runs["steady_throughput"].drop_nulls()
-    units = runs["throughput_unit"].drop_nulls().unique().to_list()
+    times = [row["run_s"] for row in counted]
+    values = [row["steady_throughput"] for row in counted]
+    throughput = pl.Series([value for value in values if value is not None], dtype=pl.Float64)
+    units = {row["throughput_unit"] for row in counted} - {None}
     return MeasuredSize(
         run_set=run_set,
         size=size,
-        runs=runs.height,
+        runs=len(counted),
         time_s=statistics.median(times),
         time_low_s=min(times),
         time_high_s=max(times),
         throughput=number(throughput.median()) if throughput.len() else None,
-        throughput_unit=units[0] if len(units) == 1 else None,
+        throughput_unit=next(iter(units)) if len(units) == 1 else None,
         throughput_low=number(throughput.min()) if throughput.len() else None,
         throughput_high=number(throughput.max()) if throughput.len() else None,
     )
@@ -142,24 +235,21 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
     """
     named = named or {}
     groups: dict[tuple[object, ...], list[tuple[str, SetSize]]] = {}
-    # One pass over the runs, not a filter per set (a team's archive has a thousand sets).
-    by_set = {
-        str(name): runs
-        for (name,), runs in observations.partition_by("set_name", as_dict=True).items()
-    }
+    # One pass over the runs as Python rows, not a query per set: an estimate of a set
+    # grouped automatically reads every set that may share its key (hundreds in an archive).
+    by_set: dict[str, list[dict[str, Any]]] = {}
+    for row in observations.select(_FAMILY_COLUMNS).iter_rows(named=True):
+        by_set.setdefault(str(row["set_name"]), []).append(row)
     for run_set in sorted(by_set):
         runs = by_set[run_set]
-        size = set_size([_row_size(row) for row in runs.iter_rows(named=True)])
+        size = set_size([_row_size(row) for row in runs])
         if size.size is None or size.size.nodes is None:
             continue
         if run_set in named:
             key: tuple[object, ...] | None = ("named", named[run_set])
         else:
-            protocol: dict[str, set[str]] = {}
-            for text in runs["protocol_json"].drop_nulls():
-                for fact, value in json.loads(text).items():
-                    protocol.setdefault(fact, set()).add(str(value))
-            key = _facts_key({f: frozenset(v) for f, v in protocol.items()}, size.size)
+            protocols = [row["protocol_json"] for row in runs if row["protocol_json"] is not None]
+            key = set_family_key(protocols, size.size.accelerator)
         if key is not None:
             groups.setdefault(key, []).append((run_set, size))
     found = []
@@ -182,7 +272,10 @@ def families(observations: pl.DataFrame, named: dict[str, str] | None = None) ->
 
 
 def family_candidates(
-    run_sets: Iterable[str], named: Mapping[str, str], every_set: Collection[str]
+    run_sets: Iterable[str],
+    named: Mapping[str, str],
+    every_set: Collection[str],
+    keys: Mapping[str, frozenset[tuple[object, ...]]] | None = None,
 ) -> frozenset[str]:
     """The run sets of ``every_set`` that ``families`` could put in one family with any of
     ``run_sets``: what an estimate of targets measured by ``run_sets`` must read, and nothing
@@ -190,20 +283,30 @@ def family_candidates(
 
     The rule is ``families``' own grouping key, taken only as far as it is known without the
     runs: a set a person put in a family (``named``) shares it only with the other sets named
-    into that family; a set grouped automatically may share its key (protocol facts and
-    accelerator model, read from its runs) with any set nobody named, so all of those are
-    candidates. ``families`` over the candidates' runs then finds the same family for each of
-    ``run_sets`` as over every run.
+    into that family; a set grouped automatically shares it only with a set nobody named
+    whose possible keys (``keys``: ``family_keys``, from the parts the runs table stores) meet
+    its own. A set whose keys are not known (not in ``keys``, or no ``keys``: a table stored
+    before the parts were) may have any key: when one of ``run_sets`` is such a set, every
+    set nobody named is a candidate, and such a set is a candidate of any set grouped
+    automatically. ``families`` over the candidates' runs then finds the same family for each
+    of ``run_sets`` as over every run.
     """
+    keys = {} if keys is None else keys
     wanted = {run_set for run_set in run_sets if run_set in every_set}
     names = {named[run_set] for run_set in wanted if run_set in named}
-    unnamed = any(run_set not in named for run_set in wanted)
+    unnamed = [run_set for run_set in wanted if run_set not in named]
+    any_key = any(run_set not in keys for run_set in unnamed)
+    wanted_keys = frozenset().union(*(keys.get(run_set, ()) for run_set in unnamed))
+
+    def may_share(run_set: str) -> bool:
+        if not unnamed or run_set in named:
+            return False
+        return any_key or run_set not in keys or not keys[run_set].isdisjoint(wanted_keys)
+
     return frozenset(
         run_set
         for run_set in every_set
-        if run_set in wanted
-        or (run_set in named and named[run_set] in names)
-        or (unnamed and run_set not in named)
+        if run_set in wanted or (run_set in named and named[run_set] in names) or may_share(run_set)
     )
 
 

@@ -16,14 +16,14 @@ import polars as pl
 
 from trntui.core.estimate import EstimateContext, observation_row, observations_frame
 from trntui.core.inventory import Inventory
-from trntui.core.scaling import family_candidates
+from trntui.core.scaling import family_candidates, family_keys
 from trntui.core.system_size import effective_size
 from trntui.core.timeline import SystemSize
 from trntui.store.facts import DerivedRuns, derive_and_store_runs, read_runs
 from trntui.store.project import read_inventory
 from trntui.store.quality import quality_path
 from trntui.store.quotes import load_quote_book
-from trntui.store.runs import check_metadata, read_runs_table, run_set_names, runs_path
+from trntui.store.runs import check_metadata, read_runs_table, runs_path, stored_family_parts
 from trntui.store.set_sizes import load_family_names, load_stated_sizes, sets_path
 from trntui.store.telemetry import captures_path
 
@@ -70,7 +70,8 @@ def read_target_observations(
 ) -> Observed:
     """The facts and the estimate's view of only the runs an estimate of ``inventory``'s
     targets reads (a read that writes nothing): the runs of the targets' run sets and of the
-    sets their scaling families could hold (``core.scaling.family_candidates``).
+    sets their scaling families could hold (``core.scaling.family_candidates``, from the
+    family parts the runs table stores for each run: ``store.runs.stored_family_parts``).
 
     The estimate of each target is the same as from every run (``derive_and_store_observations``);
     the other sets are not read beyond their names (no metadata parsed, no stored facts, no
@@ -82,7 +83,8 @@ def read_target_observations(
     stated = load_stated_sizes(root) if stated is None else stated
     named = load_family_names(root) if family_names is None else family_names
     run_sets = [target.run_set for target in inventory.targets if target.run_set]
-    wanted = family_candidates(run_sets, named, run_set_names(root))
+    every_set, parts = stored_family_parts(root)
+    wanted = family_candidates(run_sets, named, every_set, family_keys(parts, stated))
     runs = check_metadata(root, read_runs_table(root, wanted))
     derived = read_runs(root, runs, inventory.goal.quality_target(), inventory.planned_steps())
     return _observed(derived, stated)

@@ -41,6 +41,7 @@ from trntui.core.mlperf_score import (
     run_minutes,
 )
 from trntui.core.run_facts import SUCCEEDED, SUSPECT, RunFacts
+from trntui.core.scaling import FAMILY_PARTS_VERSION, family_parts
 from trntui.core.text import as_name, name_problem
 from trntui.core.timeline import IMPORTER_VERSION, TIMELINE_SCHEMA, ImportedRun, RunMetadata
 from trntui.store.atomic import atomic_write_with, remove_file
@@ -73,8 +74,18 @@ RUNS_SCHEMA = pl.Schema(
         "mlperf_minutes": pl.Float64,
         "scaling_factor": pl.Float64,
         "metadata_json": pl.String,
+        "protocol_json": pl.String,
+        "logged_accelerator": pl.String,
+        "family_parts_version": pl.Int64,
     }
 )
+"""The runs table. The last three columns are each run's parts of its set's scaling family
+key (``core.scaling.family_parts``, made with ``FAMILY_PARTS_VERSION``), so an estimate finds
+the sets its targets' families could hold from those small columns alone. A table stored
+before them lacks them: read, they are null (unknown), and the next write of the table
+(an import, a set assignment, a removal) stores them for every run (``load_runs``)."""
+
+FAMILY_COLUMNS = frozenset({"protocol_json", "logged_accelerator", "family_parts_version"})
 
 ADDED = "added"
 DUPLICATE = "duplicate"
@@ -128,8 +139,25 @@ def timeline_path(root: Path, run_id: str) -> Path:
 
 
 def load_runs(root: Path) -> pl.DataFrame:
-    """The runs table (empty when nothing was imported yet), every row checked."""
+    """The runs table (empty when nothing was imported yet), every row checked. The family
+    parts of a table stored before them are null here: a writer stores them
+    (``with_family_parts``)."""
     return check_metadata(root, read_runs_table(root), whole=True)
+
+
+def with_family_parts(runs: pl.DataFrame) -> pl.DataFrame:
+    """``runs`` (the runs table, its metadata checked) with the family parts of every run
+    made again from its metadata when any row's are missing or of another
+    ``FAMILY_PARTS_VERSION`` (a table stored before them): what every write of the table
+    stores (``_write_runs``)."""
+    if runs["family_parts_version"].eq_missing(FAMILY_PARTS_VERSION).all():
+        return runs
+    parts = [family_parts(RunMetadata.from_json(text)) for text in runs["metadata_json"]]
+    return runs.with_columns(
+        pl.Series("protocol_json", [part[0] for part in parts], pl.String),
+        pl.Series("logged_accelerator", [part[1] for part in parts], pl.String),
+        pl.lit(FAMILY_PARTS_VERSION, pl.Int64).alias("family_parts_version"),
+    )
 
 
 def read_runs_table(root: Path, sets: Collection[str] | None = None) -> pl.DataFrame:
@@ -149,24 +177,58 @@ def read_runs_table(root: Path, sets: Collection[str] | None = None) -> pl.DataF
         ids=("run_id", "run id"),
         unique=("run_id",),
         twice="the run would count twice",
+        added=FAMILY_COLUMNS,
         where=None
         if sets is None
         else pl.col("set_name").is_in(pl.Series(sorted(sets), dtype=pl.String).implode()),
     )
 
 
-def run_set_names(root: Path) -> frozenset[str]:
-    """The names of the run sets that hold stored runs, read from that one column once the
-    table is checked (``read_runs_table`` with no run kept)."""
+def stored_family_parts(
+    root: Path,
+) -> tuple[frozenset[str], list[tuple[str, str | None, str | None]]]:
+    """The names of the run sets that hold stored runs, and the family parts their runs
+    store (``(run set, protocol text, logged accelerator)``, each distinct one once), read
+    from those columns alone once the table is checked (``read_runs_table`` with no run
+    kept). A set with a run whose parts are unknown (a table, or a row, stored before them or
+    by another ``FAMILY_PARTS_VERSION``) has no parts here: any family key may be its."""
     path = runs_path(root)
     if not path.is_file():
-        return frozenset()
+        return frozenset(), []
     read_runs_table(root, sets=())
     try:
-        names = pl.scan_parquet(path).select(pl.col("set_name").unique()).collect()
+        scan = pl.scan_parquet(path)
+        columns = scan.collect_schema().names()
+        stored = all(name in columns for name in FAMILY_COLUMNS)
+        frame = (
+            scan.select(
+                pl.col("set_name").cast(pl.String),
+                *(
+                    (
+                        pl.col("protocol_json").cast(pl.String),
+                        pl.col("logged_accelerator").cast(pl.String),
+                        pl.col("family_parts_version")
+                        .cast(pl.Int64)
+                        .eq_missing(FAMILY_PARTS_VERSION)
+                        .alias("known"),
+                    )
+                    if stored
+                    else (
+                        pl.lit(None, pl.String).alias("protocol_json"),
+                        pl.lit(None, pl.String).alias("logged_accelerator"),
+                        pl.lit(False).alias("known"),
+                    )
+                ),
+            )
+            .unique()
+            .collect()
+        )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
-    return frozenset(names["set_name"].cast(pl.String).to_list())
+    unknown = frame.filter(~pl.col("known"))["set_name"].unique()
+    known = frame.filter(~pl.col("set_name").is_in(unknown.implode()))
+    parts = known.select("set_name", "protocol_json", "logged_accelerator").rows()
+    return frozenset(frame["set_name"].to_list()), parts
 
 
 def check_metadata(root: Path, runs: pl.DataFrame, whole: bool = False) -> pl.DataFrame:
@@ -185,6 +247,12 @@ def check_metadata(root: Path, runs: pl.DataFrame, whole: bool = False) -> pl.Da
                 str(path), f"run {run_id!r}: {error}", line=index + 1, key="metadata_json"
             ) from None
     return runs
+
+
+def _write_runs(root: Path, runs: pl.DataFrame) -> None:
+    """Store ``runs`` as the runs table (atomically), every run's family parts with it."""
+    table = with_family_parts(runs)
+    atomic_write_with(runs_path(root), lambda handle: table.write_parquet(handle), root=root)
 
 
 def write_timeline(timeline: pl.DataFrame, handle: BinaryIO) -> None:
@@ -270,6 +338,8 @@ def _row(run: ImportedRun, facts: RunFacts, run_id: str, set_name: str, root: Pa
         ),
         "scaling_factor": read_scaling_factor(Path(meta.source).parent) if is_mlperf else None,
         "metadata_json": dataclasses.replace(meta, source=source).to_json(),
+        **dict(zip(("protocol_json", "logged_accelerator"), family_parts(meta), strict=True)),
+        "family_parts_version": FAMILY_PARTS_VERSION,
     }
 
 
@@ -320,7 +390,7 @@ def _add_run(
     timeline_file = timeline_path(root, run_id)
     atomic_write_with(timeline_file, lambda handle: write_timeline(run.timeline, handle), root=root)
     try:
-        atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
+        _write_runs(root, updated)
     except BaseException:
         if outcome == ADDED:  # a refreshed run keeps its (re-read) timeline and its old row
             with contextlib.suppress(OSError, UserError):
@@ -397,7 +467,7 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
         .otherwise(pl.col("set_name"))
         .alias("set_name")
     )
-    atomic_write_with(runs_path(root), lambda handle: updated.write_parquet(handle), root=root)
+    _write_runs(root, updated)
 
 
 @writes_project
@@ -413,6 +483,6 @@ def _remove_run(root: Path, run_id: str) -> None:
         raise UserError(f"no run {run_id!r} in {root}")
     timeline_file = timeline_path(root, run_id)  # a bad id is refused before anything changes
     remaining = runs.filter(pl.col("run_id") != run_id)
-    atomic_write_with(runs_path(root), lambda handle: remaining.write_parquet(handle), root=root)
+    _write_runs(root, remaining)
     with contextlib.suppress(OSError, UserError):
         remove_file(timeline_file, root=root)

@@ -27,8 +27,11 @@ def read_table(
     unique: tuple[str, ...] = (),
     twice: str = "it would count twice",
     where: pl.Expr | None = None,
+    added: frozenset[str] = frozenset(),
 ) -> pl.DataFrame:
-    """The table at ``path`` with exactly ``schema``'s columns and types.
+    """The table at ``path`` with exactly ``schema``'s columns and types (a column of
+    ``added``, which a table written before it lacks, read as nulls when it is missing; the
+    columns the table has beyond ``schema``, a newer trntui's, are not read).
 
     ``what`` names the table in messages ("runs table"); ``ids`` is ``(column, kind)`` of a
     column of ids that become file names (``store.paths`` kinds: "run id", "capture id"),
@@ -46,13 +49,17 @@ def read_table(
             columns = scan.collect_schema().names()
     except _READ_ERRORS as error:
         raise InputFileError(str(path), f"{what} cannot be read ({error})") from None
-    missing = [name for name in schema if name not in columns]
+    missing = [name for name in schema if name not in columns and name not in added]
     if missing:
         raise InputFileError(
             str(path), f"{what} lacks columns", key=missing[0], expected=", ".join(schema)
         )
+    read = [
+        pl.col(name) if name in columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in schema.items()
+    ]
     if where is None:
-        frame = _cast(path, what, frame.select(list(schema)), schema)
+        frame = _cast(path, what, frame.select(read), schema)
         keys = frame
     else:
         keyed = [*dict.fromkeys([*([ids[0]] if ids else []), *unique])]
@@ -72,7 +79,7 @@ def read_table(
             )
     if where is None:
         return frame
-    return _cast(path, what, scan.select(list(schema)), schema, where)
+    return _cast(path, what, scan.select(read), schema, where)
 
 
 def _cast(

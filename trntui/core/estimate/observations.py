@@ -19,7 +19,7 @@ from trntui.core.inventory import Inventory
 from trntui.core.quotes import QuoteBook
 from trntui.core.run_facts import SUSPECT, RunFacts, Spread
 from trntui.core.scalars import number_or_none
-from trntui.core.scaling import Family, families
+from trntui.core.scaling import Family, families, protocol_text
 from trntui.core.system_size import SetSize, set_size
 from trntui.core.timeline import RunMetadata, SystemSize
 
@@ -132,7 +132,6 @@ def observation_row(
         if clock is not None and log_span is not None and clock.span_s >= log_span - 1.0
         else None
     )
-    protocol = dict(metadata.protocol) if metadata is not None else {}
     return {
         "run_id": run_id,
         "set_name": set_name,
@@ -167,7 +166,7 @@ def observation_row(
         "accelerator": system.accelerator if system else None,
         "size_source": system.source if system else None,
         "size_stated_by": system.stated_by if system else None,
-        "protocol_json": json.dumps(protocol, sort_keys=True) if protocol else None,
+        "protocol_json": protocol_text(metadata.protocol) if metadata is not None else None,
         "format": metadata.format if metadata is not None else None,
         "run_s": facts.run_s,
     }
