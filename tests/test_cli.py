@@ -162,6 +162,31 @@ def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], abse
         assert '"total_usd": ' in result.stdout  # the estimate was made
 
 
+def test_an_import_in_a_named_format_loads_only_that_parser(tmp_path: Path) -> None:
+    """``trntui import --format megatron`` loads neither the other formats' parsers nor, without
+    ``--json``, what ``trntui runs --json`` reads."""
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    log = tmp_path / "run.log"
+    loggen.write_megatron(log)
+    absent = [
+        "trntui.commands.runs",
+        *(f"trntui.importers.{name}" for name in ("hf", "hf_console", "lightning", "mlperf")),
+        *(f"trntui.importers.{name}" for name in ("nemo_printer", "nxd", "tensorboard")),
+    ]
+    probe = (
+        "import sys\n"
+        "from trntui.cli import main\n"
+        f"code = main(['import', {str(root)!r}, {str(log)!r}, '--format', 'megatron'])\n"
+        f"print(code, sorted(m for m in {absent!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.startswith("added "), result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "0 []", result.stdout + result.stderr
+
+
 def test_help_before_a_command_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     from trntui.cli import main
     from trntui.commands import COMMANDS

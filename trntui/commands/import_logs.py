@@ -22,6 +22,7 @@ from trntui.core.errors import UserError
 from trntui.importers import FORMATS
 
 if TYPE_CHECKING:
+    from trntui.store.project_store import ProjectStore
     from trntui.store.runs import ImportOutcome
 
 
@@ -55,7 +56,6 @@ def import_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     paths = [Path(p) for p in args.paths]
     _read_first_file_ahead(paths)
-    from trntui.commands.runs import runs_report
     from trntui.store.project_store import ProjectStore
     from trntui.store.run_import import import_paths
     from trntui.store.runs import FAILED
@@ -69,7 +69,7 @@ def import_command(args: argparse.Namespace) -> int:
                 format=args.format,
                 set_name=args.set_name,
             )
-            report = runs_report(store) if args.json else {}
+            report = _runs_report(store) if args.json else {}
     except UserError as error:
         return fail(error)
     if not outcomes:
@@ -99,6 +99,14 @@ def _read_first_file_ahead(paths: list[Path]) -> None:
 
     if paths[0].is_file():  # argparse gives at least one; a FIFO is refused by the read
         read_ahead(paths[0])
+
+
+def _runs_report(store: ProjectStore) -> dict[str, Any]:
+    """``trntui runs --json``'s document (its module, and what it reads, load only for
+    ``--json``)."""
+    from trntui.commands.runs import runs_report
+
+    return runs_report(store)
 
 
 def _of(report: dict[str, Any] | None, outcomes: list[ImportOutcome]) -> dict[str, Any]:

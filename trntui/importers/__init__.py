@@ -2,10 +2,11 @@
 timeline.
 
 ``import_file(path)`` sniffs the format unless told, and returns an ``ImportedRun``. Adding a
-format means one new module (or a package re-exporting them) with ``NAME``,
-``sniff(head) -> bool`` and an import function, plus one entry in ``FORMATS`` and in
-``_formats`` below. Sniffing order matters: the most specific marker first. The parsers (and
-Polars) are loaded when a file is first sniffed or read, not when this package is imported.
+format means one new module (or a package re-exporting them) named after the format (``-``
+written ``_``) with ``NAME``, ``sniff(head) -> bool`` and ``import_<module>``, plus one entry
+in ``FORMATS``. Sniffing order matters: the most specific marker first. The parsers (and
+Polars) are loaded when a file is first sniffed or read, not when this package is imported;
+a file read with its format named loads that format's parser only.
 
 Every user-caused problem raises ``InputFileError`` (file, line, what was expected); a
 ``cancel`` callable returning True makes the import raise ``Cancelled``; ``progress`` receives
@@ -15,6 +16,7 @@ the fraction done, so the UI can run an import in a thread worker.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,32 +54,19 @@ class _Format:
 
 
 @functools.cache
-def _formats() -> tuple[_Format, ...]:
-    """The parsers, in ``FORMATS`` order, loaded when first needed."""
-    from trntui.importers import (
-        hf,
-        hf_console,
-        lightning,
-        megatron,
-        mlperf,
-        nemo_printer,
-        nxd,
-        tensorboard,
-    )
+def _format(name: str) -> _Format | None:
+    """The parser of format ``name`` (``None`` for a name not in ``FORMATS``), loaded when
+    first needed: module ``trntui.importers.<name with _ for ->``, its ``import_<module>``."""
+    if name not in FORMATS:
+        return None
+    module_name = name.replace("-", "_")
+    module = importlib.import_module(f"trntui.importers.{module_name}")
+    return _Format(module.NAME, module.sniff, getattr(module, f"import_{module_name}"))
 
-    return tuple(
-        _Format(module.NAME, module.sniff, load)
-        for module, load in (
-            (tensorboard, tensorboard.import_tensorboard),
-            (mlperf, mlperf.import_mlperf),
-            (hf, hf.import_hf),
-            (hf_console, hf_console.import_hf_console),
-            (nemo_printer, nemo_printer.import_nemo_printer),
-            (lightning, lightning.import_lightning),
-            (nxd, nxd.import_nxd),
-            (megatron, megatron.import_megatron),
-        )
-    )
+
+def _formats() -> tuple[_Format, ...]:
+    """Every parser, in ``FORMATS`` order (sniffing a file's format needs them all)."""
+    return tuple(fmt for name in FORMATS if (fmt := _format(name)) is not None)
 
 
 _SNIFF_CHUNK = 1 << 20
@@ -153,11 +142,12 @@ def import_file(
     steps = Steps(str(path), progress, cancel)
     steps.at(0.0)
     name = format or detect_format(path)
-    for fmt in _formats():
-        if fmt.name == name:
-            run = fmt.load(path, steps)
-            steps.at(1.0)
-            return run
+    # Only the named format's parser is loaded when the format is given.
+    fmt = _format(name)
+    if fmt is not None:
+        run = fmt.load(path, steps)
+        steps.at(1.0)
+        return run
     raise InputFileError(
         str(path), f"unknown log format {name!r}", expected="one of " + ", ".join(FORMATS)
     )
