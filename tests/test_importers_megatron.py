@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from tests import loggen
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, Kind, TimeSource
+from trntui.importers import _base as importer_base
 from trntui.importers import detect_format, import_file
-from trntui.importers._base import read_lines, read_source
+from trntui.importers._base import read_source
 from trntui.importers.megatron import run as megatron_run
 
 SPEC = loggen.MegatronSpec()
@@ -284,6 +285,46 @@ def _assert_fast_path_agrees(path: Path, monkeypatch: pytest.MonkeyPatch) -> Imp
     return fast
 
 
+def test_the_fast_path_holds_only_the_other_lines_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The usual log's lines are never all read into a column: the iteration lines are read
+    split on ``|``, only the other lines' text is kept (a 100 MB log's worth of memory)."""
+    path = tmp_path / "run.log"
+    loggen.write_megatron(path, SPEC)
+
+    def every_line(*args: object, **kwargs: object) -> pl.DataFrame:
+        raise AssertionError("the fast path read every line's text")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(megatron_run, "read_lines", every_line)
+        patch.setattr(importer_base, "read_lines", every_line)
+        fast = import_file(path, format="megatron")
+    _general_parser_only(monkeypatch)
+    general = import_file(path, format="megatron")
+    assert fast.metadata == general.metadata
+    assert fast.timeline.equals(general.timeline)
+
+
+def test_numbered_lines_are_the_rows_of_the_line_reader(tmp_path: Path) -> None:
+    path = tmp_path / "run.log"
+    loggen.write_megatron(path, SPEC)
+    # The same log with a byte the Polars line split cannot use: split in Python instead.
+    odd = tmp_path / "odd.log"
+    odd.write_bytes(path.read_bytes().replace(b"training ...", b"training \x1f..."))
+    for log in (path, odd):
+        source = read_source(log)
+        lines = importer_base.read_lines(source)
+        numbers = pl.Series([1, 7, 8, lines.height], dtype=pl.Int64)
+        some = importer_base.read_numbered_lines(source, numbers, lines.height)
+        assert some is not None
+        assert some.equals(lines.filter(pl.col("line").is_in(numbers.implode())))
+        # Another line count than the file's: the caller's split disagrees with the lines.
+        assert importer_base.read_numbered_lines(source, numbers, lines.height - 1) is None
+        assert importer_base.read_numbered_lines(source, numbers, lines.height + 1) is None
+    assert b"\x1f" in odd.read_bytes()
+
+
 def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
     path = tmp_path / "changed.log"
     loggen.write_megatron(path, replace(SPEC, crash_at=None, stall_at=None))
@@ -293,7 +334,7 @@ def test_layout_change_falls_back_to_the_general_parser(tmp_path: Path) -> None:
     assert "throughput per GPU" not in lines[index]
     path.write_text("\n".join(lines))
     source = read_source(path)
-    assert megatron_run.fast_split(source, read_lines(source), str(path)) is None
+    assert megatron_run.fast_split(source, str(path)) is None
 
 
 @settings(max_examples=100)

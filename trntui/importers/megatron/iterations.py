@@ -10,7 +10,7 @@ import polars as pl
 
 from trntui.core.errors import InputFileError
 from trntui.core.timeline import Kind
-from trntui.importers._base import SourceFile
+from trntui.importers._base import SourceFile, read_numbered_lines
 from trntui.importers.megatron.patterns import (
     COUNTS,
     ELAPSED,
@@ -127,14 +127,14 @@ def _field_positions(fields: list[str]) -> dict[str, tuple[int, str]]:
     return where
 
 
-def fast_split(
-    source: SourceFile, lines: pl.DataFrame, path: str
-) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """Fast path for the usual log: every iteration line has the fields where the first has.
 
     Polars' CSV reader splits the whole file on ``|`` in parallel, keeping only the head and
-    the wanted fields; each value is then the text after its name. Returns the parsed iteration
-    rows and the other lines, or ``None`` when any iteration line differs from that layout or
+    the wanted fields; each value is then the text after its name, read as the file is scanned
+    (the split text is never held whole). The other lines' text is read by
+    ``read_numbered_lines``. Returns the parsed iteration rows and the other lines (as
+    ``read_lines`` gives them), or ``None`` when any iteration line differs from that layout or
     the split disagrees with the line reader, so that the general parser (which reads fields
     by name and names a bad line) decides instead: the result is the same either way.
     """
@@ -142,28 +142,11 @@ def fast_split(
     if layout is None:
         return None
     wanted = sorted(index for index, _ in layout.values())
-    try:
-        split = pl.read_csv(
-            source.data,
-            has_header=False,
-            separator="|",
-            quote_char=None,
-            schema={f"column_{i + 1}": pl.String for i in range(wanted[-1] + 1)},
-            columns=[0, *wanted],
-            truncate_ragged_lines=True,
-            missing_columns="insert",
-            extra_columns="ignore",
-            comment_prefix=None,
-        )
-    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
-        return None
-    if split.height != lines.height:
-        return None
     head = pl.col("column_1")
     index, name = layout["step_ms"]
-    is_iteration = split.select(
+    is_iteration = (
         pl.col(f"column_{index + 1}").str.starts_with(f" {name}:").fill_null(False)
-    ).to_series()
+    ).alias("is_iteration")
     # One lazy query: Polars computes the columns in parallel, sharing the splits of the head.
     halves = head.str.split_exact("iteration", 1)
     counts = halves.struct.field("field_1").str.split_exact("/", 1)
@@ -192,19 +175,36 @@ def fast_split(
     wall = stamp.str.to_datetime(
         "%Y-%m-%d %H:%M:%S.%6f", time_unit="us", strict=False, cache=False
     ).alias("wall")
-    parsed = (
-        split.lazy()
-        .with_row_index("line", offset=1)
-        .filter(is_iteration)
-        .select(*columns, wall)
-        .collect()
-    )
+    try:
+        rows = (
+            pl.scan_csv(
+                source.data,
+                has_header=False,
+                separator="|",
+                quote_char=None,
+                schema={f"column_{i + 1}": pl.String for i in range(wanted[-1] + 1)},
+                truncate_ragged_lines=True,
+                missing_columns="insert",
+                extra_columns="ignore",
+                comment_prefix=None,
+                row_index_name="line",
+                row_index_offset=1,
+            )
+            # Every row: the few other lines' values are dropped below, not filtered for first.
+            .select(is_iteration, *columns, wall)
+            .collect()
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
+        return None
+    parsed = rows.filter("is_iteration").drop("is_iteration")
     # Every field of every iteration line must read as a number here; else the general parser
     # reads the file (it reads fields by name, or names the line it cannot read).
     misfit = pl.any_horizontal(pl.col(name).is_null() for name in ("step", *layout))
     if parsed.is_empty() or parsed.select(misfit.any()).item():
         return None
-    rest = lines.filter(~is_iteration)
+    rest = read_numbered_lines(source, rows.filter(~pl.col("is_iteration"))["line"], rows.height)
+    if rest is None:
+        return None
     text = pl.col("text")
     # Lines the general parser would read as (or refuse as) iteration lines: let it decide.
     unusual = rest.filter(

@@ -79,10 +79,13 @@ def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
 
 def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
-    lines = read_lines(source)
     steps.at(0.2)
-    fast = fast_split(source, lines, source.name)
-    iterations, rest = fast if fast is not None else (iteration_rows(lines, source.name), lines)
+    fast = fast_split(source, source.name)
+    if fast is not None:
+        iterations, rest = fast
+    else:
+        rest = read_lines(source)
+        iterations = iteration_rows(rest, source.name)
     steps.at(0.5)
     if iterations.is_empty():
         raise no_events_error(source, "Megatron-LM iteration", EXPECTED_ITERATION)
