@@ -372,12 +372,18 @@ def _counter_unit(tl: pl.DataFrame, progress_kind: str | None) -> str | None:
     step, else the epoch, else samples, else tokens of the progress rows)."""
     if progress_kind is None:
         return None
-    rows = tl.filter(pl.col("kind") == progress_kind)
-    for column, unit in (("step", "steps"), ("epoch", "epochs"), ("samples", "samples"),
-                         ("tokens", "tokens")):  # fmt: skip
-        if column in rows.columns and rows[column].drop_nulls().len():
-            return unit
-    return None
+    units = {"step": "steps", "epoch": "epochs", "samples": "samples", "tokens": "tokens"}
+    present = [column for column in units if column in tl.columns]
+    if not present:
+        return None
+    # How many values each counter has on the progress rows (only those columns filtered).
+    counts = (
+        tl.lazy()
+        .filter(pl.col("kind") == progress_kind)
+        .select(pl.col(column).count() for column in present)
+        .collect()
+    )
+    return next((units[column] for column in present if counts[column][0]), None)
 
 
 def judged_plan(meta: RunMetadata, planned_steps: int | None) -> int | None:
@@ -402,7 +408,12 @@ def _diverged(tl: pl.DataFrame, status: str, notes: list[str]) -> str:
     """A run whose last logged training loss is NaN or infinite diverged: it failed (aborted),
     whatever its step count says, unless its own run stop reports success. A loss that was
     not finite for a while and came back is a note."""
-    steps = tl.filter((pl.col("kind") == Kind.STEP) & pl.col("loss").is_not_null())
+    steps = (
+        tl.lazy()
+        .filter((pl.col("kind") == Kind.STEP) & pl.col("loss").is_not_null())
+        .select(name for name in ("loss", "line") if name in tl.columns)
+        .collect()
+    )
     if steps.is_empty():
         return status
     bad = steps.filter(pl.col("loss").is_nan() | pl.col("loss").is_infinite())
@@ -472,7 +483,9 @@ def run_facts(
     notes: list[str] = []
     has_clock = tl["t_s"].drop_nulls().len() > 0
     progress_kind = progress_kind_of(tl)
-    steps_series = tl.filter(pl.col("kind") == Kind.STEP)["step"].drop_nulls()
+    steps_series = (
+        tl.lazy().filter(pl.col("kind") == Kind.STEP).select("step").collect().to_series()
+    ).drop_nulls()
     final_step = int(steps_series[-1]) if steps_series.len() else None
     status = _diverged(tl, status_of(tl, meta, final_step, planned), notes)
     total_s = number(tl["t_s"].max()) if has_clock else None

@@ -24,11 +24,12 @@ def progress_kind_of(timeline: pl.DataFrame) -> str | None:
     )
     present = None
     for kind in (Kind.STEP, Kind.EPOCH_STOP, Kind.BLOCK_STOP):
-        rows = timeline.filter(pl.col("kind") == kind)
+        # Only the flag is carried through the filter (a long run has a step row per step).
+        rows = timeline.lazy().filter(pl.col("kind") == kind).select(counted).collect()
         if rows.is_empty():
             continue
         present = present or str(kind)
-        if rows.filter(counted).height >= 2:
+        if rows.to_series().sum() >= 2:
             return str(kind)
     return present
 
@@ -69,9 +70,12 @@ def _between_blocks(
     empty = pl.DataFrame(schema={"t_s": pl.Float64, "overhead_s": pl.Float64})
     if start_kind is None:
         return empty
-    rows = timeline.filter(
-        pl.col("kind").is_in([progress_kind, start_kind]) & pl.col("t_s").is_not_null()
-    ).select("t_s", "kind")
+    rows = (
+        timeline.lazy()
+        .filter(pl.col("kind").is_in([progress_kind, start_kind]) & pl.col("t_s").is_not_null())
+        .select("t_s", "kind")
+        .collect()
+    )
     gaps = rows.with_columns(pl.col("t_s").shift(1).alias("stop_t")).filter(
         (pl.col("kind") == start_kind) & (pl.col("kind").shift(1) == progress_kind)
     )
