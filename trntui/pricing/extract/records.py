@@ -147,11 +147,13 @@ class Query(Protocol):
 Plan = Callable[[Sequence[str]], Query]
 """The query to run on a file with these columns (a filter may depend on which it has)."""
 
-BLOCK_BYTES = 2 * 1024 * 1024
-"""Blocks of 2 MiB and 2 waiting pieces: a fetch of the 263 MB benchmark file peaks at 124 MiB
-(16 MiB and 32: 183 MiB) in the same time and CPU (``benchmarks/bench_price_fetch.py``)."""
+BLOCK_BYTES = 4 * 1024 * 1024
+"""Blocks of 4 MiB and 16 waiting pieces: a fetch of the 263 MB benchmark file takes 1.09-1.10 s
+and peaks at 123-126 MiB (``benchmarks/bench_price_fetch.py``, quiet). Each block is a Polars
+scan of its own: 2 MiB blocks peak 118-119 MiB but take 1.18-1.19 s (3.1x the bare download,
+over its 3x); 16 MiB and 32 pieces take 1.08 s and peak 172 MiB."""
 _THREAD = "trntui-offer-blocks"
-_WAITING_PIECES = 2
+_WAITING_PIECES = 16
 """Pieces (at most 1 MB each from a download) that may wait for the scanning thread; a
 caller that is faster than the scan waits, so memory stays bounded."""
 _END = b""
