@@ -249,7 +249,11 @@ class TrnTuiApp(App[None]):
             self.status = (self.session.read_only_message, "warning")
         else:
             self.status = (f"Editing {self.session.short_path}", "")
-        self._recompute()  # the first frame shows now; the bar says "computing"
+
+    def on_ready(self) -> None:
+        """The first estimate starts once the first frame is drawn (Textual's ``Ready``): its
+        worker's import of Polars would take the GIL from the first screen's layout."""
+        self._recompute()  # the bar says "computing" until it is done
 
     @work(thread=True, exclusive=True, group="preload", exit_on_error=False)
     def _load_areas(self) -> None:
