@@ -15,7 +15,7 @@ from textual.widgets._footer import FooterKey
 
 from tests import SIZE
 from tests.ui_support import open_section, settle, wait_until
-from trntui.store.project import Project
+from trntui.store.project import Project, read_inventory
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.keys import PLACES, owned_bindings, screen_commands
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
@@ -583,3 +583,27 @@ async def test_ctrl_q_then_a_key_at_once_in_a_dialog_answers_the_question(
         assert app.screen is dialog, "n answered the question: back in the dialog"
         assert paths.value == "" and app.is_running
         assert not any(isinstance(screen, ConfirmScreen) for screen in app.screen_stack)
+
+
+async def test_esc_then_a_digit_in_one_burst_leaves_the_field_and_switches(
+    sample_project: Project,
+) -> None:
+    """esc then 2 arriving at once (typed quickly, or batched over SSH) in a form field: esc
+    moves the focus to the section list, and the 2 waits for that and switches to Runs. It
+    used to be typed into the field, over its selected value: the project's name became 2."""
+    from textual import events
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        name = app.screen.query_one("#field-name", Input)
+        before = name.value
+        assert app.focused is name and before
+        for key, character in [("escape", "\x1b"), ("2", "2")]:  # queued before either runs
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        assert app.current_mode == "runs"
+        assert name.value == before
+    assert read_inventory(sample_project.root).inventory.project.name == before

@@ -726,3 +726,26 @@ async def test_while_a_filter_is_typed_the_table_holds_fewer_runs_until_enter(
         await pilot.press("tab")  # leaving the field without enter
         await settle(pilot)
         assert table.row_count == 5
+
+
+async def test_a_filter_typed_right_after_the_slash_lands_in_the_field(
+    sample_project: Project,
+) -> None:
+    """``/trn3`` arriving at once (typed quickly, or batched over SSH): the slash mounts the
+    filter field and moves the focus there; the letters after it wait for that and go into
+    the field, not to the table (where they are no keys: they were lost)."""
+    from textual import events
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.focus()
+        await settle(pilot)
+        for key in ["slash", *"trn3"]:  # all queued before any is handled
+            app.post_message(events.Key(key, "/" if key == "slash" else key))
+        await settle(pilot)
+        field = app.screen.query_one("#runs-filter", Input)
+        assert field.value == "trn3"
+        assert table.row_count == 3

@@ -368,6 +368,11 @@ class InventoryScreen(SessionScreen):
     InventoryScreen #body { height: 1fr; }
     """
 
+    HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset({"focus_nav"})
+    """esc moves the focus from a field to the section list (Textual moves it after the key is
+    handled): keys typed right after wait for that, so esc then 2 goes to Runs instead of
+    typing 2 into the field (``ui/key_hold.py``)."""
+
     BINDINGS = [
         Binding(
             "escape",

@@ -114,9 +114,10 @@ class RunsScreen(SessionScreen):
     """
 
     HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
-        {"import_runs", "open_run", "move_set", "state_size", "remove_run"}
+        {"import_runs", "open_run", "move_set", "state_size", "remove_run", "filter_runs"}
     )
-    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
+    """Actions that open a dialog or the filter field: keys typed right after wait for it
+    (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(
