@@ -749,3 +749,38 @@ async def test_a_filter_typed_right_after_the_slash_lands_in_the_field(
         field = app.screen.query_one("#runs-filter", Input)
         assert field.value == "trn3"
         assert table.row_count == 3
+
+
+async def test_the_highlighted_run_and_its_plot_follow_a_resize_and_a_typed_filter(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Crossing the wide layout's width keeps the run highlighted (the table is laid out
+    again) and draws its plot again at the new width (a series has a column per cell); a
+    filter typed while the table holds only its first rows keeps a run further down."""
+    from trntui.ui.screens import runs as runs_screen
+
+    monkeypatch.setattr(runs_screen, "TYPING_ROWS", 3)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        plot = app.screen.query_one(ThroughputPlot)
+        table.focus()
+        table.move_cursor(row=8)
+        await settle(pilot)
+
+        def highlighted() -> str:
+            return table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+
+        run_id = highlighted()
+        for width in (130, 80):
+            await pilot.resize_terminal(width, SIZE[1])
+            await settle(pilot)
+            assert highlighted() == run_id, width
+            assert plot._series is not None
+            assert len(plot._series.rates) == plot.plot_columns, width
+        await pilot.press("slash", "r")  # all 13 runs match; the table holds the first 9
+        await settle(pilot)
+        assert highlighted() == run_id and table.row_count == 9
+        assert "the first 9 are shown (enter: more)" in app.status[0]

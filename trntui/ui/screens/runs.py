@@ -177,8 +177,9 @@ class RunsScreen(SessionScreen):
         """The set lines shown below the table (``_show_set``)."""
         self._typing_rows = False
         """The table holds fewer runs than it would, because a filter is being typed."""
-        self._plotted: tuple[str, object] | None = None
-        """The run whose plot is shown or loading, and the run facts it was drawn with."""
+        self._plotted: tuple[str, object, int] | None = None
+        """The run whose plot is shown or loading, the run facts and the plot width it was
+        drawn with."""
 
     def compose(self) -> ComposeResult:
         yield AreaBar("screen.runs", self.session)
@@ -276,8 +277,22 @@ class RunsScreen(SessionScreen):
         return True
 
     def on_resize(self) -> None:
-        if self.is_mounted and self._set_columns() and not self.runs.is_empty():
-            self._show_rows()
+        if not self.is_mounted:
+            return
+        highlighted = self._selected_run_id()  # before a new layout clears the table
+        if self._set_columns() and not self.runs.is_empty():
+            self._show_rows(keep=highlighted)
+        self.call_after_refresh(self._plot_at_width)
+
+    def _plot_at_width(self) -> None:
+        """Draw the highlighted run's plot again when the plot's width changed: its series
+        has a column per cell of the width it was read at."""
+        plot = self.query_one(ThroughputPlot)
+        run_id = self._selected_run_id()
+        drawn = self._plotted
+        if drawn is not None and drawn[0] == run_id and drawn[2] != plot.plot_columns:
+            self._plotted = (drawn[0], self._shown_derived, plot.plot_columns)
+            self._load_plot(drawn[0])
 
     async def action_filter_runs(self) -> None:
         """Show the filter field above the table (it takes a line only while shown)."""
@@ -347,20 +362,26 @@ class RunsScreen(SessionScreen):
                 + (f"; {first} are shown{more}" if first else "")
             )
         elif first:
-            self.set_status(f"{first.capitalize()} of {total:,} runs are shown: / filters them")
+            self.set_status(
+                f"{first.capitalize()} of {total:,} runs are shown{more}: / filters them"
+            )
 
-    def _show_rows(self, typing: bool = False) -> None:
+    def _show_rows(self, typing: bool = False, keep: str | None = None) -> None:
         """Fill the table with the runs the filter lets through, at most ``SHOWN_ROWS`` (at
-        most ``TYPING_ROWS`` while the filter is ``typing``)."""
+        most ``TYPING_ROWS`` while the filter is ``typing``, and down to the highlighted run
+        if it is further), the highlighted run (or ``keep``) highlighted again if shown."""
         table = self.query_one("#runs", DataTable)
         row_before = table.cursor_row
-        run_before = self._selected_run_id()
+        run_before = keep or self._selected_run_id()
         table.clear()
         wide = bool(self._wide)
         name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
         log_width = LOG_WIDTH if wide else NARROW_LOG_WIDTH
         matching = self._matching()
         limit = min(TYPING_ROWS, SHOWN_ROWS) if typing else SHOWN_ROWS
+        at = None if run_before is None else matching["run_id"].index_of(run_before)
+        if at is not None and at < SHOWN_ROWS:
+            limit = max(limit, at + 1)  # the run highlighted stays so
         self._typing_rows = typing and matching.height > limit
         rows = matching.head(limit)
         sets = distinct_labels(rows["set_name"].to_list(), name_width)
@@ -409,10 +430,12 @@ class RunsScreen(SessionScreen):
         if row.is_empty():
             return
         self._show_set(str(row["set_name"][0]))
-        if (run_id, self._shown_derived) != self._plotted:
-            # The table refilled with the same run highlighted, under the same facts: its
-            # plot is the one shown (a worker's read and a redraw at every filter keystroke).
-            self._plotted = (run_id, self._shown_derived)
+        plotted = (run_id, self._shown_derived, self.query_one(ThroughputPlot).plot_columns)
+        if plotted != self._plotted:
+            # The table refilled with the same run highlighted, under the same facts and at
+            # the same width: its plot is the one shown (a worker's read and a redraw at every
+            # filter keystroke).
+            self._plotted = plotted
             self._load_plot(run_id)
 
     def _show_set(self, set_name: str) -> None:
