@@ -209,6 +209,32 @@ def test_parts_of_another_version_count_as_unknown(project: Path) -> None:
     assert document(targets) == document(every)
 
 
+@pytest.mark.parametrize("damaged", ["not json", "[1, 2]", '"a text"'])
+def test_a_damaged_protocol_text_makes_its_set_read_whole(project: Path, damaged: str) -> None:
+    """A ``protocol_json`` edited by hand into something that is no JSON object says nothing
+    of its set's key (it used to end the estimate with a JSONDecodeError or AttributeError
+    traceback): that set is read whole, its runs' metadata gives the key, and the estimate is
+    the same."""
+    import polars as pl
+
+    from trntui.store.runs import runs_path
+
+    path = runs_path(project)
+    table = pl.read_parquet(path)
+    table.with_columns(
+        pl.when(pl.col("set_name") == "hpe-n2")
+        .then(pl.lit(damaged))
+        .otherwise(pl.col("protocol_json"))
+        .alias("protocol_json"),
+    ).write_parquet(path)
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    targets, every = both(project, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, "hpe-n2"
+    }  # fmt: skip
+    assert document(targets) == document(every)
+
+
 def test_named_families_read_only_the_targets_families(project: Path, hashed: list[str]) -> None:
     with Project.open(project):
         name_family(project, [GPU_SET, SMC_SET], "H100")

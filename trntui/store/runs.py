@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -225,10 +226,26 @@ def stored_family_parts(
         )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InputFileError(str(path), f"runs table cannot be read ({error})") from None
-    unknown = frame.filter(~pl.col("known"))["set_name"].unique()
-    known = frame.filter(~pl.col("set_name").is_in(unknown.implode()))
+    unknown = set(frame.filter(~pl.col("known"))["set_name"].to_list())
+    # A protocol text that is no JSON object (the table edited by hand) says nothing: its set
+    # is read whole, and its runs' metadata (checked when read) gives the key.
+    unknown |= {
+        run_set
+        for run_set, protocol in frame.select("set_name", "protocol_json").unique().rows()
+        if protocol is not None and not _json_object(protocol)
+    }
+    known = frame.filter(
+        ~pl.col("set_name").is_in(pl.Series(sorted(unknown), dtype=pl.String).implode())
+    )
     parts = known.select("set_name", "protocol_json", "logged_accelerator").rows()
     return frozenset(frame["set_name"].to_list()), parts
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def check_metadata(root: Path, runs: pl.DataFrame, whole: bool = False) -> pl.DataFrame:
