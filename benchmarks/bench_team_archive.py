@@ -185,7 +185,8 @@ async def _plain_frames(root: Path) -> dict[str, list[float]]:
     """The same keys on the same screen in plain Textual, no trntui code: the floor of
     ``_frames``. A header line, a filter field mounted by ``/``, a zebra-striped row-cursor
     table of the project's first 200 runs in the narrow layout's eight columns (set, log,
-    status and five figures, as text) refilled from a Polars filter at each keystroke, three
+    status and five figures, as text) refilled from a Polars filter at each keystroke (with
+    its first 50 matches, as trntui while a filter is typed), three
     lines under it that follow the highlighted row's set, an eight-line panel, a status line
     and the footer."""
     from textual.app import App, ComposeResult
@@ -194,7 +195,7 @@ async def _plain_frames(root: Path) -> dict[str, list[float]]:
     from textual.widgets import DataTable, Footer, Input, Static
 
     from tests.ui_support import settle
-    from trntui.ui.screens.runs import SHOWN_ROWS
+    from trntui.ui.screens.runs import SHOWN_ROWS, TYPING_ROWS
 
     runs = (
         pl.read_parquet(root / "runs" / "runs.parquet")
@@ -229,14 +230,14 @@ async def _plain_frames(root: Path) -> dict[str, list[float]]:
                 table.add_column(header)
             self.fill("")
 
-        def fill(self, text: str) -> None:
+        def fill(self, text: str, rows: int = SHOWN_ROWS) -> None:
             table = self.query_one(DataTable)
             table.clear()
             shown = runs.filter(
                 pl.col("set_name").str.contains(text, literal=True)
                 | pl.col("source").str.contains(text, literal=True)
             )
-            for row in shown.head(SHOWN_ROWS).iter_rows():
+            for row in shown.head(rows).iter_rows():
                 table.add_row(*(str(cell)[:13] for cell in row[1:]), key=row[0])
             self.query_one("#status", Static).update(f"{shown.height:,} runs match {text!r}")
 
@@ -246,7 +247,7 @@ async def _plain_frames(root: Path) -> dict[str, list[float]]:
             field.focus()
 
         def on_input_changed(self, event: Input.Changed) -> None:
-            self.fill(event.value)
+            self.fill(event.value, TYPING_ROWS)  # as trntui does while a filter is typed
 
         def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
             row = runs.filter(pl.col("run_id") == event.row_key.value)
