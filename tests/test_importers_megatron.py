@@ -18,6 +18,7 @@ from trntui.core.timeline import TIMELINE_SCHEMA, ImportedRun, Kind, TimeSource
 from trntui.importers import _base as importer_base
 from trntui.importers import detect_format, import_file
 from trntui.importers._base import read_source
+from trntui.importers.megatron import iterations as megatron_iterations
 from trntui.importers.megatron import run as megatron_run
 
 SPEC = loggen.MegatronSpec()
@@ -304,6 +305,100 @@ def test_the_fast_path_holds_only_the_other_lines_text(
     general = import_file(path, format="megatron")
     assert fast.metadata == general.metadata
     assert fast.timeline.equals(general.timeline)
+
+
+def _other_lines_edited(lines: list[str]) -> list[str]:
+    """Other lines the ``|`` split cannot tell apart from its fields alone: trailing and empty
+    fields, empty and blank lines, a line like the one before it, one with many fields."""
+    first = next(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
+    odd = ["", "  seq_length ..... 4096|", "note | x ||", "|", "", "   ", "|".join("abcdefghijkl")]
+    return [
+        *lines[:3],
+        "",
+        *lines[3:first],
+        *odd,
+        *lines[first : first + 5],
+        *odd,
+        *lines[first + 5 :],
+    ]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda lines: lines,
+        _other_lines_edited,
+        lambda lines: [line + "\r" for line in _other_lines_edited(lines)],
+    ],
+    ids=["usual", "odd-other-lines", "odd-other-lines-crlf"],
+)
+def test_the_fast_path_finds_the_other_lines_in_the_bytes_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit
+) -> None:
+    """The other lines are found from their ``|`` fields without a second scan of the file
+    (``read_numbered_lines``), and are the lines the general parser reads."""
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(edit(loggen.megatron_lines(SPEC))) + "\n")
+
+    def second_scan(*args: object, **kwargs: object) -> pl.DataFrame:
+        raise AssertionError("the fast path scanned the file's lines again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(megatron_iterations, "read_numbered_lines", second_scan)
+        _assert_fast_path_agrees(path, patch)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"caf\xc3\xa9 ..... 1\n", b"nul \x00 byte\n"],
+    ids=["not-ascii", "nul"],
+)
+def test_other_lines_left_to_the_line_scan(tmp_path: Path, tail: bytes) -> None:
+    """Text that is not ASCII (to be checked as UTF-8) or holds a NUL (refused by the line
+    reader) is not looked for in the bytes: the line scan reads those files as before."""
+    path = tmp_path / "run.log"
+    loggen.write_megatron(path, SPEC)
+    path.write_bytes(path.read_bytes() + tail)
+    source = read_source(path)
+    other = pl.DataFrame(
+        {"line": [1], "column_1": ["x"], "column_3": [None]},
+        schema={"line": pl.Int64, "column_1": pl.String, "column_3": pl.String},
+    )
+    assert megatron_iterations._other_lines(source.data, other, 2) is None
+
+
+def test_other_lines_are_the_rows_of_the_line_reader(tmp_path: Path) -> None:
+    path = tmp_path / "run.log"
+    lines = _other_lines_edited(loggen.megatron_lines(SPEC))
+    for ending, last in (("\n", "\n"), ("\r\n", "\r\n"), ("\n", "")):
+        path.write_text(ending.join(lines) + last)
+        source = read_source(path)
+        every = importer_base.read_lines(source)
+        split = pl.scan_csv(
+            source.data,
+            has_header=False,
+            separator="|",
+            quote_char=None,
+            schema={f"column_{i + 1}": pl.String for i in range(3)},
+            truncate_ragged_lines=True,
+            missing_columns="insert",
+            comment_prefix=None,
+            row_index_name="line",
+            row_index_offset=1,
+        )
+        other = (
+            split.filter(
+                ~pl.col("column_3")
+                .str.starts_with(" elapsed time per iteration (ms):")
+                .fill_null(False)
+            )
+            .select(pl.col("line").cast(pl.Int64), "column_1", "column_3")
+            .collect()
+        )
+        found = megatron_iterations._other_lines(source.data, other, 2)
+        assert found is not None
+        assert found.equals(every.filter(pl.col("line").is_in(other["line"].implode())))
+        assert found.height == sum("elapsed time per iteration" not in line for line in lines)
 
 
 def test_numbered_lines_are_the_rows_of_the_line_reader(tmp_path: Path) -> None:

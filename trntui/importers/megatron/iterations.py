@@ -132,8 +132,9 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
 
     Polars' CSV reader splits the whole file on ``|`` in parallel, keeping only the head and
     the wanted fields; each value is then the text after its name, read as the file is scanned
-    (the split text is never held whole). The other lines' text is read by
-    ``read_numbered_lines``. Returns the parsed iteration rows and the other lines (as
+    (the split text is never held whole). The other lines' text is cut from the bytes read
+    (``_other_lines``: found from their first field), else read by ``read_numbered_lines``
+    (a second scan of the file). Returns the parsed iteration rows and the other lines (as
     ``read_lines`` gives them), or ``None`` when any iteration line differs from that layout or
     the split disagrees with the line reader, so that the general parser (which reads fields
     by name and names a bad line) decides instead: the result is the same either way.
@@ -143,10 +144,9 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
         return None
     wanted = sorted(index for index, _ in layout.values())
     head = pl.col("column_1")
-    index, name = layout["step_ms"]
-    is_iteration = (
-        pl.col(f"column_{index + 1}").str.starts_with(f" {name}:").fill_null(False)
-    ).alias("is_iteration")
+    step_index, name = layout["step_ms"]
+    step_field = pl.col(f"column_{step_index + 1}")
+    is_iteration = (step_field.str.starts_with(f" {name}:").fill_null(False)).alias("is_iteration")
     # One lazy query: Polars computes the columns in parallel, sharing the splits of the head.
     halves = head.str.split_exact("iteration", 1)
     counts = halves.struct.field("field_1").str.split_exact("/", 1)
@@ -191,18 +191,30 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
                 row_index_offset=1,
             )
             # Every row: the few other lines' values are dropped below, not filtered for first.
-            .select(is_iteration, *columns, wall)
+            # The head and the elapsed-time field as split tell the other lines apart.
+            .select(
+                is_iteration,
+                *columns,
+                wall,
+                *(pl.when(~is_iteration).then(field) for field in (head, step_field)),
+            )
             .collect()
         )
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
         return None
-    parsed = rows.filter("is_iteration").drop("is_iteration")
+    parsed = rows.drop("column_1", step_field.meta.output_name()).filter("is_iteration")
+    parsed = parsed.drop("is_iteration")
     # Every field of every iteration line must read as a number here; else the general parser
     # reads the file (it reads fields by name, or names the line it cannot read).
     misfit = pl.any_horizontal(pl.col(name).is_null() for name in ("step", *layout))
     if parsed.is_empty() or parsed.select(misfit.any()).item():
         return None
-    rest = read_numbered_lines(source, rows.filter(~pl.col("is_iteration"))["line"], rows.height)
+    other = rows.filter(~pl.col("is_iteration")).select(
+        "line", "column_1", step_field.meta.output_name()
+    )
+    rest = _other_lines(source.data, other, step_index)
+    if rest is None:
+        rest = read_numbered_lines(source, other["line"], rows.height)
     if rest is None:
         return None
     text = pl.col("text")
@@ -218,6 +230,57 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
     if not unusual.is_empty():
         return None
     return _checked(_fix_stamps(parsed), path), rest
+
+
+_MISSES = 1000
+"""How many lines ``_other_lines`` may look at in vain before it leaves the work to
+``read_numbered_lines``."""
+
+
+def _other_lines(data: bytes, other: pl.DataFrame, step_index: int) -> pl.DataFrame | None:
+    """The other lines' rows as ``read_lines`` gives them (``line``, ``text``), found in
+    ``data`` from their fields as the ``|`` split read them; ``None`` when that cannot be
+    sure (then ``read_numbered_lines`` reads them).
+
+    ``other`` holds each other line's number, its first field (``column_1``) and its field at
+    ``step_index`` (the elapsed time's place, which is not an elapsed time). Lines are looked
+    for in order, each from the end of the one before: the first line after that point which
+    starts a line with that first field and has that field at ``step_index`` is the line, since
+    every line in between is an iteration line (its field there is an elapsed time). A file
+    that is not ASCII (its text must be checked as UTF-8) or holds a NUL byte (refused by
+    ``read_lines``) is left to ``read_numbered_lines``, as are lines it cannot find.
+    """
+    if not data.isascii() or b"\x00" in data:
+        return None
+    numbers: list[int] = []
+    texts: list[str] = []
+    at = 0  # where the line after the last one found starts
+    misses = 0
+    for number, first, stepped in other.iter_rows():
+        head = (first or "").encode()
+        start = 0 if at == 0 and data.startswith(head) else -1
+        while True:
+            if start < 0:
+                found = data.find(b"\n" + head, max(at - 1, 0))
+                if found < 0:
+                    return None
+                start = found + 1
+            end = data.find(b"\n", start)
+            line = data[start : end if end >= 0 else len(data)].removesuffix(b"\r")
+            fields = line.split(b"|", step_index + 1)
+            field = fields[step_index].decode() if len(fields) > step_index else ""
+            if fields[0].decode() == (first or "") and field == (stepped or ""):
+                numbers.append(number)
+                texts.append(line.decode())
+                at = end + 1 if end >= 0 else len(data)
+                break
+            misses += 1
+            if misses > _MISSES:
+                return None
+            at, start = start + 1, -1
+    return pl.DataFrame(
+        {"line": numbers, "text": texts}, schema={"line": pl.Int64, "text": pl.String}
+    )
 
 
 def _head(column: pl.Expr) -> list[pl.Expr]:
