@@ -366,3 +366,32 @@ def test_stored_mlperf_metadata_without_the_run_stop_flag_keeps_mlperf_rules() -
         stored = json.loads(RunMetadata(fmt, "x", "0" * 64, TimeSource.WALL_CLOCK).to_json())
         del stored["prints_run_stop"]
         assert RunMetadata.from_json(json.dumps(stored)).prints_run_stop is expected
+
+
+def test_warm_up_is_found_per_segment_including_a_one_row_segment() -> None:
+    """Rule 4 per segment (a restart starts one): three segments, the middle of one row.
+
+    Median 1.0 (steady up to 1.25). Segment 1: 5, 1, 1, 1 s per step: the first interval is
+    warm-up, the second starts three steady ones. Segment 2 (one row, 1 s): a segment of one
+    interval has no first interval held back, so it is steady at once. Segment 3: 1, 5, 1: its
+    first interval is always warm-up, the second is slow, the third is steady.
+    """
+    from trntui.core.run_facts.steady import with_phases
+
+    per_step = [5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 5.0, 1.0]
+    iv = pl.DataFrame(
+        {
+            "segment": [1, 1, 1, 1, 2, 3, 3, 3],
+            "per_step_s": per_step,
+            "busy_s": per_step,
+            "interval_steps": [1.0] * 8,
+            "t_s": [float(t) for t in range(8)],
+            "restart": [False, False, False, False, True, True, False, False],
+            "highest_before": [None, 1, 2, 3, 4, 4, 4, 4],
+            "step": [1, 2, 3, 4, 4, 3, 4, 5],
+            "since_previous_s": [None, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        }
+    )
+    phases = with_phases(iv, 1.0)
+    assert phases["warm"].to_list() == [True, False, False, False, False, True, True, False]
+    assert phases["stall"].to_list() == [False] * 8

@@ -222,18 +222,27 @@ def median_step(iv: pl.DataFrame) -> float | None:
 
 def with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
     """Flag warm-up, stall and steady intervals and the cost of each restart."""
+    # Segments are runs of consecutive rows (``segment`` counts up), so each window over a
+    # segment is read from its neighbours: no grouping by ``segment`` is needed.
+    segment = pl.col("segment")
+    starts = (segment != segment.shift(1)).fill_null(True)
+    ends = (segment != segment.shift(-1)).fill_null(True)
     ok = (pl.col("per_step_s") <= WARMUP_TOLERANCE * median).fill_null(False)
     confirmed = ok
     for ahead in range(1, WARMUP_CONFIRM_INTERVALS):
-        confirmed = confirmed & ok.shift(-ahead).over("segment").fill_null(True)
+        same = segment.shift(-ahead) == segment
+        confirmed = confirmed & pl.when(same).then(ok.shift(-ahead)).fill_null(True)
     # The first interval after a (re)start holds the first steps' compilation and caching: in a
     # log that reports coarse blocks it can look almost steady while hiding that cost.
-    first = (pl.int_range(pl.len()).over("segment") == 0) & (pl.len().over("segment") > 1)
-    confirmed = confirmed & ~first
+    first = starts & ~ends  # a segment's first row, when the segment has more than one
+    confirmed = (confirmed & ~first).cast(pl.Int64)
+    # Confirmed rows so far in the segment: the running count less its value before the start.
+    so_far = confirmed.cum_sum()
+    before = pl.when(starts).then(so_far - confirmed).forward_fill()
     iv = iv.with_columns(
         pl.col("busy_s").fill_null(median * pl.col("interval_steps")),
         ((pl.col("per_step_s") - median) * pl.col("interval_steps")).alias("excess_s"),
-        (confirmed.cast(pl.Int64).cum_sum().over("segment") == 0).alias("warm"),
+        (so_far - before == 0).alias("warm"),
     )
     timed = pl.col("per_step_s").is_not_null() & pl.col("t_s").is_not_null()
     stall = ~pl.col("warm") & timed & (pl.col("per_step_s") > STALL_FACTOR * median)
