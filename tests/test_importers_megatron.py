@@ -519,3 +519,28 @@ def test_world_size_and_protocol_from_the_arguments(tmp_path: Path) -> None:
         4,
         8,
     )
+
+
+@pytest.mark.parametrize(
+    "other_orders",
+    [[3.0, 6.5, 0.5, 8.0], [], [2.5], [0.5, 0.75], [9.0, 10.0], [2.0, 3.0]],
+    ids=["between", "none", "one", "before", "after", "on-a-step-row"],
+)
+def test_events_in_line_order(other_orders: list[float]) -> None:
+    """The few other events put between the step rows give the rows a sort by ``order``
+    gives (an other row with a step row's order is sorted with them), in one chunk."""
+    steps = pl.DataFrame(
+        {"order": [1.0, 2.0, 4.0, 5.0, 7.0], "kind": ["step"] * 5, "step": [1, 2, 3, 4, 5]}
+    )
+    others = pl.DataFrame(
+        {"order": other_orders, "kind": ["eval"] * len(other_orders)},
+        schema={"order": pl.Float64, "kind": pl.String},
+    ).with_columns(pl.lit(None, pl.Float64).alias("metric"))
+    merged = megatron_run._in_order(steps, others)
+    assert merged["order"].to_list() == sorted([1.0, 2.0, 4.0, 5.0, 7.0, *other_orders])
+    assert merged.columns == ["order", "kind", "step", "metric"]
+    assert sorted(merged["kind"]) == ["eval"] * len(other_orders) + ["step"] * 5
+    if 2.0 not in other_orders:
+        kinds = dict(zip(merged["order"], merged["kind"], strict=True))
+        assert all(kinds[order] == "eval" for order in other_orders)
+    assert merged.n_chunks() == 1

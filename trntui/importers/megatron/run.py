@@ -77,6 +77,42 @@ def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
     return events.with_columns(contribution.cum_sum().alias("t_s")), TimeSource.REBUILT
 
 
+def _distinct_in_order(values: pl.Series) -> bool:
+    """Whether ``values`` rise strictly (a sort would not move a row, whatever its ties)."""
+    return values.null_count() == 0 and bool((values.diff().slice(1) > 0).all())
+
+
+def _in_order(steps: pl.DataFrame, *others: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``steps`` (in ``order`` already) and of ``others`` (a few) together, by
+    ``order``.
+
+    The few other rows are put in their places between runs of step rows: a sort would gather
+    every column of every step row. Where that cannot be done the same way (a step row's order
+    out of place, or an other row with a step row's order) the whole is sorted.
+    """
+    events = pl.concat([steps, *others], how="diagonal_relaxed")
+    few = events.slice(steps.height).sort("order")
+    order = steps["order"]
+    places = order.search_sorted(few["order"])
+    if (
+        not _distinct_in_order(order)
+        or not _distinct_in_order(few["order"])
+        or (
+            steps.height
+            and (order.gather(places.clip(upper_bound=steps.height - 1)) == few["order"]).any()
+        )
+    ):
+        return events.sort("order")
+    pieces = []
+    start = 0
+    for index, place in enumerate(places.to_list()):
+        pieces.append(events.slice(start, place - start))
+        pieces.append(few.slice(index, 1))
+        start = place
+    pieces.append(events.slice(start, steps.height - start))
+    return pl.concat(pieces, rechunk=True).with_columns(pl.col("order").set_sorted())
+
+
 def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     source = read_source(path)
     steps.at(0.2)
@@ -96,17 +132,14 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
     init_starts = others.filter(pl.col("kind") == Kind.INIT_STOP).with_columns(
         pl.lit(str(Kind.INIT_START)).alias("kind"), (pl.col("line") - 0.5).alias("order")
     )
-    events = pl.concat(
-        [
-            # Read from ``iterations`` below; not carried through the sort and joins.
-            iterations.drop("planned", "step_ms", "batch").with_columns(
-                pl.col("line").cast(pl.Float64).alias("order")
-            ),
-            others.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
-            init_starts,
-        ],
-        how="diagonal_relaxed",
-    ).sort("order")
+    events = _in_order(
+        # Read from ``iterations`` below; not carried through the sort and joins.
+        iterations.drop("planned", "step_ms", "batch").with_columns(
+            pl.col("line").cast(pl.Float64).alias("order")
+        ),
+        others.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
+        init_starts,
+    )
     progress = with_interval_steps(
         events.lazy()
         .filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD]))
