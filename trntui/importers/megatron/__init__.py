@@ -18,10 +18,10 @@ Without timestamps the clock is rebuilt: each interval lasts elapsed-per-iterati
 iterations it covers, plus stated init and checkpoint-save durations (``TimeSource.REBUILT``).
 Parsing is vectorized. The usual log (every iteration line has its fields where the first one
 has them) takes a fast path: Polars' CSV reader splits the file on ``|`` in parallel and each
-value is the text after its field name; only the other lines' text is kept (a log's lines are
-never all held as a column). Any other log is read by the general parser, which
-finds fields by name and names the line it cannot read; both give the same result, which the
-tests check on generated and randomly damaged logs.
+value is the text after its field name; only the other lines' text is kept, cut from the bytes
+already read (a log's lines are never all held as a column, nor scanned twice). Any other
+log is read by the general parser, which finds fields by name and names the line it cannot
+read; both give the same result, which the tests check on generated and randomly damaged logs.
 
 The package, in the order data flows (each module imports only the ones above it):
 
