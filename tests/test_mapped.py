@@ -122,6 +122,7 @@ def test_mapping_is_remembered_per_shape(tmp_path: Path) -> None:
 @settings(max_examples=60)
 @given(position=st.integers(0, 3000), junk=st.text(max_size=6), jsonl=st.booleans())
 @example(position=330, junk="INF", jsonl=False)  # an infinite step once crashed the import
+@example(position=742, junk="NAN", jsonl=True)  # and a NaN step (cast to an integer)
 def test_damaged_files_import_or_raise_input_error(
     tmp_path: Path, position: int, junk: str, jsonl: bool
 ) -> None:

@@ -243,7 +243,8 @@ def _number(table: RawTable, column: str, dtype: type[pl.DataType]) -> pl.Series
         )
     if dtype == pl.Int64:
         fractional = table.frame.filter(
-            values.is_not_null() & (values.is_infinite() | (values != values.round(0)))
+            # Not finite: infinite, or NaN (which Polars takes as equal to its own rounding).
+            values.is_not_null() & (~values.is_finite() | (values != values.round(0)))
         )
         if fractional.height:
             raise InputFileError(
