@@ -76,6 +76,18 @@ def decode_text(source: SourceFile) -> str:
         ) from None
 
 
+_AS_LINES: dict[str, Any] = {
+    "has_header": False,
+    "separator": _SEPARATOR.decode(),
+    "quote_char": None,
+    "new_columns": ["text"],
+    "schema": {"text": pl.String},
+    "truncate_ragged_lines": True,
+    "comment_prefix": None,
+}
+"""Polars' CSV reader's options that make a file's bytes a column of its lines (``text``)."""
+
+
 def read_lines(source: SourceFile, *, latin1: bool = False) -> pl.DataFrame:
     """One row per line: ``line`` (1-based) and ``text`` (without the line break, never null).
 
@@ -88,16 +100,7 @@ def read_lines(source: SourceFile, *, latin1: bool = False) -> pl.DataFrame:
     Python, to name the offending line or to split it safely.
     """
     try:
-        frame = pl.read_csv(
-            source.data,
-            has_header=False,
-            separator=_SEPARATOR.decode(),
-            quote_char=None,
-            new_columns=["text"],
-            schema={"text": pl.String},
-            truncate_ragged_lines=True,
-            comment_prefix=None,
-        )
+        frame = pl.read_csv(source.data, **_AS_LINES)
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
         frame = None
     if frame is None or b"\x00" in source.data or _SEPARATOR in source.data:
@@ -132,18 +135,7 @@ def read_numbered_lines(source: SourceFile, numbers: pl.Series, count: int) -> p
     if b"\x00" not in source.data and _SEPARATOR not in source.data:
         try:
             frame = (
-                pl.scan_csv(
-                    source.data,
-                    has_header=False,
-                    separator=_SEPARATOR.decode(),
-                    quote_char=None,
-                    new_columns=["text"],
-                    schema={"text": pl.String},
-                    truncate_ragged_lines=True,
-                    comment_prefix=None,
-                    row_index_name="line",
-                    row_index_offset=1,
-                )
+                pl.scan_csv(source.data, **_AS_LINES, row_index_name="line", row_index_offset=1)
                 .select(pl.col("line").cast(pl.Int64), pl.col("text").fill_null(""))
                 # The lines from ``count`` on tell whether the file has ``count`` lines.
                 .filter(pl.col("line").is_in(wanted) | (pl.col("line") >= count))
