@@ -17,6 +17,7 @@ package never runs that way), after one warm-up run that also writes the cache.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,16 +49,34 @@ def timed(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
+LAUNCHER = """
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+seconds = time.perf_counter() - start
+print(json.dumps([seconds, os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime,
+                  usage.ru_maxrss]))
+"""
+"""Starts a command and reports its wall seconds, exit code and ``os.wait4`` usage. A child's
+peak memory (``ru_maxrss``) starts at its parent's resident size when it was spawned (Linux
+keeps the high-water mark across fork and exec): started by this small process, a child's
+peak is its own, not the benchmark's (which holds Polars and the tables it read)."""
+
+
 def child_usage(command: list[str], env: dict[str, str] = USER_ENV) -> tuple[float, Any]:
-    """Wall seconds and the resource usage (``os.wait4``'s: CPU time, peak memory) of one
-    child process; a failing child stops the benchmark."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    if (code := os.waitstatus_to_exitcode(status)) != 0:
+    """Wall seconds and the resource usage (``os.wait4``'s: ``ru_utime``, ``ru_stime``,
+    ``ru_maxrss``) of one child process, started by ``LAUNCHER``; a failing child stops the
+    benchmark."""
+    report = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *command], env=env, capture_output=True, text=True
+    )
+    if report.returncode != 0:
+        raise SystemExit(f"the launcher of {command[:3]} failed: {report.stderr}")
+    seconds, code, user, system, peak = json.loads(report.stdout)
+    if code != 0:
         raise SystemExit(f"{command[:3]} failed with status {code}")
-    return seconds, usage
+    return seconds, SimpleNamespace(ru_utime=user, ru_stime=system, ru_maxrss=peak)
 
 
 def pairs(command: list[str], yardstick: list[str], count: int) -> tuple[float, float]:
