@@ -105,11 +105,10 @@ def sets_of(root: Path, run_ids: list[str]) -> set[str]:
     return set(runs.filter(pl.col("run_id").is_in(run_ids))["set_name"].to_list())
 
 
-def test_a_set_grouped_automatically_reads_only_the_sets_that_may_share_its_key(
-    project: Path, hashed: list[str]
-) -> None:
-    """The runs table stores each run's family parts: the HPE sets ran on H200, so no
-    H100 set's family can hold them, and their runs are not read."""
+def reads_only_the_h100_family(project: Path, hashed: list[str]) -> EstimateContext:
+    """The estimate of the GPU baseline at two nodes reads the H100 sets and Trainium3's,
+    never the H200 runs, finds the same family (the GPU set and SMC's) as from every run and
+    estimates the same; its context."""
     inventory = at_two_nodes(read_inventory(project).inventory)
     with ProjectStore.open(project, read_only=True) as store:
         targets = store.read_target_context(inventory)
@@ -120,6 +119,15 @@ def test_a_set_grouped_automatically_reads_only_the_sets_that_may_share_its_key(
     assert family is not None and family.sets == (GPU_SET, SMC_SET)
     assert family == family_of(every.families(), GPU_SET)
     assert document(targets) == document(every)
+    return targets
+
+
+def test_a_set_grouped_automatically_reads_only_the_sets_that_may_share_its_key(
+    project: Path, hashed: list[str]
+) -> None:
+    """The runs table stores each run's family parts: the HPE sets ran on H200, so no
+    H100 set's family can hold them, and their runs are not read."""
+    reads_only_the_h100_family(project, hashed)
 
 
 def test_a_size_stated_on_another_accelerator_moves_the_set_into_the_family(
@@ -240,16 +248,7 @@ def test_named_families_read_only_the_targets_families(project: Path, hashed: li
         name_family(project, [GPU_SET, SMC_SET], "H100")
         name_family(project, [TRN_SET], "Trainium3")
         name_family(project, list(HPE_SETS), "H200")
-    inventory = at_two_nodes(read_inventory(project).inventory)
-    with ProjectStore.open(project, read_only=True) as store:
-        targets = store.read_target_context(inventory)
-    assert sets_of(project, hashed) == {GPU_SET, TRN_SET, SMC_SET}, "the H200 runs were read"
-    assert set(targets.observations["set_name"].unique()) == {GPU_SET, TRN_SET, SMC_SET}
-    _, every = both(project, inventory)
-    family = family_of(targets.families(), GPU_SET)
-    assert family is not None and family.sets == (GPU_SET, SMC_SET)
-    assert family == family_of(every.families(), GPU_SET)
-    assert document(targets) == document(every)
+    targets = reads_only_the_h100_family(project, hashed)
     # The count the family measured takes the SMC set's inputs: the family was read.
     gpu = next(t for t in document(targets)["targets"] if t["instance_count"] == 2)
     assert SMC_SET in str(gpu["inputs"])
