@@ -164,13 +164,14 @@ def test_a_command_loads_only_what_it_uses(tmp_path: Path, args: list[str], abse
 
 def test_an_import_in_a_named_format_loads_only_that_parser(tmp_path: Path) -> None:
     """``trntui import --format megatron`` loads neither the other formats' parsers nor, without
-    ``--json``, what ``trntui runs --json`` reads."""
+    ``--json``, what ``trntui runs --json`` reads, nor the price rules."""
     root = tmp_path / "p"
     assert main(["init", str(root)]) == 0
     log = tmp_path / "run.log"
     loggen.write_megatron(log)
     absent = [
         "trntui.commands.runs",
+        "trntui.core.quotes",
         *(f"trntui.importers.{name}" for name in ("hf", "hf_console", "lightning", "mlperf")),
         *(f"trntui.importers.{name}" for name in ("nemo_printer", "nxd", "tensorboard")),
     ]

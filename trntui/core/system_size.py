@@ -19,10 +19,14 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trntui.core.hardware import TRN_INSTANCES, instance_hardware
-from trntui.core.quotes import PriceQuote
 from trntui.core.timeline import SystemSize
+
+if TYPE_CHECKING:
+    # Only named in annotations: an import (runs table, family key) loads no price rules.
+    from trntui.core.quotes import PriceQuote
 
 
 @dataclass(frozen=True)

@@ -158,17 +158,30 @@ def intervals_of(
     anchors = query.filter(
         (pl.col("kind") != progress_kind) | pl.col("step").is_not_null()
     ).collect()
-    loads = anchors.filter(pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD]))
+    is_load = pl.col("kind").is_in([progress_kind, Kind.CHECKPOINT_LOAD])
     loads = with_interval_steps(
-        loads.with_columns(
+        anchors.lazy()
+        .filter(is_load)
+        .select(
+            "order",
             pl.when(pl.col("kind") == progress_kind)
             .then(pl.lit(str(Kind.STEP)))
             .otherwise(pl.col("kind"))
-            .alias("kind")
-        ).select("order", "kind", "step")
+            .alias("kind"),
+            "step",
+        )
+        .collect()
     )
-    anchors = anchors.join(loads.select("order", "interval_steps"), on="order", how="left")
-    anchors = anchors.with_columns(
+    # Each anchor's interval steps, null where it is not one of ``loads``: the values put in
+    # place by position (``loads`` is the anchors' rows in order), not joined by ``order``.
+    interval_steps = loads["interval_steps"]
+    if loads.height != anchors.height:
+        interval_steps = (
+            pl.Series("interval_steps", [], pl.Float64)
+            .extend_constant(None, anchors.height)
+            .scatter(anchors.select(is_load.arg_true()).to_series(), interval_steps)
+        )
+    anchors = anchors.with_columns(interval_steps).with_columns(
         (pl.col("t_s") - pl.col("t_s").shift(1)).alias("wall_s"),
         (pl.col("kind").shift(1) != progress_kind).fill_null(True).alias("segment_first"),
         (pl.col("samples") - pl.col("samples").shift(1)).alias("delta_samples"),
@@ -309,9 +322,12 @@ def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) 
         iv.lazy()
         .filter(~pl.col("restart") & pl.col("t_s").is_not_null())
         .select("t_s", "order", "since_previous_s", "busy_s", "overhead_s")
-        .sort("t_s")
         .collect()
     )
+    # Sorted by time; rows whose times already rise strictly (the usual log) are in the one
+    # order a sort could give them, so only the others are sorted.
+    if not rows.select((pl.col("t_s").diff() > 0).all()).item():
+        rows = rows.sort("t_s")
     matched = evals.sort("eval_t").join_asof(
         rows.select("t_s", "order"),
         left_on="eval_t",
