@@ -523,12 +523,21 @@ def test_world_size_and_protocol_from_the_arguments(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "other_orders",
-    [[3.0, 6.5, 0.5, 8.0], [], [2.5], [0.5, 0.75], [9.0, 10.0], [2.0, 3.0]],
-    ids=["between", "none", "one", "before", "after", "on-a-step-row"],
+    [
+        [3.0, 6.5, 0.5, 8.0],
+        [],
+        [2.5],
+        [0.5, 0.75],
+        [9.0, 10.0],
+        [2.0, 3.0],
+        [3.0 + index / 10_000 for index in range(6_000)],
+    ],
+    ids=["between", "none", "one", "before", "after", "on-a-step-row", "not-few"],
 )
 def test_events_in_line_order(other_orders: list[float]) -> None:
     """The few other events put between the step rows give the rows a sort by ``order``
-    gives (an other row with a step row's order is sorted with them), in one chunk."""
+    gives (an other row with a step row's order is sorted with them), in one chunk; more
+    than a few are sorted with them (a slice each would cost more)."""
     steps = pl.DataFrame(
         {"order": [1.0, 2.0, 4.0, 5.0, 7.0], "kind": ["step"] * 5, "step": [1, 2, 3, 4, 5]}
     )

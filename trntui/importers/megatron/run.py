@@ -82,20 +82,27 @@ def _distinct_in_order(values: pl.Series) -> bool:
     return values.null_count() == 0 and bool((values.diff().slice(1) > 0).all())
 
 
+_FEW_ROWS = 5_000
+"""The most other rows ``_in_order`` places one by one (a log's checkpoints, evaluations and
+restarts: hundreds in a long run); more are sorted with the steps."""
+
+
 def _in_order(steps: pl.DataFrame, *others: pl.DataFrame) -> pl.DataFrame:
     """The rows of ``steps`` (in ``order`` already) and of ``others`` (a few) together, by
     ``order``.
 
     The few other rows are put in their places between runs of step rows: a sort would gather
     every column of every step row. Where that cannot be done the same way (a step row's order
-    out of place, or an other row with a step row's order) the whole is sorted.
+    out of place, or an other row with a step row's order), or the other rows are not few (a
+    slice per row would cost more than the sort), the whole is sorted.
     """
     events = pl.concat([steps, *others], how="diagonal_relaxed")
     few = events.slice(steps.height).sort("order")
     order = steps["order"]
     places = order.search_sorted(few["order"])
     if (
-        not _distinct_in_order(order)
+        few.height > _FEW_ROWS
+        or not _distinct_in_order(order)
         or not _distinct_in_order(few["order"])
         or (
             steps.height
