@@ -49,7 +49,7 @@ from trntui.store.atomic import atomic_write_with, remove_file
 from trntui.store.paths import project_path
 from trntui.store.paths import timeline_file as _timeline_file
 from trntui.store.project import writes_project
-from trntui.store.tables import read_table
+from trntui.store.tables import present_or_null, read_table
 
 RUNS_FOLDER = "runs"
 RUNS_FILE = "runs.parquet"
@@ -86,7 +86,8 @@ the sets its targets' families could hold from those small columns alone. A tabl
 before them lacks them: read, they are null (unknown), and the next write of the table
 (an import, a set assignment, a removal) stores them for every run (``load_runs``)."""
 
-FAMILY_COLUMNS = frozenset({"protocol_json", "logged_accelerator", "family_parts_version"})
+_PART_COLUMNS = ("protocol_json", "logged_accelerator", "family_parts_version")
+FAMILY_COLUMNS = frozenset(_PART_COLUMNS)
 
 ADDED = "added"
 DUPLICATE = "duplicate"
@@ -199,28 +200,12 @@ def stored_family_parts(
     read_runs_table(root, sets=())
     try:
         scan = pl.scan_parquet(path)
-        columns = scan.collect_schema().names()
-        stored = all(name in columns for name in FAMILY_COLUMNS)
+        wanted = pl.Schema({name: RUNS_SCHEMA[name] for name in ("set_name", *_PART_COLUMNS)})
         frame = (
-            scan.select(
-                pl.col("set_name").cast(pl.String),
-                *(
-                    (
-                        pl.col("protocol_json").cast(pl.String),
-                        pl.col("logged_accelerator").cast(pl.String),
-                        pl.col("family_parts_version")
-                        .cast(pl.Int64)
-                        .eq_missing(FAMILY_PARTS_VERSION)
-                        .alias("known"),
-                    )
-                    if stored
-                    else (
-                        pl.lit(None, pl.String).alias("protocol_json"),
-                        pl.lit(None, pl.String).alias("logged_accelerator"),
-                        pl.lit(False).alias("known"),
-                    )
-                ),
-            )
+            scan.select(present_or_null(wanted, scan.collect_schema().names()))
+            .cast(wanted)
+            .with_columns(pl.col("family_parts_version").eq_missing(FAMILY_PARTS_VERSION))
+            .rename({"family_parts_version": "known"})
             .unique()
             .collect()
         )

@@ -8,6 +8,7 @@ would count what it measured twice, so it is refused too (``key``).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import polars as pl
@@ -54,10 +55,7 @@ def read_table(
         raise InputFileError(
             str(path), f"{what} lacks columns", key=missing[0], expected=", ".join(schema)
         )
-    read = [
-        pl.col(name) if name in columns else pl.lit(None, dtype).alias(name)
-        for name, dtype in schema.items()
-    ]
+    read = present_or_null(schema, columns)
     if where is None:
         frame = _cast(path, what, frame.select(read), schema)
         keys = frame
@@ -80,6 +78,15 @@ def read_table(
     if where is None:
         return frame
     return _cast(path, what, scan.select(read), schema, where)
+
+
+def present_or_null(schema: pl.Schema, columns: Collection[str]) -> list[pl.Expr]:
+    """``schema``'s columns to select from a table that has ``columns``: each it has as it
+    is, each it lacks (one added after the table was written) as nulls of its type."""
+    return [
+        pl.col(name) if name in columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in schema.items()
+    ]
 
 
 def _cast(
