@@ -135,9 +135,11 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
     (the split text is never held whole). The other lines' text is cut from the bytes read
     (``_other_lines``: found from their first field), else read by ``read_numbered_lines``
     (a second scan of the file). Returns the parsed iteration rows and the other lines (as
-    ``read_lines`` gives them), or ``None`` when any iteration line differs from that layout or
-    the split disagrees with the line reader, so that the general parser (which reads fields
-    by name and names a bad line) decides instead: the result is the same either way.
+    ``read_lines`` gives them), or ``None`` when any iteration line differs from that layout,
+    when a second scan's line count disagrees with the split's (both are Polars' CSV reader
+    with no quoting, so they number lines alike), or when an other line looks like an
+    iteration line, so that the general parser (which reads fields by name and names a bad
+    line) decides instead: the result is the same either way.
     """
     layout = _layout(source.data)
     if layout is None:
