@@ -62,6 +62,30 @@ async def test_each_screen_is_reached_by_its_key(sample_project: Project) -> Non
         assert isinstance(app.screen, InventoryScreen)
 
 
+async def test_areas_keep_their_screens_and_never_restyle_the_app(
+    sample_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each area's screen is built once and kept; none restyles the whole app when shown
+    (``App.refresh_css``, 0.2-0.3 s), the first area's included: it is the app's default
+    screen, not made through a mode."""
+    app = TrnTuiApp(sample_project)
+    restyles: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(app, "refresh_css", lambda *a, **k: restyles.append(app.current_mode))
+        screens = {"inventory": app.screen}
+        for key, mode in [("2", "runs"), ("1", "inventory"), ("3", "prices"), ("1", "inventory")]:
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is screens.setdefault(mode, app.screen)
+        for key, mode in [("4", "scenarios"), ("2", "runs"), ("1", "inventory")]:
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is screens.setdefault(mode, app.screen)
+    assert restyles == []
+    assert set(screens) == {"inventory", "runs", "prices", "scenarios"}
+
+
 async def test_screens_are_offered_in_the_command_palette(sample_project: Project) -> None:
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
@@ -257,6 +281,7 @@ def test_inventory_screen_snapshot(sample_project: Project, snap_compare) -> Non
 def test_target_list_snapshot(sample_project: Project, snap_compare) -> None:
     async def show_targets(pilot) -> None:
         app = pilot.app
+        await settle(pilot)  # the first screen is composed after the app is ready
         nav = app.screen.query_one("#nav", OptionList)
         ids = [nav.get_option_at_index(i).id for i in range(nav.option_count)]
         await pilot.press(*["down"] * ids.index("targets"))

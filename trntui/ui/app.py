@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -77,27 +78,19 @@ def _after_escape(key: str) -> str | None:
     return rest if len(rest) == 1 and rest.isalnum() else None
 
 
-def _mode(app: TrnTuiApp, module: str, name: str) -> Callable[[], Screen]:
-    def make() -> Screen:
-        screen: Screen = getattr(importlib.import_module(module), name)(app.session)
-        # Textual creates a screen marked as styled under no theme (-1), so a mode's first
-        # visit reparses every stylesheet source and restyles the whole app before it draws
-        # (``App.refresh_css``: 0.28 s of a profiled Scenarios visit, 455 ms -> 201 ms
-        # without it, ``benchmarks/bench_first_visit.py``). A new screen's widgets are
-        # styled with the stylesheet as it is now when they mount, so it is styled under the
-        # app's current CSS generation: say so. Textual 8's private counter; the snapshot
-        # tests hold the screens' looks.
-        # Not the first area's screen: that one is made while the app applies its theme
-        # (before any screen stack exists).
-        try:
-            shown_before = bool(app.screen_stack)
-        except KeyError:
-            shown_before = False
-        if shown_before:
-            screen._css_update_count = app._css_update_count
-        return screen
-
-    return make
+def _area_screen(app: TrnTuiApp, area: str) -> Screen:
+    """A new screen for ``area`` (a key of ``MODES``), its module imported now."""
+    module, name = MODES[area]
+    screen: Screen = getattr(importlib.import_module(module), name)(app.session)
+    # Textual creates a screen marked as styled under no theme (-1), so a mode's first visit
+    # reparses every stylesheet source and restyles the whole app before it draws
+    # (``App.refresh_css``: 0.28 s of a profiled Scenarios visit, 455 ms -> 201 ms without
+    # it, ``benchmarks/bench_first_visit.py``), and so did the first return to the first
+    # area. A new screen's widgets are styled with the stylesheet as it is now when they
+    # mount, so it is styled under the app's current CSS generation: say so. Textual 8's
+    # private counter; the snapshot tests hold the screens' looks.
+    screen._css_update_count = app._css_update_count
+    return screen
 
 
 class TrnTuiApp(App[None]):
@@ -134,8 +127,9 @@ class TrnTuiApp(App[None]):
     def __init__(self, project: Project) -> None:
         super().__init__()
         self.session = Session(project)
-        for mode, (module, name) in MODES.items():
-            self.add_mode(mode, _mode(self, module, name))
+        for area in MODES:
+            if area != self.DEFAULT_MODE:  # that one is added once it is shown (on_mount)
+                self.add_mode(area, partial(_area_screen, self, area))
         self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
         self._generation = 0
@@ -237,7 +231,17 @@ class TrnTuiApp(App[None]):
         """Whether typed keys wait for an earlier key's work (``ui/key_hold.py``)."""
         return self._key_hold.held is not None
 
+    def get_default_screen(self) -> Screen:
+        """The first area's screen, shown as the app's default screen rather than through a
+        mode: Textual lays out a mode's first screen inside its start-up batch, drops that
+        frame, and the first frame waits for a later layout (0.34 s -> 0.29 s to the first
+        frame, ``benchmarks/bench_first_frame.py``)."""
+        return _area_screen(self, self.DEFAULT_MODE)
+
     async def on_mount(self) -> None:
+        # The first area's screen stack exists now (``get_default_screen``): as a mode it is
+        # that stack's, so switch_mode returns to it like to any other area.
+        self.add_mode(self.DEFAULT_MODE, partial(_area_screen, self, self.DEFAULT_MODE))
         self.sub_title = self._sub_title()
         keymap, warning = load_user_keymap()
         if keymap:
