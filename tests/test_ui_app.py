@@ -415,6 +415,26 @@ def test_opening_a_project_with_a_working_scenario_loads_no_polars(sample_dir: P
     assert result.stdout.strip() == "1 False", result.stderr
 
 
+def test_opening_a_project_without_overrides_loads_no_estimate_inputs(sample_dir: Path) -> None:
+    """Without a working scenario the session has no override to check before the first
+    frame, so the estimate's inputs (their specs and checks) load with the estimate, after it:
+    10 ms of the first frame (``benchmarks/bench_first_frame.py``)."""
+    import subprocess
+    import sys
+
+    assert not (sample_dir / "working_scenario.toml").exists()
+    probe = (
+        "import sys\n"
+        "from trntui.store.project import Project\n"
+        "from trntui.ui.app import TrnTuiApp\n"
+        f"with Project.open({str(sample_dir)!r}) as project:\n"
+        "    app = TrnTuiApp(project)\n"
+        "    print(len(app.session.overrides), 'trntui.core.estimate.inputs' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "0 False", result.stderr
+
+
 async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged(
     sample_project: Project,
 ) -> None:

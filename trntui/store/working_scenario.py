@@ -39,10 +39,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trntui.core.errors import InputFileError
-from trntui.core.estimate import INPUT_SPECS, InvalidInputError, Override, check_value
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
@@ -56,6 +55,9 @@ from trntui.store.toml_file import (
     previous_text,
     updated_toml,
 )
+
+if TYPE_CHECKING:
+    from trntui.core.estimate import Override
 
 WORKING_SCENARIO_FILE = "working_scenario.toml"
 SCHEMA_VERSION = 1
@@ -136,6 +138,11 @@ def read_working_scenario(root: Path) -> WorkingScenario:
 
 
 def _override(path: Path, text: str, index: int, table: object) -> Override:
+    # The estimate's inputs are imported for an override to check, not with this module:
+    # the app reads this file before its first frame, and a project without overrides
+    # then draws 10 ms sooner (``benchmarks/bench_first_frame.py``).
+    from trntui.core.estimate import INPUT_SPECS, InvalidInputError, Override
+
     def fail(key: str | None, problem: str, expected: str) -> InputFileError:
         return InputFileError(
             str(path),
@@ -185,6 +192,8 @@ def checked_value(override: Override) -> float:
     """The override's value as the file keeps it; ``InvalidInputError`` for what the file
     would refuse on reading (an unknown input or unit, a value out of range, an input set per
     target without one), so nothing is written that would not read back."""
+    from trntui.core.estimate import INPUT_SPECS, InvalidInputError, check_value
+
     spec = INPUT_SPECS.get(override.input)
     if spec is not None and spec.per_target and override.target is None:
         raise InvalidInputError(f"{spec.label} is set per target: name the target")
