@@ -333,7 +333,7 @@ def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) 
     rows = (
         iv.lazy()
         .filter(~pl.col("restart") & pl.col("t_s").is_not_null())
-        .select("t_s", "order", "since_previous_s", "busy_s", "overhead_s")
+        .select("t_s", "order")
         .collect()
     )
     # Sorted by time; rows whose times already rise strictly (the usual log) are in the one
@@ -347,7 +347,11 @@ def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) 
         strategy="forward",
         allow_exact_matches=False,
     )
-    holding = rows.join(matched.select("order").unique(), on="order", how="semi")
+    # The intervals holding an evaluation, in order: found by position (``order`` rises).
+    held = matched["order"].drop_nulls().unique().sort()
+    holding = iv.select("since_previous_s", "busy_s", "overhead_s").gather(
+        iv["order"].search_sorted(held)
+    )
     gaps = holding.select(
         (pl.col("since_previous_s") - pl.col("busy_s") - pl.col("overhead_s"))
         .clip(lower_bound=0.0)
