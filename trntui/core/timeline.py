@@ -361,7 +361,7 @@ def _value_rules(columns: list[str]) -> list[tuple[str, str, pl.Expr]]:
             continue
         column = pl.col(name)
         if dtype == pl.Float64 and name not in _LOGGED_AS_IS:
-            rules.append((name, "not finite", column.is_nan() | column.is_infinite()))
+            rules.append((name, "not finite", ~column.is_finite()))
         if name in _NON_NEGATIVE:
             rules.append((name, "negative", column < 0))
     return rules

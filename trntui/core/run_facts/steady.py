@@ -172,32 +172,39 @@ def intervals_of(
         )
         .collect()
     )
-    # Each anchor's interval steps, null where it is not one of ``loads``: the values put in
-    # place by position (``loads`` is the anchors' rows in order), not joined by ``order``.
-    interval_steps = loads["interval_steps"]
-    if loads.height != anchors.height:
-        interval_steps = (
-            pl.Series("interval_steps", [], pl.Float64)
-            .extend_constant(None, anchors.height)
-            .scatter(anchors.select(is_load.arg_true()).to_series(), interval_steps)
-        )
-    anchors = anchors.with_columns(interval_steps).with_columns(
+    anchors = anchors.with_columns(
         (pl.col("t_s") - pl.col("t_s").shift(1)).alias("wall_s"),
         (pl.col("kind").shift(1) != progress_kind).fill_null(True).alias("segment_first"),
         (pl.col("samples") - pl.col("samples").shift(1)).alias("delta_samples"),
         (pl.col("tokens") - pl.col("tokens").shift(1)).alias("delta_tokens"),
     )
     progress = anchors.filter(pl.col("kind") == progress_kind)
+    # The progress rows are the ``step`` rows of ``loads``, in the same order: their interval
+    # steps are put in place by position, not joined by ``order``. One chunk: a sum over
+    # several may differ from a sum over one in the last bit.
+    if loads.height != progress.height:
+        loads = loads.filter(pl.col("kind") == Kind.STEP)
+    progress = progress.with_columns(loads["interval_steps"].rechunk())
     overheads = overheads.sort("t_s")
     if not overheads.is_empty() and progress["t_s"].drop_nulls().len():
+        rows = progress.select(pl.col("t_s").alias("row_t"), "order")
+        # Times that already rise strictly are in the one order a sort could give them.
+        if rows["row_t"].null_count() or not (rows["row_t"].diff().slice(1) > 0).all():
+            rows = rows.sort("row_t")
         assigned = overheads.join_asof(
-            progress.select(pl.col("t_s").alias("row_t"), "order").sort("row_t"),
+            rows.with_columns(pl.col("row_t").set_sorted()),
             left_on="t_s",
             right_on="row_t",
             strategy="forward",
         )
-        per_row = assigned.group_by("order").agg(pl.col("overhead_s").sum())
-        progress = progress.join(per_row, on="order", how="left")
+        per_row = assigned.group_by("order").agg(pl.col("overhead_s").sum()).drop_nulls("order")
+        # Each sum put in its row (``order`` rises with the rows), not joined by ``order``.
+        overhead_s = (
+            pl.Series("overhead_s", [], pl.Float64)
+            .extend_constant(None, progress.height)
+            .scatter(progress["order"].search_sorted(per_row["order"]), per_row["overhead_s"])
+        )
+        progress = progress.with_columns(overhead_s)
     else:
         progress = progress.with_columns(pl.lit(None, pl.Float64).alias("overhead_s"))
     restart = pl.col("step") <= pl.col("step").shift(1)
@@ -249,19 +256,24 @@ def with_phases(iv: pl.DataFrame, median: float) -> pl.DataFrame:
     # log that reports coarse blocks it can look almost steady while hiding that cost.
     first = starts & ~ends  # a segment's first row, when the segment has more than one
     confirmed = (confirmed & ~first).cast(pl.Int64)
+    # Each part once (an eager query does not share sub-expressions).
+    counts = iv.select(starts.alias("starts"), confirmed.alias("confirmed")).with_columns(
+        pl.col("confirmed").cum_sum().alias("so_far")
+    )
     # Confirmed rows so far in the segment: the running count less its value before the start.
-    so_far = confirmed.cum_sum()
-    before = pl.when(starts).then(so_far - confirmed).forward_fill()
+    so_far = pl.col("so_far")
+    before = pl.when("starts").then(so_far - pl.col("confirmed")).forward_fill()
     iv = iv.with_columns(
         pl.col("busy_s").fill_null(median * pl.col("interval_steps")),
         ((pl.col("per_step_s") - median) * pl.col("interval_steps")).alias("excess_s"),
-        (so_far - before == 0).alias("warm"),
+        counts.select((so_far - before == 0).alias("warm")).to_series(),
     )
     timed = pl.col("per_step_s").is_not_null() & pl.col("t_s").is_not_null()
-    stall = ~pl.col("warm") & timed & (pl.col("per_step_s") > STALL_FACTOR * median)
+    after_warmup = ~pl.col("warm") & timed
+    slow = pl.col("per_step_s") > STALL_FACTOR * median
     return iv.with_columns(
-        stall.alias("stall"),
-        (~pl.col("warm") & timed & ~stall).alias("steady"),
+        (after_warmup & slow).alias("stall"),
+        (after_warmup & ~slow).alias("steady"),
         pl.when(pl.col("restart"))
         .then(
             (pl.col("highest_before") - (pl.col("step") - pl.col("interval_steps")))
@@ -321,7 +333,7 @@ def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) 
     rows = (
         iv.lazy()
         .filter(~pl.col("restart") & pl.col("t_s").is_not_null())
-        .select("t_s", "order", "since_previous_s", "busy_s", "overhead_s")
+        .select("t_s", "order")
         .collect()
     )
     # Sorted by time; rows whose times already rise strictly (the usual log) are in the one
@@ -335,7 +347,11 @@ def unstated_eval_time(tl: pl.DataFrame, iv: pl.DataFrame, end_t: float | None) 
         strategy="forward",
         allow_exact_matches=False,
     )
-    holding = rows.join(matched.select("order").unique(), on="order", how="semi")
+    # The intervals holding an evaluation, in order: found by position (``order`` rises).
+    held = matched["order"].drop_nulls().unique().sort()
+    holding = iv.select("since_previous_s", "busy_s", "overhead_s").gather(
+        iv["order"].search_sorted(held)
+    )
     gaps = holding.select(
         (pl.col("since_previous_s") - pl.col("busy_s") - pl.col("overhead_s"))
         .clip(lower_bound=0.0)

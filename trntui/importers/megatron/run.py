@@ -34,7 +34,8 @@ def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
     """Give every event ``t_s`` from the wall clock, or a rebuilt one when there is none.
 
     The wall clock is used when iteration lines carry timestamps (datetime markers alone are
-    too sparse to time the training intervals).
+    too sparse to time the training intervals). Only a rebuilt clock needs the iterations
+    each interval covers (``with_interval_steps``): a stamped log skips that work.
     """
     stamped_step = (pl.col("kind") == Kind.STEP) & pl.col("wall").is_not_null()
     if events.select(stamped_step.any()).item():
@@ -66,6 +67,13 @@ def _clock(events: pl.DataFrame) -> tuple[pl.DataFrame, TimeSource]:
             ((filled - start).dt.total_microseconds() / 1e6 + stop_offset).alias("t_s")
         )
         return events, TimeSource.WALL_CLOCK
+    progress = with_interval_steps(
+        events.lazy()
+        .filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD]))
+        .select("order", "kind", "step")
+        .collect()
+    )
+    events = events.join(progress.select("order", "interval_steps"), on="order", how="left")
     contribution = (
         pl.when(pl.col("kind") == Kind.STEP)
         .then(pl.col("step_time_s") * pl.col("interval_steps"))
@@ -147,13 +155,6 @@ def import_megatron(path: Path, steps: Steps) -> ImportedRun:
         others.with_columns(pl.col("line").cast(pl.Float64).alias("order")),
         init_starts,
     )
-    progress = with_interval_steps(
-        events.lazy()
-        .filter(pl.col("kind").is_in([Kind.STEP, Kind.CHECKPOINT_LOAD]))
-        .select("order", "kind", "step")
-        .collect()
-    )
-    events = events.join(progress.select("order", "interval_steps"), on="order", how="left")
     events, time_source = _clock(events)
     steps.at(0.8)
 
