@@ -353,18 +353,27 @@ def test_the_fast_path_finds_the_other_lines_in_the_bytes_it_read(
     [b"caf\xc3\xa9 ..... 1\n", b"nul \x00 byte\n"],
     ids=["not-ascii", "nul"],
 )
-def test_other_lines_left_to_the_line_scan(tmp_path: Path, tail: bytes) -> None:
+def test_other_lines_left_to_the_line_scan(
+    tmp_path: Path, tail: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Text that is not ASCII (to be checked as UTF-8) or holds a NUL (refused by the line
     reader) is not looked for in the bytes: the line scan reads those files as before."""
     path = tmp_path / "run.log"
     loggen.write_megatron(path, SPEC)
     path.write_bytes(path.read_bytes() + tail)
     source = read_source(path)
-    other = pl.DataFrame(
-        {"line": [1], "column_1": ["x"], "column_3": [None]},
-        schema={"line": pl.Int64, "column_1": pl.String, "column_3": pl.String},
-    )
-    assert megatron_iterations._other_lines(source.data, other, 2) is None
+
+    def never(*_: object) -> None:
+        raise AssertionError("looked for in the bytes")
+
+    monkeypatch.setattr(megatron_iterations, "_other_lines", never)
+    if b"\x00" in tail:
+        with pytest.raises(InputFileError, match="NUL"):
+            megatron_iterations.fast_split(source, source.name)
+    else:
+        fast = megatron_iterations.fast_split(source, source.name)
+        assert fast is not None
+        assert fast[1]["text"][-1] == tail.decode().rstrip("\n")
 
 
 def test_other_lines_are_the_rows_of_the_line_reader(tmp_path: Path) -> None:

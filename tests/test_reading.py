@@ -29,6 +29,27 @@ def test_the_next_read_takes_the_read_ahead(tmp_path: Path) -> None:
     assert again.data == b"changed afterwards\n"
 
 
+@pytest.mark.parametrize("odd", [b"\xc3\xa9", b"\x00"], ids=["not-ascii", "nul"])
+@pytest.mark.parametrize("at", [0, 5, 300_000, -1], ids=["first", "early", "later-piece", "last"])
+def test_plain_says_whether_every_byte_is_ascii_and_not_nul(
+    tmp_path: Path, odd: bytes, at: int
+) -> None:
+    """``plain`` is false for a byte that is not ASCII or is NUL anywhere (in any piece hashed),
+    true for plain text; the same for a file read whole and one read in chunks."""
+    import io
+
+    text = b"".join(b"line %07d ok\n" % number for number in range(40_000))  # 640 kB
+    where = at % len(text)
+    cases = {text: True, text[:where] + odd + text[where:]: False}
+    for data, plain in cases.items():
+        log = tmp_path / "train.log"
+        log.write_bytes(data)
+        source = reading.read_source(log)
+        assert (source.plain, source.sha256) == (plain, hashlib.sha256(data).hexdigest())
+        _, digest, _ = reading._read_checked(io.BytesIO(data), log)
+        assert digest.result() == (hashlib.sha256(data).hexdigest(), plain)
+
+
 def test_a_read_ahead_error_is_raised_by_the_read_that_takes_it(tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")

@@ -214,7 +214,7 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
     other = rows.filter(~pl.col("is_iteration")).select(
         "line", "column_1", step_field.meta.output_name()
     )
-    rest = _other_lines(source.data, other, step_index)
+    rest = _other_lines(source.data, other, step_index) if source.plain else None
     if rest is None:
         rest = read_numbered_lines(source, other["line"], rows.height)
     if rest is None:
@@ -248,12 +248,11 @@ def _other_lines(data: bytes, other: pl.DataFrame, step_index: int) -> pl.DataFr
     ``step_index`` (the elapsed time's place, which is not an elapsed time). Lines are looked
     for in order, each from the end of the one before: the first line after that point which
     starts a line with that first field and has that field at ``step_index`` is the line, since
-    every line in between is an iteration line (its field there is an elapsed time). A file
-    that is not ASCII (its text must be checked as UTF-8) or holds a NUL byte (refused by
-    ``read_lines``) is left to ``read_numbered_lines``, as are lines it cannot find.
+    every line in between is an iteration line (its field there is an elapsed time). Only for
+    a file of plain ASCII (``SourceFile.plain``): a file that is not ASCII (its text must be
+    checked as UTF-8) or holds a NUL byte (refused by ``read_lines``) is left to
+    ``read_numbered_lines``, as are lines this cannot find.
     """
-    if not data.isascii() or b"\x00" in data:
-        return None
     numbers: list[int] = []
     texts: list[str] = []
     at = 0  # where the line after the last one found starts
