@@ -393,46 +393,42 @@ def test_opening_the_app_loads_no_polars_until_the_estimate_needs_it() -> None:
     assert result.stdout.strip() == "False", result.stderr
 
 
-def test_opening_a_project_with_a_working_scenario_loads_no_polars(sample_dir: Path) -> None:
-    """The session reads the working scenario's overrides when the project opens, before the
-    first frame: that read must not load the estimate's formula (Polars took 0.32 s of it)."""
+def overrides_and_loaded(root: Path, module: str) -> str:
+    """Open the project at ``root`` in a fresh process as the app does before its first frame
+    (the App made, not run): how many overrides its session holds, and whether ``module`` was
+    imported by then."""
     import subprocess
     import sys
 
-    (sample_dir / "working_scenario.toml").write_text(
-        'schema_version = 1\n\n[[override]]\ninput = "steady_throughput"\n'
-        'target = "Trainium3 trial"\nvalue = 2.5\nwho = "ana"\nwhy = "vendor figure"\n'
-    )
     probe = (
         "import sys\n"
         "from trntui.store.project import Project\n"
         "from trntui.ui.app import TrnTuiApp\n"
-        f"with Project.open({str(sample_dir)!r}) as project:\n"
+        f"with Project.open({str(root)!r}) as project:\n"
         "    app = TrnTuiApp(project)\n"
-        "    print(len(app.session.overrides), 'polars' in sys.modules)\n"
+        f"    print(len(app.session.overrides), {module!r} in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert result.stdout.strip() == "1 False", result.stderr
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_opening_a_project_with_a_working_scenario_loads_no_polars(sample_dir: Path) -> None:
+    """The session reads the working scenario's overrides when the project opens, before the
+    first frame: that read must not load the estimate's formula (Polars took 0.32 s of it)."""
+    (sample_dir / "working_scenario.toml").write_text(
+        'schema_version = 1\n\n[[override]]\ninput = "steady_throughput"\n'
+        'target = "Trainium3 trial"\nvalue = 2.5\nwho = "ana"\nwhy = "vendor figure"\n'
+    )
+    assert overrides_and_loaded(sample_dir, "polars") == "1 False"
 
 
 def test_opening_a_project_without_overrides_loads_no_estimate_inputs(sample_dir: Path) -> None:
     """Without a working scenario the session has no override to check before the first
     frame, so the estimate's inputs (their specs and checks) load with the estimate, after it:
     10 ms of the first frame (``benchmarks/bench_first_frame.py``)."""
-    import subprocess
-    import sys
-
     assert not (sample_dir / "working_scenario.toml").exists()
-    probe = (
-        "import sys\n"
-        "from trntui.store.project import Project\n"
-        "from trntui.ui.app import TrnTuiApp\n"
-        f"with Project.open({str(sample_dir)!r}) as project:\n"
-        "    app = TrnTuiApp(project)\n"
-        "    print(len(app.session.overrides), 'trntui.core.estimate.inputs' in sys.modules)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert result.stdout.strip() == "0 False", result.stderr
+    assert overrides_and_loaded(sample_dir, "trntui.core.estimate.inputs") == "0 False"
 
 
 async def test_a_target_picks_its_run_set_and_one_that_does_not_exist_is_flagged(
