@@ -607,3 +607,23 @@ async def test_esc_then_a_digit_in_one_burst_leaves_the_field_and_switches(
         assert app.current_mode == "runs"
         assert name.value == before
     assert read_inventory(sample_project.root).inventory.project.name == before
+
+
+async def test_keys_typed_after_a_digit_wait_for_that_area_first_shown(
+    sample_project: Project,
+) -> None:
+    """2 then /trn3 arriving at once (typed quickly, or batched over SSH) from the Inventory:
+    the Runs area is built at its first visit, and the keys after the 2 wait for it, so the
+    filter gets trn3. They used to reach the area being left: / and trn were lost, and the 3
+    switched to Prices."""
+    from textual import events
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in ["2", "slash", *"trn3"]:  # queued before any runs
+            app.post_message(events.Key(key, "/" if key == "slash" else key))
+        await settle(pilot)
+        assert app.current_mode == "runs"
+        assert isinstance(app.focused, Input) and app.focused.value == "trn3"
+

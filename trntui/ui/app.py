@@ -100,9 +100,10 @@ class TrnTuiApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(app_bindings())  # a list of the base's type
     COMMANDS: ClassVar = App.COMMANDS | {AppCommandsProvider, ScreenCommandsProvider}
     HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
-        {"undo", "help", "quit", "command_palette"}
+        {"undo", "help", "quit", "command_palette", "switch_mode"}
     )
-    """Actions that open a dialog: keys typed right after wait for it (``ui/key_hold.py``)."""
+    """Actions that open a dialog or show another area (built at its first visit): keys typed
+    right after wait for it (``ui/key_hold.py``)."""
     save_delay_s: float = SAVE_DELAY_S
     """Seconds from the last edit to the save (tests set it per app: no waiting on a clock)."""
 
