@@ -627,3 +627,32 @@ async def test_keys_typed_after_a_digit_wait_for_that_area_first_shown(
         assert app.current_mode == "runs"
         assert isinstance(app.focused, Input) and app.focused.value == "trn3"
 
+
+async def test_esc_leaves_the_runs_filter_and_a_digit_after_it_switches(
+    sample_project: Project,
+) -> None:
+    """In the Runs filter esc did nothing, so 3 typed after it went into the filter and the
+    only way out was enter. esc now leaves the field for the table, the filter kept, and esc
+    then 3 arriving at once (typed quickly, or batched over SSH) switches to Prices."""
+    from textual import events
+    from textual.widgets import DataTable
+
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("slash", *"trn")
+        await settle(pilot)
+        field = app.focused
+        assert isinstance(field, Input) and field.value == "trn"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.focused, DataTable) and field.value == "trn"
+        await pilot.press("slash")
+        await settle(pilot)
+        assert app.focused is field
+        for key, character in [("escape", "\x1b"), ("3", "3")]:  # queued before either runs
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        assert app.current_mode == "prices"
+        assert field.value == "trn"

@@ -114,10 +114,18 @@ class RunsScreen(SessionScreen):
     """
 
     HOLDS_KEYS_AFTER: ClassVar[frozenset[str]] = frozenset(
-        {"import_runs", "open_run", "move_set", "state_size", "remove_run", "filter_runs"}
+        {
+            "import_runs",
+            "open_run",
+            "move_set",
+            "state_size",
+            "remove_run",
+            "filter_runs",
+            "leave_filter",
+        }
     )
-    """Actions that open a dialog or the filter field: keys typed right after wait for it
-    (``ui/key_hold.py``)."""
+    """Actions that open a dialog, or move the focus to the filter field or away from it: keys
+    typed right after wait for it (``ui/key_hold.py``)."""
 
     BINDINGS = [
         Binding(
@@ -134,6 +142,13 @@ class RunsScreen(SessionScreen):
             show=False,  # in Help (f1) and the palette; the footer has no room at 80 columns
             tooltip="Show only the runs whose set or log name holds the text typed",
             id="runs.filter",
+        ),
+        Binding(
+            "escape",
+            "leave_filter",
+            "Table",
+            tooltip="Leave the filter for the table, the filter kept (then 1-4 switch areas)",
+            id="runs.leave_filter",
         ),
         Binding(
             "z",
@@ -305,6 +320,16 @@ class RunsScreen(SessionScreen):
             )
             await self.query_one("#runs-body", Vertical).mount(field, before="#runs")
         field.focus()
+
+    def action_leave_filter(self) -> None:
+        self.query_one("#runs", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """esc leaves the filter field; elsewhere on the screen it is not bound (nor shown)."""
+        if action == "leave_filter":
+            field = self._filter_field()
+            return field is not None and field.has_focus
+        return True
 
     def _filter_field(self) -> TextField | None:
         found = self.query("#runs-filter")
