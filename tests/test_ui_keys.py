@@ -656,3 +656,47 @@ async def test_esc_leaves_the_runs_filter_and_a_digit_after_it_switches(
         await settle(pilot)
         assert app.current_mode == "prices"
         assert field.value == "trn"
+
+
+def typing_ahead(project: Project, keys: list[str]) -> TrnTuiApp:
+    """The app with ``keys`` queued while it loads, before its first screen exists (typed
+    while the app starts, quickly, or batched over SSH or tmux)."""
+    from textual import events
+
+    import trntui.ui.app
+
+    characters = {"enter": "\r", "slash": "/"}
+
+    class TypingAhead(TrnTuiApp):
+        CSS_PATH = str(Path(trntui.ui.app.__file__).with_name(TrnTuiApp.CSS_PATH))
+
+        def on_load(self) -> None:
+            for key in keys:
+                self.post_message(events.Key(key, characters.get(key, key)))
+
+    return TypingAhead(project)
+
+
+async def test_keys_typed_before_the_first_screen_is_ready_wait_for_it(
+    sample_project: Project,
+) -> None:
+    """Keys typed while the app starts reach the App before the Inventory has its widgets
+    and its focus: they wait for it. enter x y typed that early lost the x and y, which went
+    to no widget."""
+    app = typing_ahead(sample_project, ["enter", "x", "y"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        name = app.screen.query_one("#field-name", Input)
+        assert app.focused is name and name.value == "xy"
+
+
+async def test_a_digit_typed_while_the_app_starts_holds_the_keys_after_it(
+    sample_project: Project,
+) -> None:
+    """2 then /trn3 typed while the app starts: the 2 waits for the first screen, and the
+    keys after it for the Runs area."""
+    app = typing_ahead(sample_project, ["2", "slash", *"trn3"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.current_mode == "runs"
+        assert isinstance(app.focused, Input) and app.focused.value == "trn3"

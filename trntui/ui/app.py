@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
 
 SAVE_DELAY_S = 0.4
+_FIRST_SCREEN = "first screen"
+"""What the keys typed while the app starts wait for (``on_mount``, ``on_ready``)."""
 _TERMINAL_SAFE = TerminalSafe()
 
 MODES = {
@@ -243,6 +245,9 @@ class TrnTuiApp(App[None]):
         # The first area's screen stack exists now (``get_default_screen``): as a mode it is
         # that stack's, so switch_mode returns to it like to any other area.
         self.add_mode(self.DEFAULT_MODE, partial(_area_screen, self, self.DEFAULT_MODE))
+        # That screen is composed and focused after this, in its own task: keys typed while the
+        # app starts wait for it (Textual's ``Ready``, ``on_ready``) instead of reaching no widget.
+        self._key_hold.hold_until(self, _FIRST_SCREEN)
         self.sub_title = self._sub_title()
         keymap, warning = load_user_keymap()
         if keymap:
@@ -256,8 +261,10 @@ class TrnTuiApp(App[None]):
             self.status = (f"Editing {self.session.short_path}", "")
 
     def on_ready(self) -> None:
-        """The first estimate starts once the first frame is drawn (Textual's ``Ready``): its
-        worker's import of Polars would take the GIL from the first screen's layout."""
+        """The first screen is laid out, with its focus: the keys typed meanwhile go to it. The
+        first estimate starts now, not at mount: its worker's import of Polars would take the
+        GIL from the first screen's layout."""
+        self._key_hold.done(self, _FIRST_SCREEN)
         self._recompute()  # the bar says "computing" until it is done
 
     @work(thread=True, exclusive=True, group="preload", exit_on_error=False)

@@ -26,7 +26,7 @@ keys: nothing is held for long.
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from textual import events
 from textual.app import App, ScreenStackError
@@ -112,16 +112,22 @@ class KeyHold:
     def start(self, origin: Widget, first: list[events.Key] | None = None) -> Settled:
         """Start a hold (``first``: keys it holds already) and return its marker's first trip,
         for the caller to post to ``origin`` once the key that started it is on its way."""
+        self._hold(origin.app, MARKER, first)
+        return Settled(origin, 1, self.number)
+
+    def hold_until(self, app: App[Any], reason: str) -> None:
+        """Hold every key until ``done(reason)``, with no key that started it (the app's start,
+        until its first screen has its widgets and its focus)."""
+        self._hold(app, reason)
+
+    def _hold(self, app: App[Any], reason: str, first: list[events.Key] | None = None) -> None:
         self.number += 1
         self.held = [*(self.held or []), *(first or [])]  # a hold still open keeps its keys
-        self._waiting = {MARKER}
+        self._waiting = {reason}
         if self._timer is not None:
             self._timer.stop()
         number = self.number
-        self._timer = origin.app.set_timer(
-            RELEASE_AFTER_S, lambda: self._replay_soon(origin.app, number)
-        )
-        return Settled(origin, 1, number)
+        self._timer = app.set_timer(RELEASE_AFTER_S, lambda: self._replay_soon(app, number))
 
     def arrived(self, marker: Settled) -> None:
         """The marker reached the App: send it on its next trip, or stop waiting for it."""
@@ -141,7 +147,7 @@ class KeyHold:
         self._waiting.add(reason)
         return True
 
-    def done(self, app: App[object], reason: str) -> None:
+    def done(self, app: App[Any], reason: str) -> None:
         """``reason`` is over; when nothing else is, the current screen, once it has handled
         what it has queued, asks the App to replay the keys."""
         self._waiting.discard(reason)
@@ -155,7 +161,7 @@ class KeyHold:
             return
         screen.call_later(app.post_message, ReleaseKeys(number))
 
-    def _replay_soon(self, app: App[object], number: int) -> None:
+    def _replay_soon(self, app: App[Any], number: int) -> None:
         """The timer's way out: replay now whatever the hold still waits for."""
         if number == self.number and self.held is not None:
             self._waiting.clear()
