@@ -140,6 +140,8 @@ class TrnTuiApp(App[None]):
         """Whether the other areas' modules are being (or were) loaded (``_load_areas``)."""
         """Which recompute is the newest (see ``_recompute``)."""
         self._key_hold = KeyHold()
+        self._first_screen_ready = False
+        """Whether Textual has said the first screen is laid out (``on_ready``)."""
         """Keys typed while a key's work moves the focus wait for it (``ui/key_hold.py``)."""
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
@@ -247,7 +249,8 @@ class TrnTuiApp(App[None]):
         self.add_mode(self.DEFAULT_MODE, partial(_area_screen, self, self.DEFAULT_MODE))
         # That screen is composed and focused after this, in its own task: keys typed while the
         # app starts wait for it (Textual's ``Ready``, ``on_ready``) instead of reaching no widget.
-        self._key_hold.hold_until(self, _FIRST_SCREEN)
+        if not self._first_screen_ready:
+            self._key_hold.hold_until(self, _FIRST_SCREEN)
         self.sub_title = self._sub_title()
         keymap, warning = load_user_keymap()
         if keymap:
@@ -264,6 +267,7 @@ class TrnTuiApp(App[None]):
         """The first screen is laid out, with its focus: the keys typed meanwhile go to it. The
         first estimate starts now, not at mount: its worker's import of Polars would take the
         GIL from the first screen's layout."""
+        self._first_screen_ready = True
         self._key_hold.done(self, _FIRST_SCREEN)
         self._recompute()  # the bar says "computing" until it is done
 
