@@ -84,6 +84,18 @@ def both(root: Path, inventory: Inventory) -> tuple[EstimateContext, EstimateCon
         return store.read_target_context(inventory), store.derive_and_store_context(inventory)
 
 
+def assert_targets_read_hpe_n2_as_every_run(project: Path) -> None:
+    """With the baseline at 2 instances, the targets' runs are those of the baseline's, the
+    Trainium, the SMC and the hpe-n2 sets, and the estimate from them is the one from every
+    run."""
+    inventory = at_two_nodes(read_inventory(project).inventory)
+    targets, every = both(project, inventory)
+    assert set(targets.observations["set_name"].unique()) == {
+        GPU_SET, TRN_SET, SMC_SET, "hpe-n2"
+    }  # fmt: skip
+    assert document(targets) == document(every)
+
+
 @pytest.fixture
 def hashed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The run ids whose timelines were hashed (a run whose stored facts were checked)."""
@@ -209,12 +221,7 @@ def test_parts_of_another_version_count_as_unknown(project: Path) -> None:
         .alias("family_parts_version"),
         pl.lit("a newer trntui's").alias("newer_column"),
     ).write_parquet(path)
-    inventory = at_two_nodes(read_inventory(project).inventory)
-    targets, every = both(project, inventory)
-    assert set(targets.observations["set_name"].unique()) == {
-        GPU_SET, TRN_SET, SMC_SET, "hpe-n2"
-    }  # fmt: skip
-    assert document(targets) == document(every)
+    assert_targets_read_hpe_n2_as_every_run(project)
 
 
 @pytest.mark.parametrize("damaged", ["not json", "[1, 2]", '"a text"'])
@@ -235,12 +242,7 @@ def test_a_damaged_protocol_text_makes_its_set_read_whole(project: Path, damaged
         .otherwise(pl.col("protocol_json"))
         .alias("protocol_json"),
     ).write_parquet(path)
-    inventory = at_two_nodes(read_inventory(project).inventory)
-    targets, every = both(project, inventory)
-    assert set(targets.observations["set_name"].unique()) == {
-        GPU_SET, TRN_SET, SMC_SET, "hpe-n2"
-    }  # fmt: skip
-    assert document(targets) == document(every)
+    assert_targets_read_hpe_n2_as_every_run(project)
 
 
 def test_named_families_read_only_the_targets_families(project: Path, hashed: list[str]) -> None:

@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pytest
@@ -30,6 +31,11 @@ from trntui.ui.screens.item_form import ItemFormScreen
 from trntui.ui.screens.run_detail import RunDetailScreen
 from trntui.ui.screens.runs import RunsScreen
 from trntui.ui.widgets.throughput_plot import PlotFacts, ThroughputPlot
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from trntui.core.throughput_series import ThroughputSeries
 
 LORA = MLPERF_DATA / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
 
@@ -305,9 +311,23 @@ async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_
         assert app.current_mode == "runs", "without leaving the screen"
 
 
-async def test_plot_phases_read_apart_without_colour() -> None:
+async def plot_alone(series: ThroughputSeries, facts: PlotFacts, size: tuple[int, int]) -> Text:
+    """``series`` drawn by a ``ThroughputPlot`` alone in an app of ``size``, as rendered."""
     from textual.app import App
 
+    class PlotApp(App[None]):
+        def compose(self):
+            yield ThroughputPlot()
+
+    app = PlotApp()
+    async with app.run_test(size=size) as pilot:
+        plot = app.query_one(ThroughputPlot)
+        plot.show(series, facts)
+        await pilot.pause()
+        return plot.render()
+
+
+async def test_plot_phases_read_apart_without_colour() -> None:
     from trntui.core.throughput_series import ThroughputSeries
 
     series = ThroughputSeries(
@@ -318,16 +338,8 @@ async def test_plot_phases_read_apart_without_colour() -> None:
         restart_columns=(6,),
     )
 
-    class PlotApp(App[None]):
-        def compose(self):
-            yield ThroughputPlot()
-
-    app = PlotApp()
-    async with app.run_test(size=(40, 10)) as pilot:
-        plot = app.query_one(ThroughputPlot)
-        plot.show(series, PlotFacts(warmup_s=20.0, warmup_end_s=20.0, stalls_s=((40.0, 50.0),)))
-        await pilot.pause()
-        lines = plot.render().plain.splitlines()
+    facts = PlotFacts(warmup_s=20.0, warmup_end_s=20.0, stalls_s=((40.0, 50.0),))
+    lines = (await plot_alone(series, facts, (40, 10))).plain.splitlines()
     marks = next(line for line in lines if "└" in line).split("└", 1)[1]
     # 10 s columns: 0-1 before the warm-up ends (20 s); 3-5 touch the 40-50 s stall (a column
     # within half a column of it counts); 6 holds the restart; 2 and 7 are steady (blank).
@@ -339,8 +351,6 @@ async def test_the_plot_styles_runs_of_columns_not_each_column() -> None:
     """A span per plotted cell (some 500 at 80x24) made Textual convert and cut every one at
     each highlighted run: most of a key's frame on the Runs screen. Columns in one colour are
     one span: a steady run of 60 columns has, per bar row, its label, its axis and its bars."""
-    from textual.app import App
-
     from trntui.core.throughput_series import ThroughputSeries
 
     series = ThroughputSeries(
@@ -351,16 +361,7 @@ async def test_the_plot_styles_runs_of_columns_not_each_column() -> None:
         restart_columns=(),
     )
 
-    class PlotApp(App[None]):
-        def compose(self):
-            yield ThroughputPlot()
-
-    app = PlotApp()
-    async with app.run_test(size=(80, 10)) as pilot:
-        plot = app.query_one(ThroughputPlot)
-        plot.show(series, PlotFacts(steady=2.05, unit="samples/s"))
-        await pilot.pause()
-        text = plot.render()
+    text = await plot_alone(series, PlotFacts(steady=2.05, unit="samples/s"), (80, 10))
     bar_rows = [line for line in text.plain.splitlines() if line[8:9] in ("│", "┤")]
     assert len(bar_rows) == 5 and "█" * 60 in bar_rows[-1], bar_rows
     first_legend = text.plain.index("\n", text.plain.index("└"))
