@@ -40,6 +40,15 @@ if TYPE_CHECKING:
 LORA = MLPERF_DATA / "v4.0" / "smc" / "results" / "8xSMC-H100-SXM-80GB" / "llama2_70b_lora"
 
 
+async def focus_runs_table(pilot, app: TrnTuiApp) -> DataTable:
+    """Go to Runs (2) and focus its table, as a user moving in it does."""
+    await pilot.press("2")
+    await settle(pilot)
+    table = app.screen.query_one("#runs", DataTable)
+    table.focus()
+    return table
+
+
 async def open_import(pilot, app: TrnTuiApp, paths: str) -> ImportRunsScreen:
     await pilot.press("2")
     await settle(pilot)
@@ -379,10 +388,7 @@ async def test_the_mlperf_plot_reads_at_80x24(sample_project: Project) -> None:
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.analysis is not None, "the first estimate")
-        await pilot.press("2")
-        await settle(pilot)
-        table = app.screen.query_one("#runs", DataTable)
-        table.focus()
+        table = await focus_runs_table(pilot, app)
         table.move_cursor(row=0)
         await settle(pilot)
         run_id = table.coordinate_to_cell_key((0, 0)).row_key.value
@@ -674,10 +680,7 @@ async def test_a_filter_keeps_the_highlighted_run_and_its_plot(sample_project: P
     read and drawn again at every keystroke."""
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
-        table = app.screen.query_one("#runs", DataTable)
-        table.focus()
+        table = await focus_runs_table(pilot, app)
         logs = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
         row = next(i for i, log in enumerate(logs) if "trn3-run2" in log)
         assert row > 2, "below the three rows the filter leaves"
@@ -739,10 +742,7 @@ async def test_a_filter_typed_right_after_the_slash_lands_in_the_field(
 
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
-        table = app.screen.query_one("#runs", DataTable)
-        table.focus()
+        table = await focus_runs_table(pilot, app)
         await settle(pilot)
         for key in ["slash", *"trn3"]:  # all queued before any is handled
             app.post_message(events.Key(key, "/" if key == "slash" else key))
@@ -763,11 +763,8 @@ async def test_the_highlighted_run_and_its_plot_follow_a_resize_and_a_typed_filt
     monkeypatch.setattr(runs_screen, "TYPING_ROWS", 3)
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
-        table = app.screen.query_one("#runs", DataTable)
+        table = await focus_runs_table(pilot, app)
         plot = app.screen.query_one(ThroughputPlot)
-        table.focus()
         table.move_cursor(row=8)
         await settle(pilot)
 
