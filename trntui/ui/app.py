@@ -136,13 +136,13 @@ class TrnTuiApp(App[None]):
         self.session.listen(self._session_changed)
         self._save_timer: Timer | None = None
         self._generation = 0
+        """Which recompute is the newest (see ``_recompute``)."""
         self._areas_loading = False
         """Whether the other areas' modules are being (or were) loaded (``_load_areas``)."""
-        """Which recompute is the newest (see ``_recompute``)."""
         self._key_hold = KeyHold()
+        """Keys typed while a key's work moves the focus wait for it (``ui/key_hold.py``)."""
         self._first_screen_ready = False
         """Whether Textual has said the first screen is laid out (``on_ready``)."""
-        """Keys typed while a key's work moves the focus wait for it (``ui/key_hold.py``)."""
         self.keymap: dict[str, str] = {}
         """The ``keymap.toml`` remappings in force (binding id -> keys): Help and the palette
         show these keys."""
