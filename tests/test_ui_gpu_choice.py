@@ -11,15 +11,21 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from tests import SIZE
 from tests.test_ui_scenarios import open_tab
 from tests.ui_support import settle, wait_until
 from trntui.cli import main
+from trntui.core.estimate import Override
 from trntui.core.inventory import TrainingTarget
 from trntui.store.project import Project
-from trntui.store.working_scenario import WORKING_SCENARIO_FILE, read_working_scenario
+from trntui.store.scenarios import load_scenario
+from trntui.store.working_scenario import (
+    WORKING_SCENARIO_FILE,
+    WorkingScenario,
+    read_working_scenario,
+)
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.session import Session
 
@@ -195,3 +201,99 @@ async def test_the_bar_names_the_gpu_target_of_its_ratio_when_there_are_several(
             await wait_until(pilot, lambda: compared(app) == "p5 again", "the second compared")
             line = estimate_line(app.session.analysis, width=200).plain
             assert "Trn3/p5 again " in line and "Trn3/GPU " not in line, line
+
+
+def test_a_snapshot_keeps_the_gpu_target_compared_when_it_was_saved(
+    three_targets: Path, capsys
+) -> None:
+    """A snapshot saved while Trainium3 was compared with the B200 reads back as compared
+    with the B200 (``scenario show``, ``report --scenario``), whatever the working scenario
+    chooses later; ``--gpu-target`` on save names another, and a name that is no GPU target
+    is refused with nothing written."""
+    with Project.open(three_targets) as project:
+        assert Session(project).compare_with(B200) is None
+    assert main(["scenario", "save", str(three_targets), "on-b200"]) == 0
+    assert f"Trainium3 compared with '{B200}'" in capsys.readouterr().out
+    saved = tomllib.loads((three_targets / "scenarios" / "on-b200.toml").read_text())
+    assert saved["gpu_target"] == B200
+
+    with Project.open(three_targets) as project:
+        assert Session(project).compare_with(FIRST_GPU) is None
+    assert main(["scenario", "show", str(three_targets), "on-b200", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["comparison"]
+    assert (shown["gpu_target"], shown["gpu_choice"]) == (B200, "chosen")
+    report = ["report", str(three_targets), "--scenario", "on-b200", "--format", "json"]
+    assert main([*report, "-o", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["gpu_target"] == B200
+    assert main(["estimate", str(three_targets), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["gpu_target"] == FIRST_GPU
+
+    assert main(["scenario", "save", str(three_targets), "on-p5", "--gpu-target", FIRST_GPU]) == 0
+    capsys.readouterr()
+    assert load_scenario(three_targets, "on-p5").gpu_target == FIRST_GPU
+    assert main(["scenario", "save", str(three_targets), "bad", "--gpu-target", "nope"]) == 2
+    assert "is not a GPU target of the project" in capsys.readouterr().err
+    assert not (three_targets / "scenarios" / "bad.toml").exists()
+
+
+def test_a_snapshot_without_a_gpu_target_compares_the_first_and_an_empty_one_is_refused(
+    three_targets: Path, capsys
+) -> None:
+    """Snapshots saved before the choice was kept hold no ``gpu_target``: they compare the
+    first GPU target, as they did. An empty name is refused with its line."""
+    from trntui.core.errors import InputFileError
+
+    with Project.open(three_targets) as project:
+        assert Session(project).compare_with(B200) is None
+    assert main(["scenario", "save", str(three_targets), "older"]) == 0
+    capsys.readouterr()
+    path = three_targets / "scenarios" / "older.toml"
+    lines = path.read_text().splitlines(keepends=True)
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("gpu_target ="))
+    path.write_text("".join(text for n, text in enumerate(lines, 1) if n != line))
+    assert load_scenario(three_targets, "older").gpu_target is None
+    assert main(["scenario", "show", str(three_targets), "older", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["gpu_target"] == FIRST_GPU
+
+    lines[line - 1] = 'gpu_target = " "\n'
+    path.write_text("".join(lines))
+    with pytest.raises(InputFileError) as refused:
+        load_scenario(three_targets, "older")
+    assert refused.value.line == line and "gpu_target" in str(refused.value)
+
+
+async def test_u_takes_a_snapshots_gpu_target_with_its_overrides_and_one_undo(
+    three_targets: Path,
+) -> None:
+    with Project.open(three_targets) as project:
+        session = Session(project)
+        assert session.compare_with(B200) is None
+        trainium = next(t for t in project.inventory.targets if t.accelerator_family != "GPU")
+        faster = Override("steady_throughput", 3.0, trainium.name, who="ana", why="the target")
+        assert session.set_overrides([faster], label="faster") is None
+    assert main(["scenario", "save", str(three_targets), "on-b200"]) == 0
+    with Project.open(three_targets) as project:
+        Session(project).use_working_scenario((), None, label="reset")
+        app = TrnTuiApp(project)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.session.gpu_target is None and app.session.overrides == ()
+            await open_tab(pilot, "snapshots-tab")
+            table = app.screen.query_one("#snapshots", DataTable)
+            table.focus()
+            table.move_cursor(row=table.get_row_index("on-b200"))
+            await pilot.press("o")
+            await settle(pilot)
+            opened = str(app.screen.query_one("#snapshot-body", Static).content)
+            assert f"Trn3 vs GPU: against {B200} (chosen)" in opened, opened
+            await pilot.press("u")
+            await wait_until(pilot, lambda: compared(app) == B200, "the snapshot's GPU target")
+            assert app.session.overrides == (faster,)
+            assert read_working_scenario(project.root) == WorkingScenario((faster,), B200)
+            assert f"against {B200}" in app.status[0], app.status
+
+            await pilot.press("ctrl+z")
+            await wait_until(pilot, lambda: compared(app) == FIRST_GPU, "the first again")
+            assert app.session.overrides == () and app.session.gpu_target is None
+            assert read_working_scenario(project.root) == WorkingScenario()
+            assert "Trainium3 compared with the first GPU target" in app.status[0], app.status

@@ -103,13 +103,13 @@ def compared_gpu(
     args: argparse.Namespace, root: Path, context: EstimateContext, scenario: Scenario | None
 ) -> str | None:
     """The GPU target to compare with: ``--gpu-target`` (refused, with the GPU targets there
-    are, when it names none), else the working scenario's choice for the project as it is
-    (a snapshot does not hold one), else None (the first GPU target). ``scenario show``
-    passes no ``--gpu-target``."""
+    are, when it names none), else the choice in force: the snapshot's (as it was saved) or,
+    for the project as it is, the working scenario's; else None (the first GPU target).
+    ``scenario show`` passes no ``--gpu-target``."""
     wanted = getattr(args, "gpu_target", None)
     if wanted is None:
         if scenario is not None:
-            return None
+            return scenario.gpu_target
         from trntui.store.working_scenario import read_working_scenario
 
         return read_working_scenario(root).gpu_target

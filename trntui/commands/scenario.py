@@ -1,10 +1,11 @@
 """``trntui scenario``: named snapshots of an estimate, headless.
 
 ``scenario save DIR NAME [--set [TARGET:]INPUT=VALUE]... --why TEXT [--who NAME] [--note TEXT]
-[--force]`` snapshots the project with the working scenario's overrides (``working_scenario.toml``,
-as the app saves what is in force) and those given, each ``--set`` replacing the working one of
-the same input and target (an override of a price outside the plausibility band of ``price
-add``/``price rate`` only with ``--force``); ``scenario list DIR``, ``scenario show DIR NAME``
+[--gpu-target NAME] [--force]`` snapshots the project with the working scenario's overrides and
+GPU target compared (``working_scenario.toml``, as the app saves what is in force) and those
+given, each ``--set`` replacing the working one of the same input and target (an override of a
+price outside the plausibility band of ``price add``/``price rate`` only with ``--force``);
+``scenario list DIR``, ``scenario show DIR NAME``
 (``estimate --scenario NAME``) and ``scenario diff DIR A [B]`` (B omitted: the project as it is
 now with its working scenario, as the app's bar shows it, not A's overrides) do from the shell
 what the Scenarios screen does: every override and input that differs, then the cost terms and
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from trntui.commands import help_of, refuse_unless_forced
 from trntui.commands.estimate import (
+    compared_gpu,
     estimate_command,
     estimate_with_working,
     project_context,
@@ -70,6 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     save.add_argument("--why", default="", help="why (required with --set)")
     save.add_argument("--note", default="", help="a note stored with the snapshot")
     save.add_argument(
+        "--gpu-target",
+        metavar="NAME",
+        help="the GPU target Trainium3 is compared with (default: the working scenario's "
+        "choice, as the app compares)",
+    )
+    save.add_argument(
         "--force",
         action="store_true",
         help="keep an override of a price or side rate that looks implausible (the band of "
@@ -112,6 +120,7 @@ def parse_override(text: str, who: str, why: str) -> Override:
 @user_errors
 def scenario_save_command(args: argparse.Namespace) -> int:
     from trntui.store.project_store import ProjectStore
+    from trntui.store.working_scenario import read_working_scenario
 
     if args.overrides and not args.why.strip():
         raise UserError("an override is an assumption: say why with --why")
@@ -121,8 +130,8 @@ def scenario_save_command(args: argparse.Namespace) -> int:
     # The working scenario first (as the app saves what is in force), each --set replacing
     # the override of the same input and target.
     replaced = {(o.input, o.target) for o in given}
-    working = working_overrides(root)
-    overrides = [o for o in working if (o.input, o.target) not in replaced] + given
+    working = read_working_scenario(root)
+    overrides = [o for o in working.overrides if (o.input, o.target) not in replaced] + given
     with ProjectStore.open(root) as store:
         store.require_writable()
         if scenarios.scenario_path(root, args.name).exists() and not args.replace:
@@ -133,9 +142,13 @@ def scenario_save_command(args: argparse.Namespace) -> int:
         context = store.derive_and_store_context()
         doubts = implausible_overrides(prepare(context), given, context.inventory)
         refuse_unless_forced(doubts, args.force)
-        scenario = scenarios.save_scenario(root, args.name, context, overrides, note=args.note)
-    print(working_note(working))
-    print(f"Saved scenario {scenario.name!r} ({len(overrides)} override(s)):")
+        gpu_target = compared_gpu(args, root, context, None)
+        scenario = scenarios.save_scenario(
+            root, args.name, context, overrides, note=args.note, gpu_target=gpu_target
+        )
+    print(working_note(working.overrides, working.gpu_target))
+    compared = f"; Trainium3 compared with {gpu_target!r}" if gpu_target else ""
+    print(f"Saved scenario {scenario.name!r} ({len(overrides)} override(s){compared}):")
     for name, total in scenario.saved_totals.items():
         print(f"  {name}: {usd(total)}")
     return 0

@@ -412,10 +412,14 @@ class TrnTuiApp(App[None]):
             if step.kind == "overrides":
                 what = override_change(step.before, in_force) or what  # type: ignore[arg-type]
                 what += f" (now {overrides_in_force(self.session.overrides)})"
+            compared = self.session.gpu_target or "the first GPU target"
+            if step.kind == "working":
+                in_force_now = overrides_in_force(self.session.overrides)
+                what += f" (now {in_force_now}; Trainium3 compared with {compared})"
             self.notify(f"Undid: {what}")
             if step.kind == "comparison":
-                what += f" (now {self.session.gpu_target or 'the first GPU target'})"
-            if step.kind in ("overrides", "comparison", "quotes"):
+                what += f" (now {compared})"
+            if step.kind in ("overrides", "comparison", "working", "quotes"):
                 self.status = (f"Undid: {what}", "")
 
     def action_reload(self) -> None:

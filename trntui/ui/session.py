@@ -69,7 +69,7 @@ RELOAD = "reload"
 class UndoStep:
     """One change that ctrl+z can take back: what it was called and the state before it."""
 
-    kind: Literal["inventory", "overrides", "comparison", "quotes"]
+    kind: Literal["inventory", "overrides", "comparison", "working", "quotes"]
     label: str
     before: object
     at: float
@@ -286,15 +286,35 @@ class Session:
         self._changed("overrides")
         return None
 
-    def _write_overrides(
-        self, overrides: tuple[Override, ...], gpu_target: str | None = None
+    def use_working_scenario(
+        self, overrides: Sequence[Override], gpu_target: str | None, *, label: str
     ) -> str | None:
-        """Write the working scenario (``gpu_target``: the session's when not given); why
-        not, when the store refuses."""
+        """Make ``overrides`` and the GPU target compared (None: no choice, the first GPU
+        target) the working scenario, as a snapshot recorded them: written at once, one undo
+        step for both; refused (with the reason) as ``set_overrides`` refuses."""
+        if self.read_only:
+            return self.read_only_message
+        overrides = tuple(overrides)
+        problem = self.check_overrides(overrides) or self._write_working(overrides, gpu_target)
+        if problem is not None:
+            return problem
+        before = (self.overrides, self.gpu_target)
+        self._record(UndoStep("working", label, before, self._clock()))
+        self.overrides, self.gpu_target = overrides, gpu_target
+        self._changed("overrides")
+        return None
+
+    def _write_overrides(self, overrides: tuple[Override, ...]) -> str | None:
+        """Write ``overrides`` as the working scenario, with the session's GPU target."""
+        return self._write_working(overrides, self.gpu_target)
+
+    def _write_working(self, overrides: tuple[Override, ...], gpu_target: str | None) -> str | None:
+        """Write the working scenario as given (``gpu_target`` None: no choice); why not,
+        when the store refuses."""
         from trntui.store.working_scenario import save_working_scenario
 
         try:
-            save_working_scenario(self.root, overrides, gpu_target or self.gpu_target)
+            save_working_scenario(self.root, overrides, gpu_target)
         except (UserError, OSError) as error:
             return f"working scenario not saved: {error}"
         return None
@@ -307,7 +327,7 @@ class Session:
         write the store refuses (nothing changes then)."""
         if self.read_only:
             return self.read_only_message
-        if (problem := self._write_overrides(self.overrides, gpu_target)) is not None:
+        if (problem := self._write_working(self.overrides, gpu_target)) is not None:
             return problem
         now = self._clock()
         last = self.history[-1] if self.history else None
@@ -520,15 +540,20 @@ class Session:
             if self.read_only:
                 return None, self.read_only_message
             chosen: str | None = step.before  # type: ignore[assignment]
-            from trntui.store.working_scenario import save_working_scenario
-
-            try:  # not _write_overrides: None here means "no choice", not "the session's"
-                save_working_scenario(self.root, self.overrides, chosen)
-            except (UserError, OSError) as error:
-                return None, f"working scenario not saved: {error}"
+            if (problem := self._write_working(self.overrides, chosen)) is not None:
+                return None, problem
             self.history.pop()
             self.gpu_target = chosen
             self._changed("comparison")
+        elif step.kind == "working":
+            if self.read_only:
+                return None, self.read_only_message
+            working: tuple[tuple[Override, ...], str | None] = step.before  # type: ignore[assignment]
+            if (problem := self._write_working(*working)) is not None:
+                return None, problem
+            self.history.pop()
+            self.overrides, self.gpu_target = working
+            self._changed("overrides")
         elif step.kind == "quotes":
             from trntui.store.quotes import QUOTES_FILE, load_quote_book, save_quote_book
 
@@ -600,7 +625,15 @@ class Session:
         context = self.estimate_context
         if context is None:
             raise UserError("the estimate is still being computed")
-        save_scenario(self.root, name, context, self.overrides, note=note, saved_by=current_user())
+        save_scenario(
+            self.root,
+            name,
+            context,
+            self.overrides,
+            note=note,
+            saved_by=current_user(),
+            gpu_target=self.gpu_target,
+        )
         return scenario_path(self.root, name)
 
     def write_report(self, output: str, report_format: str) -> Path:

@@ -57,6 +57,9 @@ class Scenario:
     overrides: tuple[Override, ...]
     context: EstimateContext
     saved_totals: dict[str, float | None]
+    gpu_target: str | None = None
+    """The GPU target Trainium3 was compared with, as the working scenario chose it (None: no
+    choice, the first GPU target; also every snapshot saved before the choice was kept)."""
 
     def estimate(self) -> Estimate:
         """The snapshot's estimate, rebuilt from its own recorded inputs (once: the snapshot is
@@ -153,6 +156,7 @@ _FIELDS: tuple[tuple[str, Any, str], ...] = (
     ("today", dt.date, "the date the estimate was made, e.g. 2026-11-29"),
     ("saved_by", str, "text"),
     ("note", str, "text"),
+    ("gpu_target", str, "a GPU target's name, quoted, or no gpu_target key (the first one)"),
 )
 
 
@@ -162,6 +166,7 @@ def _check_fields(path: Path, text: str, document: dict[str, Any]) -> None:
     for key, kind, expected in _FIELDS:
         value = document.get(key)
         wrong = not isinstance(value, kind) or (kind is dt.date and isinstance(value, dt.datetime))
+        wrong = wrong or (key == "gpu_target" and not str(value).strip())
         if key in document and wrong:
             raise InputFileError(
                 str(path),
@@ -279,6 +284,7 @@ def scenario_from_document(path: Path, document: dict[str, Any], name: str) -> S
         overrides=overrides,
         context=context,
         saved_totals=totals,
+        gpu_target=document.get("gpu_target"),
     )
 
 

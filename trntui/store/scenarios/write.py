@@ -66,6 +66,7 @@ def render_scenario(
     note: str,
     saved_by: str,
     saved_at: dt.datetime,
+    gpu_target: str | None = None,
 ) -> str:
     used_sets = {t.target.run_set for t in result.targets if t.target.run_set}
     runs = context.observations.filter(pl.col("set_name").is_in(sorted(used_sets)))
@@ -88,6 +89,7 @@ def render_scenario(
         "saved_at": saved_at,
         "saved_by": saved_by,
         "note": note,
+        "gpu_target": gpu_target,
         "today": context.today,
         "max_quote_age_days": context.max_quote_age_days,
         "override": [_clean(dataclasses.asdict(o)) for o in overrides],
@@ -151,8 +153,11 @@ def save_scenario(
     *,
     note: str = "",
     saved_by: str | None = None,
+    gpu_target: str | None = None,
 ) -> Scenario:
-    """Write ``scenarios/<name>.toml`` atomically (replacing one of that name).
+    """Write ``scenarios/<name>.toml`` atomically (replacing one of that name), with the GPU
+    target Trainium3 is compared with (``gpu_target``: the working scenario's choice; None for
+    none, the first GPU target).
 
     The overrides are checked first (``InvalidInputError``), so a bad edit is never saved.
     """
@@ -161,7 +166,14 @@ def save_scenario(
     saved_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
     who = saved_by or user_at_host()
     text = render_scenario(
-        name, context, overrides, result, note=note, saved_by=who, saved_at=saved_at
+        name,
+        context,
+        overrides,
+        result,
+        note=note,
+        saved_by=who,
+        saved_at=saved_at,
+        gpu_target=gpu_target,
     )
     path = scenario_path(root, name)
     try:

@@ -395,6 +395,8 @@ def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ..
         current = now_targets.get(item.name)
         if current is not None:
             text.append(f" then; {current.headline()} on screen now", style="dim")
+    if scenario.gpu_target:
+        text.append(f"\nTrn3 vs GPU: against {scenario.gpu_target} (chosen)")
     if scenario.overrides:
         text.append("\nOverrides:")
         for o in scenario.overrides:

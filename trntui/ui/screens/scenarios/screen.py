@@ -167,7 +167,8 @@ class ScenariosScreen(SessionScreen):
             "u",
             "use_snapshot",
             "Use",
-            tooltip="Make the highlighted snapshot's overrides the working scenario",
+            tooltip="Make the highlighted snapshot's overrides and GPU target compared the "
+            "working scenario",
             id="scenarios.use",
         ),
     ]
@@ -551,8 +552,9 @@ class ScenariosScreen(SessionScreen):
         self.app.push_screen(DiffScreen(a_name, a, b_name, b))
 
     def action_use_snapshot(self) -> None:
-        """Make the highlighted snapshot's overrides the working scenario (opened or not: the
-        list's cursor is what the person sees; the opened one when the list has none)."""
+        """Make the highlighted snapshot's overrides and GPU target compared the working
+        scenario (opened or not: the list's cursor is what the person sees; the opened one when
+        the list has none)."""
         name = self._selected_snapshot()
         scenario = self.opened
         if name is not None and (scenario is None or scenario.name != name):
@@ -564,13 +566,14 @@ class ScenariosScreen(SessionScreen):
         if scenario is None:
             self.notify("No snapshot saved yet: s saves one.")
             return
-        problem = self.session.set_overrides(
-            scenario.overrides, label=f"using the overrides of {scenario.name!r}"
+        problem = self.session.use_working_scenario(
+            scenario.overrides, scenario.gpu_target, label=f"using {scenario.name!r}"
         )
         if problem is not None:
             self.set_status(f"Its overrides do not apply now: {problem}", "error")
             return
+        compared = scenario.gpu_target or "the first GPU target"
         self.set_status(
-            f"Working scenario: the {len(scenario.overrides)} override(s) of {scenario.name!r} "
-            "(ctrl+z undoes)"
+            f"Working scenario: the {len(scenario.overrides)} override(s) of {scenario.name!r}, "
+            f"against {compared} (ctrl+z undoes)"
         )

@@ -19,7 +19,8 @@ from trntui.store.scenarios import Scenario, ScenarioInfo
 from trntui.ui.screens.scenarios.rendering import scenario_text
 
 SNAPSHOT_KEYS = (
-    "o opens the highlighted snapshot; u makes its overrides the working scenario; "
+    "o opens the highlighted snapshot; u makes its overrides and GPU target compared the "
+    "working scenario; "
     "m marks it as A, c compares"
 )
 """The tab's keys in words: the footer has room for o and u only at 80 columns."""
