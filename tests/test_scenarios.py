@@ -100,6 +100,14 @@ def test_snapshot_still_opens_flagged_stale_when_quotes_and_runs_change(tmp_path
     assert any("Instance price 10 -> 12.5" in n for n in notes)
 
 
+def test_a_change_in_the_seventh_digit_is_shown_as_two_numbers(tmp_path):
+    """A price that changed past six significant digits was said as "10 -> 10": the note
+    shows as many digits as tell the two apart."""
+    save_scenario(tmp_path, "base", context())
+    notes = staleness(load_scenario(tmp_path, "base"), context(quotes=book(trn_price=10.0000004)))
+    assert any("Instance price 10 -> 10.0000004" in n for n in notes), notes
+
+
 def test_overrides_that_no_longer_apply_are_flagged(tmp_path):
     save_scenario(tmp_path, "faster", context(), [FASTER])
     inv = inventory()

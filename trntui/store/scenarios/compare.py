@@ -57,7 +57,7 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
             after = new.input(before.key)
             if before.value != after.value:
                 notes.append(
-                    f"{old.name}: {before.label} {_show(before.value)} -> {_show(after.value)}"
+                    f"{old.name}: {before.label} {_change(before.value, after.value)}"
                     f" ({after.provenance})"
                 )
             elif before.provenance != after.provenance:
@@ -87,8 +87,18 @@ def _run_sets(scenario: Scenario) -> list[tuple[str, list[str]]]:
     ]
 
 
-def _show(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:,.6g}"
+def _show(value: float | None, digits: int = 6) -> str:
+    return "unknown" if value is None else f"{value:,.{digits}g}"
+
+
+def _change(before: float | None, after: float | None) -> str:
+    """``before -> after`` with as many significant digits as tell the two apart (six at
+    least): a change in the eighth digit is not shown as the same number twice."""
+    for digits in range(6, 18):
+        then, now = _show(before, digits), _show(after, digits)
+        if then != now:
+            break
+    return f"{then} -> {now}"
 
 
 ABSENT = "absent"
