@@ -1,6 +1,7 @@
 """Rebuild the sample project's runs and quotes (run from the repository root).
 
     python sample_runs/make_sample_runs.py
+    python sample_runs/make_sample_runs.py --scenarios   # only the two snapshots, saved again
 
 What it puts in ``sample_runs/llama2-70b-lora``:
 
@@ -157,7 +158,12 @@ def main() -> None:
 
     # The example captures attach to the runs just imported (they open the project themselves).
     make_sample_telemetry.main()
+    save_example_scenarios()
 
+
+def save_example_scenarios() -> None:
+    """Save the two example snapshots again from the project as it is (``--scenarios``: only
+    this, after a change to how facts are derived left the saved ones stale)."""
     with Project.open(PROJECT) as project:
         shutil.rmtree(PROJECT / "scenarios", ignore_errors=True)
         context = derive_and_store_context(PROJECT, project.inventory, today=QUOTED_ON.date())
@@ -176,4 +182,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    save_example_scenarios() if sys.argv[1:] == ["--scenarios"] else main()
