@@ -289,6 +289,43 @@ async def test_esc_then_a_digit_sent_at_once_by_the_terminal_switches_screens(
         assert field.value == before, "nothing typed into the field left"
 
 
+async def test_esc_then_a_sign_sent_at_once_by_the_terminal_is_esc_then_the_sign(
+    sample_project: Project,
+) -> None:
+    """``ESC ?`` (esc to leave the Runs filter, then ? for Help, sent as one sequence) read as
+    ``?`` alone: the esc was lost and the ? typed into the filter. The bytes go through the
+    parser the app's driver uses, as the app makes it read them."""
+    from textual._xterm_parser import XTermParser
+
+    from trntui.ui.driver import read_escape_then_sign
+    from trntui.ui.screens.help import HelpScreen
+
+    read_escape_then_sign()
+
+    def read(sequence: str) -> list[str]:
+        parser = XTermParser()
+        return [key.key for key in [*parser.feed(sequence), *parser.feed("")]]
+
+    assert read("\x1b/") == ["escape", "slash"]
+    assert read("\x1b[") == ["escape", "left_square_bracket"]
+    assert read("\x1b ") == ["escape", "space"]
+    assert read("\x1b[A") == ["up"], "an arrow key's sequence is still one key"
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("slash", *"trn3")
+        await settle(pilot)
+        field = app.screen.query_one("#runs-filter", Input)
+        assert app.focused is field and field.value == "trn3"
+        parser = XTermParser()
+        for key in [*parser.feed("\x1b?"), *parser.feed("")]:
+            app.post_message(key)
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        assert field.value == "trn3", "nothing typed into the filter"
+
+
 async def test_esc_then_a_letter_arriving_as_alt_letter_is_esc_then_the_letter(
     sample_project: Project,
 ) -> None:

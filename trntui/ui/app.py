@@ -31,7 +31,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from trntui.core.errors import UserError
 from trntui.core.text import printable
 from trntui.store.project import Project
-from trntui.ui.driver import read_escape_then_key_as_alt, tolerate_bytes_that_are_not_utf8
+from trntui.ui.driver import (
+    read_escape_then_key_as_alt,
+    read_escape_then_sign,
+    tolerate_bytes_that_are_not_utf8,
+)
 from trntui.ui.key_hold import KeyHold, ReleaseKeys, Settled, action_name
 from trntui.ui.keys import (
     AppCommandsProvider,
@@ -116,8 +120,10 @@ class TrnTuiApp(App[None]):
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this terminal, made to survive a byte that is not UTF-8 and
-        to read esc then a digit, sent at once, as alt+digit (``ui/driver.py``)."""
+        to read esc then a digit, sent at once, as alt+digit, and esc then a sign as both
+        (``ui/driver.py``)."""
         read_escape_then_key_as_alt()
+        read_escape_then_sign()
         return tolerate_bytes_that_are_not_utf8(super().get_driver_class())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

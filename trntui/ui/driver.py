@@ -15,14 +15,17 @@ reads ``ESC`` and a letter as alt+letter, but ``ESC`` and a digit (or ``-``, ``=
 the character macOS types for Option and that key (``™`` for 2), which went into the focused
 field. trntui binds no Alt key and no such character: ``read_escape_then_key_as_alt`` drops
 those readings, so ``ESC 2`` is alt+2 too, and the app takes an alt+key nothing is bound to
-as esc then the key (``TrnTuiApp.on_event``).
+as esc then the key (``TrnTuiApp.on_event``). ``ESC`` and a sign (``?``, ``/``, ``[``, space)
+lost the esc: Textual's alt applies to letters and digits only, so the pair read as the sign
+alone (esc then ``?`` in the Runs filter typed a ``?`` into it). ``read_escape_then_sign``
+makes that pair esc then the sign.
 """
 
 from __future__ import annotations
 
 import codecs
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -60,3 +63,25 @@ def read_escape_then_key_as_alt() -> None:
     ]
     for sequence in option_characters:
         del table[sequence]
+
+
+def read_escape_then_sign() -> None:
+    """Make Textual's parser read ``ESC`` and a sign (any key it cannot write as alt+key:
+    ``?``, ``/``, ``[``, ``]``, space) as esc then that key, where it read the sign alone.
+    Only where the parser says the key came after an ``ESC`` (``alt``) and made no alt+key of
+    it; every other reading is Textual's. Safe to call more than once."""
+    from textual import events
+    from textual._xterm_parser import XTermParser
+
+    reading = XTermParser._sequence_to_key_events
+    if getattr(reading, "keeps_escape", False):
+        return
+
+    def with_escape(parser: XTermParser, sequence: str, alt: bool = False) -> Iterator[events.Key]:
+        keys = list(reading(parser, sequence, alt))
+        if alt and keys and not any(key.key.startswith("alt+") for key in keys):
+            yield events.Key("escape", "\x1b")
+        yield from keys
+
+    with_escape.keeps_escape = True  # type: ignore[attr-defined]
+    XTermParser._sequence_to_key_events = with_escape  # type: ignore[method-assign,assignment]
