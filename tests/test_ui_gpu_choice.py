@@ -235,6 +235,14 @@ def test_a_snapshot_keeps_the_gpu_target_compared_when_it_was_saved(
     assert "is not a GPU target of the project" in capsys.readouterr().err
     assert not (three_targets / "scenarios" / "bad.toml").exists()
 
+    assert main(["scenario", "diff", str(three_targets), "on-b200", "on-p5"]) == 0
+    said = f"Trainium3 compared with {B200} in A, with {FIRST_GPU} in B"
+    assert said in capsys.readouterr().out.splitlines()
+    assert main(["scenario", "diff", str(three_targets), "on-b200", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu_target"] == {"a": B200, "b": FIRST_GPU}
+    assert main(["scenario", "diff", str(three_targets), "on-p5"]) == 0
+    assert "Trainium3 compared with" not in capsys.readouterr().out.split("\n", 1)[1]
+
 
 def test_a_snapshot_without_a_gpu_target_compares_the_first_and_an_empty_one_is_refused(
     three_targets: Path, capsys
@@ -286,6 +294,13 @@ async def test_u_takes_a_snapshots_gpu_target_with_its_overrides_and_one_undo(
             await settle(pilot)
             opened = str(app.screen.query_one("#snapshot-body", Static).content)
             assert f"Trn3 vs GPU: against {B200} (chosen)" in opened, opened
+            await pilot.press("c")  # against the estimate on screen now
+            await settle(pilot)
+            totals = str(app.screen.query_one("#totals", Static).content)
+            first = "the first GPU target"
+            assert f"Trainium3 compared with {B200} in A, with {first} in B" in totals, totals
+            await pilot.press("escape")
+            await settle(pilot)
             await pilot.press("u")
             await wait_until(pilot, lambda: compared(app) == B200, "the snapshot's GPU target")
             assert app.session.overrides == (faster,)

@@ -29,7 +29,6 @@ from trntui.commands.estimate import (
     project_context,
     user_errors,
     working_note,
-    working_overrides,
 )
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -195,23 +194,32 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
     if args.b is None:
         # The project as it is now, as the app's bar shows it: with the working scenario's
         # overrides, not the snapshot's (those are a difference too, listed first).
-        working = working_overrides(root)
-        b_name = "project now" + (" (working scenario)" if working else "")
-        b_estimate = estimate_with_working(project_context(root), working)
+        from trntui.store.working_scenario import read_working_scenario
+
+        working = read_working_scenario(root)
+        b_name = "project now" + (" (working scenario)" if working.overrides else "")
+        b_estimate = estimate_with_working(project_context(root), working.overrides)
+        b_compared = working.gpu_target
         if not args.json:
-            print(working_note(working))
+            print(working_note(working.overrides, working.gpu_target))
     else:
         b_name = args.b
-        b_estimate = scenarios.load_scenario(root, args.b).estimate()
+        b = scenarios.load_scenario(root, args.b)
+        b_estimate, b_compared = b.estimate(), b.gpu_target
     rows = scenarios.diff_estimates(a.estimate(), b_estimate)
+    compared = scenarios.comparison_change(a.gpu_target, b_compared)
     if args.json:
-        print(
-            json.dumps(
-                {"a": a.name, "b": b_name, "changes": [_row_json(r) for r in rows]}, indent=2
-            )
-        )
+        document = {
+            "a": a.name,
+            "b": b_name,
+            "gpu_target": {"a": a.gpu_target, "b": b_compared},
+            "changes": [_row_json(r) for r in rows],
+        }
+        print(json.dumps(document, indent=2))
         return 0
-    if not rows:
+    if compared:
+        print(compared)
+    if not rows and not compared:
         print(f"No difference between {a.name!r} and {b_name!r}.")
     for row in rows:
         change = ""

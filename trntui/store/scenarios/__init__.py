@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from trntui.store.scenarios.compare import (
         ABSENT,
         DiffRow,
+        comparison_change,
         diff_estimates,
         diff_scenarios,
         staleness,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ABSENT": "compare",
     "DiffRow": "compare",
+    "comparison_change": "compare",
     "diff_estimates": "compare",
     "diff_scenarios": "compare",
     "staleness": "compare",
@@ -86,6 +88,7 @@ __all__ = [
     "ScenarioInfo",
     "ScenarioNotFound",
     "check_name",
+    "comparison_change",
     "current_user",
     "diff_estimates",
     "diff_scenarios",

@@ -1,5 +1,5 @@
 """What changed in the project since a snapshot (``staleness``), and two estimates or
-snapshots side by side (``diff_estimates``, ``diff_scenarios``).
+snapshots side by side (``diff_estimates``, ``diff_scenarios``, ``comparison_change``).
 """
 
 from __future__ import annotations
@@ -205,6 +205,15 @@ def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
         if t.name not in a_names
     ]
     return tuple(rows)
+
+
+def comparison_change(a: str | None, b: str | None) -> str | None:
+    """The line that says A and B compare Trainium3 with different GPU targets (each side's
+    choice; None: no choice, the first GPU target), or None when they compare the same."""
+    if a == b:
+        return None
+    first = "the first GPU target"
+    return f"Trainium3 compared with {a or first} in A, with {b or first} in B"
 
 
 def diff_scenarios(a: Scenario, b: Scenario) -> tuple[DiffRow, ...]:

@@ -267,10 +267,15 @@ class DiffScreen(Dialog[None]):
         ),
     ]
 
-    def __init__(self, a_name: str, a: Estimate, b_name: str, b: Estimate) -> None:
+    def __init__(
+        self, a_name: str, a: Estimate, b_name: str, b: Estimate, compared: str | None = None
+    ) -> None:
+        """``compared``: the line saying A and B compare Trainium3 with different GPU
+        targets (``comparison_change``), None when they compare the same."""
         super().__init__()
         self.a_name, self.a = a_name, a
         self.b_name, self.b = b_name, b
+        self.compared = compared
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -281,6 +286,8 @@ class DiffScreen(Dialog[None]):
 
     def _totals(self) -> Text:
         text = Text()
+        if self.compared:
+            text.append(f"{self.compared}\n", style="bold yellow")
         b_targets = {t.name: t for t in self.b.targets}
         for item in self.a.targets:
             other = b_targets.get(item.name)

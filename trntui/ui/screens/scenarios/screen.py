@@ -27,6 +27,7 @@ from trntui.core.report import Analysis
 from trntui.store.scenarios import (
     Scenario,
     ScenarioInfo,
+    comparison_change,
     list_scenarios,
     load_scenario,
     staleness,
@@ -538,18 +539,20 @@ class ScenariosScreen(SessionScreen):
         try:
             chosen = load_scenario(root, name)
             if self.marked and self.marked != name:
-                a_name, a = self.marked, load_scenario(root, self.marked).estimate()
-                b_name, b = name, chosen.estimate()
+                marked = load_scenario(root, self.marked)
+                a_name, a, a_compared = self.marked, marked.estimate(), marked.gpu_target
+                b_name, b, b_compared = name, chosen.estimate(), chosen.gpu_target
             else:
                 analysis = self.session.analysis
                 if analysis is None:
                     return
-                a_name, a = name, chosen.estimate()
-                b_name, b = "now", analysis.estimate
+                a_name, a, a_compared = name, chosen.estimate(), chosen.gpu_target
+                b_name, b, b_compared = "now", analysis.estimate, self.session.gpu_target
         except (UserError, OSError) as error:
             self.set_status(f"Cannot compare: {error}", "error")
             return
-        self.app.push_screen(DiffScreen(a_name, a, b_name, b))
+        compared = comparison_change(a_compared, b_compared)
+        self.app.push_screen(DiffScreen(a_name, a, b_name, b, compared))
 
     def action_use_snapshot(self) -> None:
         """Make the highlighted snapshot's overrides and GPU target compared the working
