@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import subprocess
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 
 from tests import copy_sample, loggen
 from trntui import __version__
-from trntui.cli import main
-from trntui.store.project import PROJECT_FILE, read_inventory
+from trntui.cli import main, run
+from trntui.store.project import LOCK_FILE, PROJECT_FILE, Project, read_inventory
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -334,3 +335,78 @@ def test_import_json_speaks_of_the_files_it_was_given(
     assert [entry["outcome"] for entry in document["imported"]] == ["duplicate"]
     assert [run["set"] for run in document["runs"]] == ["set-b"]
     assert [entry["name"] for entry in document["sets"]] == ["set-b"]
+
+
+class _Ended(Exception):
+    """Raised by a stand-in for ``os._exit`` with the status it was given."""
+
+
+def _ends_with(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int | None:
+    """Run the console script's ``run`` with ``argv``: the status it ended the process with at
+    once (``os._exit``), or None when it returned to let the interpreter exit."""
+
+    def ended(code: int) -> None:
+        raise _Ended(code)
+
+    monkeypatch.setattr(sys, "argv", ["trntui", *argv])
+    monkeypatch.setattr("os._exit", ended)
+    try:
+        run()
+    except _Ended as end:
+        return int(end.args[0])
+    return None
+
+
+def test_a_headless_command_ends_the_process_at_once_after_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29: the interpreter's teardown cost an import of a 109 MB log 0.03-0.05 s of CPU.
+    The console script ends the process itself, with the command's status, once its output is
+    flushed and the project's lock released (the lock file no longer names the holder)."""
+    project = tmp_path / "project"
+    assert _ends_with(monkeypatch, "init", str(project)) == 0
+    log = tmp_path / "nxd.log"
+    loggen.write_nxd(log, loggen.NxdSpec())
+    assert _ends_with(monkeypatch, "import", str(project), str(log), "--json") == 0
+    out = capfd.readouterr().out
+    assert out.startswith("Created trntui project")
+    document = json.loads(out[out.index("{") :])
+    assert [entry["outcome"] for entry in document["imported"]] == ["added"]
+    assert (project / LOCK_FILE).read_bytes() == b""
+    assert _ends_with(monkeypatch, "import", str(project), str(tmp_path / "none.log")) == 1
+
+
+def test_the_process_ends_as_usual_while_a_lock_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A write lock still held at the end is released by the interpreter's exit (which clears
+    the holder's name from the lock file): the process is not ended before that."""
+    project = tmp_path / "project"
+    assert main(["init", str(project)]) == 0
+    with Project.open(project):
+        assert _ends_with(monkeypatch, "init", str(tmp_path / "other")) is None
+    assert _ends_with(monkeypatch, "init", str(tmp_path / "third")) == 0
+
+
+def test_an_import_loads_polars_without_the_collectors_passes(tmp_path: Path) -> None:
+    """Issue 29: the garbage collector passed over Polars' and the store's modules as they
+    loaded (13 ms of CPU per import). The command line's import loads them with it paused and
+    keeps them out of its later passes (``gc.freeze``); it runs again after. Called where Polars
+    is loaded already (in process), the import leaves the collector as it was."""
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    log = tmp_path / "nxd.log"
+    loggen.write_nxd(log, loggen.NxdSpec())
+    probe = (
+        "import gc, sys\n"
+        "from trntui.cli import main\n"
+        f"code = main(['import', {str(root)!r}, {str(log)!r}])\n"
+        "print(code, 'polars' in sys.modules, gc.isenabled(), gc.get_freeze_count() > 1000)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip().splitlines()[-1] == "0 True True True", result.stdout
+    frozen = gc.get_freeze_count()
+    assert main(["import", str(root), str(log)]) == 0  # a duplicate, with Polars loaded
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

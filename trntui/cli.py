@@ -91,7 +91,42 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+def run() -> int:
+    """The ``trntui`` console script (and ``python -m trntui.cli``): ``main``, then the process
+    ends at once after a headless command (``_end_at_once``)."""
+    code, args = _main(None)
+    if args is not None and args.func is not _cmd_open:
+        _end_at_once(code)
+    return code
+
+
+def _end_at_once(code: int) -> None:
+    """End the process with ``code`` without the interpreter's teardown, when nothing is left
+    for it to do: the output is flushed, every file is written and closed (writes are atomic
+    and synchronous), and no project's write lock is held (a held one is released at exit).
+    The teardown frees every module and object one by one: 0.03-0.05 s of CPU after an import
+    of a 109 MB log (the kernel frees the process's memory either way). Returns (and the
+    interpreter exits as usual) when a flush fails, so that failure is reported as before.
+    """
+    project = sys.modules.get("trntui.store.project")
+    if project is not None and project.holds_a_lock():
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (the process's arguments when None); its exit status."""
+    return _main(argv)[0]
+
+
+def _main(argv: Sequence[str] | None) -> tuple[int, argparse.Namespace | None]:
+    """``main``, and the parsed arguments of the command that ran (None when none did)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     json_errors("--json" in argv)
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -102,25 +137,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         opener = argparse.ArgumentParser(prog="trntui", parents=[], add_help=False)
         if any(a in ("-h", "--help") for a in argv):
             parser.print_help()
-            return 0
+            return 0, None
         if "--version" in argv:
             print(f"trntui {__version__}")
-            return 0
+            return 0, None
         _add_open_arguments(opener)
         args = opener.parse_args(argv)
         if first is not None and not Path(first).exists() and "/" not in first:
             # ``trntui frobnicate``: more likely a mistyped command than a missing project.
-            return fail(
+            message = (
                 f"{first!r} is neither a command nor a project folder: create a project with "
                 f"`trntui init {first}`, or use a command ({', '.join(sorted(commands))}; "
                 "see trntui --help)"
             )
+            return fail(message), None
     else:
         args = parser.parse_args(argv)
     if args.func is _cmd_open:  # the app draws with escape sequences of its own
-        return _run(args)
+        return _run(args), args
     with printable_output():
-        return _run(args)
+        return _run(args), args
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -170,4 +206,4 @@ def printable_output() -> Iterator[None]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())

@@ -155,7 +155,6 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
     stamp = halves.struct.field("field_0").str.strip_chars(" []")
     columns = [
         pl.col("line").cast(pl.Int64),
-        stamp.alias("stamp"),
         counts.struct.field("field_0").str.strip_chars().cast(pl.Int64, strict=False).alias("step"),
         counts.struct.field("field_1")
         .str.strip_chars()
@@ -193,18 +192,17 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
                 row_index_offset=1,
             )
             # Every row: the few other lines' values are dropped below, not filtered for first.
-            # The head and the elapsed-time field as split tell the other lines apart.
-            .select(
-                is_iteration,
-                *columns,
-                wall,
-                *(pl.when(~is_iteration).then(field) for field in (head, step_field)),
-            )
+            # The head and the elapsed-time field as split tell the other lines apart (passed
+            # on as the reader split them: cheaper than nulls in the iteration rows).
+            .select(is_iteration, *columns, wall, head, step_field)
             .collect()
         )
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError):
         return None
     parsed = rows.drop("column_1", step_field.meta.output_name()).filter("is_iteration")
+    if parsed["wall"].null_count():  # a stamp not in the usual format, or none: read its text
+        stamps = rows.filter("is_iteration").select(stamp.alias("stamp"))
+        parsed = _fix_stamps(parsed.with_columns(stamps["stamp"]))
     parsed = parsed.drop("is_iteration")
     # Every field of every iteration line must read as a number here; else the general parser
     # reads the file (it reads fields by name, or names the line it cannot read).
@@ -231,7 +229,7 @@ def fast_split(source: SourceFile, path: str) -> tuple[pl.DataFrame, pl.DataFram
     )
     if not unusual.is_empty():
         return None
-    return _checked(_fix_stamps(parsed), path), rest
+    return _checked(parsed, path), rest
 
 
 _MISSES = 1000

@@ -33,7 +33,8 @@ The package, in the order data flows (each module imports only the ones above it
 2. ``lock``: the write lock on ``.trntui.lock`` and the folder (``acquire_lock``), and who
    holds it.
 3. ``access``: every store write under the lock (``write_access``, ``writes_project``,
-   ``may_store_derived``), found through this process's index of open handles.
+   ``may_store_derived``), found through this process's index of open handles
+   (``holds_a_lock``: whether one still holds a lock).
 4. ``open_project``: an open project (``Project``): the inventory, the lock it owns, no lost
    update. ``trntui.store.project_store.ProjectStore`` wraps one with what a session derived.
 
@@ -42,7 +43,12 @@ Every public name is re-exported here: import from ``trntui.store.project``.
 
 from __future__ import annotations
 
-from trntui.store.project.access import may_store_derived, write_access, writes_project
+from trntui.store.project.access import (
+    holds_a_lock,
+    may_store_derived,
+    write_access,
+    writes_project,
+)
 from trntui.store.project.lock import acquire_lock
 from trntui.store.project.open_project import Project
 from trntui.store.project.project_file import (
@@ -73,6 +79,7 @@ __all__ = [
     "ProjectLocked",
     "ReadOnlyProject",
     "acquire_lock",
+    "holds_a_lock",
     "init_project",
     "may_store_derived",
     "project_file",

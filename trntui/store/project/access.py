@@ -74,6 +74,13 @@ def close_handle(key: Path, handle: OpenHandle) -> None:
                 del _OPEN[key]
 
 
+def holds_a_lock() -> bool:
+    """Whether a handle of this process still holds a project's write lock (released by its
+    ``close``, or else by its finalizer as the interpreter exits)."""
+    with _REGISTRY:
+        return any(handle.held_lock is not None for found in _OPEN.values() for handle in found)
+
+
 def _writer_lock(key: Path) -> Lock | None:
     """The lock of a handle this process has open for writing on ``key``, if any."""
     return next(
