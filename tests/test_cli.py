@@ -343,17 +343,24 @@ class _Ended(Exception):
 
 def _ends_with(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int | None:
     """Run the console script's ``run`` with ``argv``: the status it ended the process with at
-    once (``os._exit``), or None when it returned to let the interpreter exit."""
+    once (``os._exit``, after the exit functions ran), or None when it returned to let the
+    interpreter exit. This process's own exit functions (pytest's) are not run: a stand-in
+    records that they would have been, before the end."""
+    order: list[str] = []
 
     def ended(code: int) -> None:
+        order.append("end")
         raise _Ended(code)
 
     monkeypatch.setattr(sys, "argv", ["trntui", *argv])
     monkeypatch.setattr("os._exit", ended)
+    monkeypatch.setattr("atexit._run_exitfuncs", lambda: order.append("exit functions"))
     try:
         run()
     except _Ended as end:
+        assert order == ["exit functions", "end"]
         return int(end.args[0])
+    assert order == []
     return None
 
 
@@ -386,6 +393,48 @@ def test_the_process_ends_as_usual_while_a_lock_is_held(
     with Project.open(project):
         assert _ends_with(monkeypatch, "init", str(tmp_path / "other")) is None
     assert _ends_with(monkeypatch, "init", str(tmp_path / "third")) == 0
+
+
+def test_the_process_ends_as_usual_while_a_thread_it_would_wait_for_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A thread that is no daemon is waited for by the interpreter's exit: the process is not
+    ended under it (a daemon thread does not hold it)."""
+    import threading
+
+    release = threading.Event()
+    waited = threading.Thread(target=release.wait, daemon=False)
+    waited.start()
+    try:
+        assert _ends_with(monkeypatch, "init", str(tmp_path / "one")) is None
+    finally:
+        release.set()
+        waited.join()
+    daemon = threading.Thread(target=release.wait, daemon=True)
+    release.clear()
+    daemon.start()
+    try:
+        assert _ends_with(monkeypatch, "init", str(tmp_path / "two")) == 0
+    finally:
+        release.set()
+        daemon.join()
+
+
+def test_the_exit_functions_run_before_a_headless_command_ends(tmp_path: Path) -> None:
+    """What the interpreter's exit would run (``atexit``) still runs, in a real process."""
+    code = (
+        "import atexit, sys\n"
+        "from trntui.cli import run\n"
+        "atexit.register(lambda: print('exit function ran', flush=True))\n"
+        f"sys.argv = ['trntui', 'init', {str(tmp_path / 'p')!r}]\n"
+        "run()\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "exit function ran", done.stdout
+    assert "not reached" not in done.stdout
+    assert (tmp_path / "p" / PROJECT_FILE).is_file()
 
 
 def test_an_import_loads_polars_without_the_collectors_passes(tmp_path: Path) -> None:

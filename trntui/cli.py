@@ -11,11 +11,13 @@ fact from a log or a path never reaches the terminal as a control sequence.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -105,12 +107,19 @@ def _end_at_once(code: int) -> None:
     for it to do: the output is flushed, every file is written and closed (writes are atomic
     and synchronous), and no project's write lock is held (a held one is released at exit).
     The teardown frees every module and object one by one: 0.03-0.05 s of CPU after an import
-    of a 109 MB log (the kernel frees the process's memory either way). Returns (and the
-    interpreter exits as usual) when a flush fails, so that failure is reported as before.
+    of a 109 MB log (the kernel frees the process's memory either way). What the exit would
+    still do is done first: the functions registered to run at exit (``atexit``: finalizers,
+    logging's flush). Returns (and the interpreter exits as usual) while a thread the exit
+    would wait for is still running, or when a flush fails, so that failure is reported as
+    before.
     """
     project = sys.modules.get("trntui.store.project")
     if project is not None and project.holds_a_lock():
         return
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    atexit._run_exitfuncs()
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
