@@ -26,6 +26,7 @@ from trntui import __version__
 from trntui.commands import COMMANDS, fail, json_errors, wants_json
 from trntui.core.errors import StorageError, UserError
 from trntui.core.text import printable
+from trntui.loading import collector_paused, pause_collector
 
 
 def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, set[str]]:
@@ -53,7 +54,10 @@ def _build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, 
 
     names = {"init", "open", *COMMANDS}
     if command in COMMANDS:
-        importlib.import_module(COMMANDS[command].module).register(sub)
+        # The command's module loads Polars and the core: without the collector's passes
+        # (``trntui.loading``), in a process that has not loaded Polars yet.
+        with collector_paused(unless_loaded="polars"):
+            importlib.import_module(COMMANDS[command].module).register(sub)
         return parser, names
     for name, entry in COMMANDS.items():
         sub.add_parser(name, help=entry.help, add_help=False)
@@ -79,6 +83,9 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _cmd_open(args: argparse.Namespace) -> int:
+    # Textual, the app and its first screen load and are built without the garbage
+    # collector's passes (the app resumes it once that screen is ready: ``trntui.loading``).
+    pause_collector(unless_loaded="textual")
     from trntui.ui.app import run_app  # Textual is only imported when the app is wanted
 
     return run_app(Path(args.dir), read_only=args.read_only)

@@ -8,23 +8,20 @@ every named file was imported or already present, 1 when some failed, 2 for a pr
 Only the argument parser is loaded when this module is: the command starts reading the first
 named log (``importers.reading.read_ahead``) and then loads Polars and the parsers, so the
 read and its hash use the core that would otherwise wait for Python to import them (with the
-garbage collector paused: what they load lives as long as the process).
+garbage collector paused: what they load lives as long as the process; ``trntui.loading``).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trntui.commands import fail, help_of, name_argument
 from trntui.core.errors import UserError
 from trntui.importers import FORMATS
+from trntui.loading import collector_paused
 
 if TYPE_CHECKING:
     from trntui.store.project_store import ProjectStore
@@ -61,7 +58,7 @@ def import_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     paths = [Path(p) for p in args.paths]
     _read_first_file_ahead(paths)
-    with _collector_paused():
+    with collector_paused(unless_loaded="polars"):  # the command line: Polars loads now
         from trntui.store.project_store import ProjectStore
         from trntui.store.run_import import import_paths
         from trntui.store.runs import FAILED
@@ -96,23 +93,6 @@ def import_command(args: argparse.Namespace) -> int:
                 detail = outcome.error or "not a recognised log"
             print(f"{outcome.outcome:9} {outcome.path}: {detail}")
     return 1 if any(o.outcome == FAILED for o in outcomes) else 0
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Load Polars and the store without the garbage collector's passes, when this process has
-    not loaded Polars yet (the command line): hundreds of modules whose objects live as long
-    as the process, passed over again and again as they load (13 ms of CPU for an import).
-    They are then kept out of its later passes (``gc.freeze``), and it runs as before."""
-    if "polars" in sys.modules or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 def _read_first_file_ahead(paths: list[Path]) -> None:

@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.text import printable
+from trntui.loading import resume_collector
 from trntui.store.project import Project
 from trntui.ui.driver import (
     read_escape_then_key_as_alt,
@@ -274,6 +275,7 @@ class TrnTuiApp(App[None]):
         first estimate starts now, not at mount: its worker's import of Polars would take the
         GIL from the first screen's layout."""
         self._first_screen_ready = True
+        resume_collector()  # paused by the command line while this screen was built
         self._key_hold.done(self, _FIRST_SCREEN)
         self._recompute()  # the bar says "computing" until it is done
 
