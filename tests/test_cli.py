@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -341,11 +342,14 @@ class _Ended(Exception):
     """Raised by a stand-in for ``os._exit`` with the status it was given."""
 
 
-def _ends_with(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int | None:
+def _ends_with(
+    monkeypatch: pytest.MonkeyPatch, *argv: str, threads: tuple[threading.Thread, ...] = ()
+) -> int | None:
     """Run the console script's ``run`` with ``argv``: the status it ended the process with at
     once (``os._exit``, after the exit functions ran), or None when it returned to let the
     interpreter exit. This process's own exit functions (pytest's) are not run: a stand-in
-    records that they would have been, before the end."""
+    records that they would have been, before the end. The threads ``run`` sees are the main
+    one and ``threads``, not the test runner's own."""
     order: list[str] = []
 
     def ended(code: int) -> None:
@@ -354,6 +358,7 @@ def _ends_with(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int | None:
 
     monkeypatch.setattr(sys, "argv", ["trntui", *argv])
     monkeypatch.setattr("os._exit", ended)
+    monkeypatch.setattr(threading, "enumerate", lambda: [threading.main_thread(), *threads])
     monkeypatch.setattr("atexit._run_exitfuncs", lambda: order.append("exit functions"))
     try:
         run()
@@ -400,13 +405,11 @@ def test_the_process_ends_as_usual_while_a_thread_it_would_wait_for_runs(
 ) -> None:
     """A thread that is no daemon is waited for by the interpreter's exit: the process is not
     ended under it (a daemon thread does not hold it)."""
-    import threading
-
     release = threading.Event()
     waited = threading.Thread(target=release.wait, daemon=False)
     waited.start()
     try:
-        assert _ends_with(monkeypatch, "init", str(tmp_path / "one")) is None
+        assert _ends_with(monkeypatch, "init", str(tmp_path / "one"), threads=(waited,)) is None
     finally:
         release.set()
         waited.join()
@@ -414,7 +417,7 @@ def test_the_process_ends_as_usual_while_a_thread_it_would_wait_for_runs(
     release.clear()
     daemon.start()
     try:
-        assert _ends_with(monkeypatch, "init", str(tmp_path / "two")) == 0
+        assert _ends_with(monkeypatch, "init", str(tmp_path / "two"), threads=(daemon,)) == 0
     finally:
         release.set()
         daemon.join()
