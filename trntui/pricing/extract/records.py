@@ -17,7 +17,6 @@ import io
 import itertools
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Empty, Full, Queue
 from typing import Any, Protocol
 
@@ -194,8 +193,8 @@ at 115-119 MiB, 16 MiB ones (and 32 pieces) at 172 MiB."""
 _THREAD = "trntui-offer-blocks"
 _SCAN_THREAD = "trntui-offer-scan"
 _SCANS_AHEAD = 1
-"""Blocks handed to the scanning thread and not yet waited for: one is parsed while the next
-gathers; a second one ahead gained nothing measurable and held 4-5 MiB more."""
+"""Block scans left running while the next block is cut: one is parsed while the next
+gathers; a second one gained nothing measurable and held 4-5 MiB more."""
 _WAITING_PIECES = 4
 """Pieces (at most 1 MB each from a download) that may wait for the thread; a caller that is
 faster waits (counting the piece it holds first), so memory stays bounded. 16 (before the
@@ -209,6 +208,33 @@ _LONGEST_RECORD_BYTES = 64 * 1024
 unclosed quote, not a value; holding it would hold the rest of the file."""
 
 
+class _Scan(threading.Thread):
+    """One block's scan (``Query.scan``), run in a daemon thread of its own (as the thread
+    that cuts the blocks is one: neither holds the interpreter's exit); ``result`` waits for
+    it and gives its rows or raises its fault."""
+
+    def __init__(self, scan: Callable[..., Any], *args: Any) -> None:
+        super().__init__(name=_SCAN_THREAD, daemon=True)
+        self._scan, self._args = scan, args
+        self._rows: Any = None
+        self._error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._rows = self._scan(*self._args)
+        except BaseException as error:  # raised by result, in the cutting thread
+            self._error = error
+        finally:
+            del self._args  # the block's bytes, no longer needed
+
+    def result(self) -> Any:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._rows
+
+
 class OfferRows:
     """The rows ``plan``'s query wants from an offer file whose bytes come in pieces, in
     order: ``add`` each piece (as read, or as it arrives from the network), ``finish``, then
@@ -217,8 +243,8 @@ class OfferRows:
     The caller's thread hands the pieces over; when the thread is behind (no room for the
     piece), the caller first counts the piece's quotes and line breaks, work it would
     otherwise wait through. A thread of its own cuts the pieces into the header and blocks of
-    whole records and hands each block to a second thread that scans it with the query, one
-    block behind: Polars releases the interpreter while it parses, so the quotes of the next
+    whole records and starts a thread for each block that scans it with the query, one block
+    behind: Polars releases the interpreter while it parses, so the quotes of the next
     block are counted meanwhile, and a download is filtered while it arrives. A fault in
     the file (no header, a block that is not CSV, a record running on for more than
     ``_LONGEST_RECORD_BLOCKS`` blocks: an unclosed quote, no record after the header) is
@@ -323,40 +349,35 @@ class OfferRows:
         del head
         columns = tuple(header.columns)
         query = self._plan(columns)
-        scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_SCAN_THREAD)
+        scans: list[_Scan] = []
         try:
-            return self._scan_blocks(pieces, header, rest, query, scanner)
+            return self._scan_blocks(pieces, header, rest, query, scans)
         finally:
-            scanner.shutdown(wait=True, cancel_futures=True)
+            for each in scans:  # a scan left running when a fault or close stopped the rest
+                each.join()
 
     def _scan_blocks(
-        self,
-        pieces: Any,
-        header: OfferHeader,
-        rest: bytes,
-        query: Query,
-        scanner: ThreadPoolExecutor,
+        self, pieces: Any, header: OfferHeader, rest: bytes, query: Query, scans: list[_Scan]
     ) -> Any:
-        """Cut the pieces into blocks and scan each in ``scanner``'s thread, one block behind:
+        """Cut the pieces into blocks and scan each in a thread of its own, one block behind:
         while Polars parses a block (the interpreter released), this thread gathers the next
         and counts its quotes."""
         columns = tuple(header.columns)
         parts: list[Any] = []
-        scans: list[Future[Any]] = []
         line = header.first_line
         blocks = RecordBlocks(self._block_bytes)
 
         def scan(block: bytes) -> None:
             nonlocal line
-            scans.append(scanner.submit(query.scan, block, columns, line, self.name))
-            line += blocks.lines
-            while len(scans) > _SCANS_AHEAD:
+            while len(scans) >= _SCANS_AHEAD:
                 parts.append(scans.pop(0).result())
+            scans.append(_Scan(query.scan, block, columns, line, self.name))
+            line += blocks.lines
 
         def scanned() -> list[Any]:
             """All blocks' rows: an earlier block's fault is raised before a later one's."""
-            parts.extend(each.result() for each in scans)
-            scans.clear()
+            while scans:
+                parts.append(scans.pop(0).result())
             return parts
 
         longest = _LONGEST_RECORD_BLOCKS * self._block_bytes
