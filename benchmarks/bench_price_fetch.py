@@ -16,8 +16,11 @@ written and flushed to disk) can be slowed by the disk still settling it, which 
 bare download at 0.6-0.85 s instead of 0.38 s when it always came second. Each round's cache
 and download are removed after it, so no round starts with another's files on disk.
 
-Prints the median seconds and the largest peak memory (``ru_maxrss`` of each child) of each,
-and trntui's ratio to the bare download (target: at most 3x). ``--floor`` also runs
+Prints the median seconds and CPU seconds and the largest peak memory (``ru_maxrss`` of each
+child) of each, and trntui's ratio to the bare download (target: at most 3x).
+``--quiet-start 0.9`` starts each round only once the machine's CPUs were at least 90% idle
+over 0.4 s (waiting up to 90 s; the rounds that started without it are counted): on a shared
+machine, others' work then falls between rounds rather than inside them. ``--floor`` also runs
 ``FLOOR``: trntui's imports and own download with no parse, what the fetch cannot go below.
 ``--yardsticks polars duckdb pandas`` also runs the simple ways of getting the same rows
 (``YARDSTICKS``: each downloads the same bare way, then parses), for the target "faster than
@@ -27,6 +30,7 @@ trntui's dependencies: install them in an environment of their own and name its 
 
     python benchmarks/bench_price_fetch.py [--size-mb 250] [--pairs 5] [--types TYPE ...]
         [--floor] [--yardsticks polars duckdb pandas] [--yardstick-python PYTHON]
+        [--quiet-start FRACTION]
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -221,10 +226,33 @@ def serving(site: dict[str, tuple[bytes, str, bool]]) -> Iterator[str]:
         server.server_close()
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Seconds and peak memory (MiB) of one child process."""
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Seconds, peak memory (MiB) and CPU seconds of one child process."""
     seconds, usage = child_usage(command, env)
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def _idle_fraction(over: float = 0.4) -> float:
+    """How idle the machine's CPUs were over the next ``over`` seconds (``/proc/stat``)."""
+
+    def read() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(value) for value in stat.readline().split()[1:]]
+        return values[3] + values[4], sum(values)  # idle and I/O wait, all
+
+    idle, total = read()
+    time.sleep(over)
+    idle_after, total_after = read()
+    return (idle_after - idle) / max(1, total_after - total)
+
+
+def wait_quiet(fraction: float, limit: float = 90.0) -> bool:
+    """Wait until the CPUs were at least ``fraction`` idle; False if ``limit`` s passed first."""
+    deadline = time.monotonic() + limit
+    while _idle_fraction() < fraction:
+        if time.monotonic() > deadline:
+            return False
+    return True
 
 
 def prepare(target: Path, size_mb: int) -> None:
@@ -266,6 +294,13 @@ def main() -> int:
         action="store_true",
         help="also time what the fetch cannot do without (FLOOR)",
     )
+    parser.add_argument(
+        "--quiet-start",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="start each round once the CPUs were at least this idle (e.g. 0.9; see above)",
+    )
     parser.add_argument("--prepare", nargs=2, metavar=("FILE", "MB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.prepare:
@@ -290,7 +325,8 @@ def main() -> int:
             env = USER_ENV | {"TRNTUI_PRICING_URL": base_url}
             download = folder / "download.csv"
             bare = [sys.executable, "-c", BARE_DOWNLOAD, base_url + CSV_PATH, str(download)]
-            rounds: dict[str, list[tuple[float, float]]] = {"trntui": [], "bare": []}
+            rounds: dict[str, list[tuple[float, float, float]]] = {"trntui": [], "bare": []}
+            not_quiet = 0
             commands = {"bare": bare}
             if args.floor:
                 rounds["floor"] = []
@@ -301,6 +337,8 @@ def main() -> int:
                     *yardstick(name, base_url + CSV_PATH, download, args.types or []),
                 ]
             for index in range(-1, args.pairs):  # round -1 warms the caches, not counted
+                if args.quiet_start and not wait_quiet(args.quiet_start) and index >= 0:
+                    not_quiet += 1
                 cache = folder / f"cache{index}"
                 fetch = [*trntui, "price", "fetch", "--region", REGION, "--json"]
                 for wanted in args.types or ():
@@ -321,15 +359,27 @@ def main() -> int:
                 if index >= 0:
                     for label, result in results.items():
                         rounds[label].append(result)
-    medians = {label: statistics.median(s for s, _ in runs) for label, runs in rounds.items()}
-    peaks = {label: max(m for _, m in runs) for label, runs in rounds.items()}
+    medians = {label: statistics.median(s for s, _, _ in runs) for label, runs in rounds.items()}
+    cpus = {label: statistics.median(c for _, _, c in runs) for label, runs in rounds.items()}
+    peaks = {label: max(m for _, m, _ in runs) for label, runs in rounds.items()}
     scope = " ".join(args.types) if args.types else "every instance type of the region"
-    print(f"{args.pairs} pairs, median seconds, largest peak memory; trntui fetches {scope}")
+    print(
+        f"{args.pairs} pairs, median seconds and CPU seconds, largest peak memory; trntui "
+        f"fetches {scope}"
+    )
+    if args.quiet_start:
+        print(f"rounds started without {args.quiet_start:.0%} idle CPUs: {not_quiet}")
     for label in rounds:
-        print(f"  {label:7} {medians[label]:6.2f} s  {peaks[label]:6.0f} MiB")
+        print(
+            f"  {label:7} {medians[label]:6.3f} s  CPU {cpus[label]:6.3f} s  "
+            f"{peaks[label]:6.0f} MiB"
+        )
     ratio = medians["trntui"] / medians["bare"]
     verdict = "meets" if ratio <= TARGET else "misses"
-    print(f"trntui / bare download: {ratio:.2f}x ({verdict} <= {TARGET:g}x)")
+    print(
+        f"trntui / bare download: {ratio:.2f}x ({verdict} <= {TARGET:g}x; CPU "
+        f"{cpus['trntui'] / cpus['bare']:.2f}x)"
+    )
     if args.floor:
         print(
             f"trntui / floor: time {medians['trntui'] / medians['floor']:.2f}x, peak memory "
@@ -341,8 +391,9 @@ def main() -> int:
         leanest = min(peaks[name] for name in args.yardsticks)
         for name in args.yardsticks:
             print(
-                f"trntui / {name}: time {medians['trntui'] / medians[name]:.2f}x, "
-                f"peak memory {peaks['trntui'] / peaks[name]:.2f}x"
+                f"trntui / {name}: time {medians['trntui'] / medians[name]:.2f}x (CPU "
+                f"{cpus['trntui'] / cpus[name]:.2f}x), peak memory "
+                f"{peaks['trntui'] / peaks[name]:.2f}x"
             )
         print(
             f"faster than every yardstick: {'yes' if medians['trntui'] < fastest else 'no'}; "

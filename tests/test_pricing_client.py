@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -321,6 +322,40 @@ def test_progress_reports_bytes_up_to_the_total(
     assert all(total == size for _done, total in seen)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     assert seen[-1][0] == size
+
+
+def test_the_downloads_disk_writes_are_started_as_it_goes(
+    price_server: FakePriceList, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fsync before the rename waits for the last bytes only: the writes of the bytes
+    before are started every ``_WRITEBACK_BYTES`` (here 256 KiB), in order, with no gap, and
+    the cached file is the file served."""
+    from trntui.pricing import client
+
+    started: list[tuple[int, int]] = []
+    advise = os.posix_fadvise
+
+    def recorded(fd: int, offset: int, length: int, advice: int) -> None:
+        started.append((offset, length))
+        advise(fd, offset, length, advice)
+
+    monkeypatch.setattr(client, "_WRITEBACK_BYTES", 256 * 1024)
+    monkeypatch.setattr(os, "posix_fadvise", recorded)
+    size = _big_site(price_server)
+    result = fetch_instance_quotes(
+        "us-east-1", ["p5.48xlarge"], settings=settings_for(price_server, tmp_path)
+    )
+    on_demand = [q.usd_per_hour for q in result.quotes if q.purchase_option == "on-demand"]
+    assert on_demand == [P5_ON_DEMAND]
+    assert len(started) >= size // (1024 * 1024)
+    assert started[0][0] == 0
+    assert all(
+        offset + length == after for (offset, length), (after, _) in itertools.pairwise(started)
+    )
+    assert all(length >= 256 * 1024 for _offset, length in started)
+    assert started[-1][0] + started[-1][1] <= size
+    (cached,) = [path for path in tmp_path.rglob("*.csv") if "AmazonEC2" in str(path)]
+    assert cached.read_bytes() == price_server.site[EC2_US_EAST_1]
 
 
 def test_cancel_stops_cleanly_and_keeps_no_partial_file(

@@ -6,6 +6,7 @@ import csv
 import io
 import itertools
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from trntui.pricing.extract import (
     scan_offer_file,
     side_rates,
 )
-from trntui.pricing.extract.records import _WAITING_PIECES
+from trntui.pricing.extract.records import _WAITING_PIECES, count_lines
 
 
 def write(tmp_path: Path, data: bytes, name: str = "index.csv") -> Path:
@@ -179,7 +180,7 @@ def test_reading_thread_is_gone_after_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, data)
     with pytest.raises(PricingFormatError):
         scan_offer_file(path, lambda _columns: RowQuery(pl.lit(True), ("SKU",)), block_bytes=4096)
-    assert not [t for t in threading.enumerate() if t.name == "trntui-offer-blocks"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("trntui-offer-")]
 
 
 csv_rows = st.lists(st.lists(cell, min_size=3, max_size=3), min_size=1, max_size=40)
@@ -220,19 +221,113 @@ def test_rows_come_out_the_same_however_the_bytes_arrive(
 
 
 @settings(max_examples=80)
-@given(rows=csv_rows, cuts=cut_points, block_bytes=st.integers(min_value=1, max_value=300))
+@given(
+    rows=csv_rows,
+    cuts=cut_points,
+    block_bytes=st.integers(min_value=1, max_value=300),
+    counted=st.booleans(),
+)
 def test_blocks_are_whole_records_and_lose_nothing(
-    rows: list[list[str]], cuts: list[int], block_bytes: int
+    rows: list[list[str]], cuts: list[int], block_bytes: int, counted: bool
 ) -> None:
+    """Whether ``add`` counts a piece's quotes and line breaks or is given them (as
+    ``OfferRows`` gives them when its caller counted), each block is whole records and
+    ``lines`` is its line breaks."""
     data = _csv_bytes(["SKU", "Note", "Unit"], rows)
     body = data[data.index(b'"SKU"') :].split(b"\n", 1)[1]
     blocks = RecordBlocks(block_bytes)
-    out = [block for piece in _pieces(body, cuts) if (block := blocks.add(piece)) is not None]
+    out: list[bytes] = []
+    lines: list[int] = []
+    for piece in _pieces(body, cuts):
+        counts = (piece.count(b'"'), piece.count(b"\n")) if counted else (None, None)
+        if (block := blocks.add(piece, *counts)) is not None:
+            out.append(block)
+            lines.append(blocks.lines)
     out.append(blocks.rest())
+    lines.append(blocks.lines)
     assert b"".join(out) == body
+    assert lines == [block.count(b"\n") for block in out]
     for block in out[:-1]:
         assert len(list(csv.reader(io.StringIO(block.decode())))) >= 1
         assert block.endswith(b"\n") and block.count(b'"') % 2 == 0
+
+
+@settings(max_examples=200)
+@given(
+    data=st.binary(max_size=3000)
+    | st.lists(st.sampled_from([b"\n", b"x", b"x" * 300]), max_size=200).map(b"".join)
+)
+def test_line_breaks_are_counted_exactly_sparse_or_dense(data: bytes) -> None:
+    assert count_lines(data) == data.count(b"\n")
+
+
+def test_line_breaks_are_counted_exactly_past_the_switch_to_dense() -> None:
+    for size in (255, 256, 257, 4096, 1 << 20):
+        for every in (1, 2, 255, 256, 257, 1000):
+            data = b"".join(b"\n" if index % every == 0 else b"x" for index in range(size))
+            assert count_lines(data) == data.count(b"\n"), (size, every)
+
+
+@pytest.mark.parametrize("break_in_a_value", [False, True])
+def test_lines_stay_exact_when_the_caller_counts_for_a_scan_that_is_behind(
+    break_in_a_value: bool,
+) -> None:
+    """Pieces that come while the thread is behind are counted by the caller (``add``); the
+    rows and their lines are the same as when the thread counts every piece."""
+    import threading
+
+    rows = [[f"r{index}", "x", "u"] for index in range(400)]
+    if break_in_a_value:
+        rows[30][1] = "two\nlines"
+    data = _csv_bytes(["SKU", "Note", "Unit"], rows)
+    query = RowQuery(pl.lit(True), ("SKU", "Note", "line"), "line")
+
+    def read(plan: Callable[[object], RowQuery]) -> tuple[pl.DataFrame, list[bool]]:
+        stream = OfferRows("download", plan, block_bytes=200)
+        counted: list[bool] = []
+        put = stream._put
+
+        def watched_put(piece: tuple[bytes, int | None, int | None], **options: bool) -> None:
+            counted.append(piece[1] is not None)
+            put(piece, **options)
+
+        stream._put = watched_put  # type: ignore[method-assign]
+        try:
+            for start in range(0, len(data), 37):
+                stream.add(data[start : start + 37])
+            return stream.finish(), counted
+        finally:
+            stream.close()
+
+    release = threading.Event()
+
+    def slow_plan(_columns: object) -> RowQuery:
+        release.wait(30)  # e.g. Polars loading: the pieces wait, then more come
+        return query
+
+    threading.Timer(0.5, release.set).start()
+    try:
+        behind, counted = read(slow_plan)
+    finally:
+        release.set()
+    assert sum(counted) > 10  # the caller counted the pieces that came while the queue was full
+    alone, counted = read(lambda _columns: query)
+    assert behind.equals(alone)
+    assert behind["SKU"].to_list() == [row[0] for row in rows]
+    if not break_in_a_value:
+        assert behind["line"].to_list() == list(range(7, 407))
+
+
+def test_an_earlier_blocks_fault_is_raised_before_a_later_unclosed_quote() -> None:
+    """A block is parsed while the next gathers: its fault still comes first, even when the
+    record after it never ends (an unclosed quote found before the parse is waited for)."""
+    rows = [["a", "fine", "x"]] * 50 + [["b", "bad", "x"], ["c", 'open "quote', "x"]]
+    rows += [["d", "more", "x"]] * 8000
+    data = _csv_bytes(["SKU", "Note", "Unit"], rows)
+    data = data.replace(b'"bad"', b'"\xffbad"')  # not UTF-8
+    data = data.replace(b'"open ""quote"', b'"open "quote"')
+    with pytest.raises(PricingFormatError, match=r"^cache/index.csv:57: .*cannot be read as CSV"):
+        _gather(data, 512, block_bytes=4096)
 
 
 @pytest.mark.parametrize(

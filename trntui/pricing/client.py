@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -397,7 +397,7 @@ class PriceListClient:
         try:
             # "A download is running": see remove_partial_downloads.
             fcntl.flock(lock, fcntl.LOCK_EX)
-            written = 0
+            written = written_back = 0
             speed = _LowSpeed(self.settings, url)
             with os.fdopen(fd, "wb") as handle:
                 # Raw reads, decoded here: the deadline and the caps are checked after every
@@ -424,6 +424,8 @@ class PriceListClient:
                                 url=url,
                             )
                         handle.write(chunk)
+                        if written - written_back >= _WRITEBACK_BYTES:
+                            written_back = _start_writeback(handle, written_back, written)
                         if tee is not None:
                             tee(chunk)
                     if progress is not None:
@@ -460,6 +462,26 @@ class PriceListClient:
         finally:
             os.close(lock)
             os.close(folder)
+
+
+_WRITEBACK_BYTES = 16 * 1024 * 1024
+"""Every this many bytes written, the disk writes of them are started (``_start_writeback``),
+so the fsync before the rename waits for the last few MB, not the whole file."""
+
+
+def _start_writeback(handle: BinaryIO, start: int, end: int) -> int:
+    """Start writing bytes ``start`` to ``end`` of the file being downloaded to disk, without
+    waiting for them (``posix_fadvise`` ``DONTNEED`` starts the writeback of dirty pages and
+    returns, and drops pages already written from the page cache: the fetch never reads the
+    file back), and return ``end``; the fsync at the end still waits for all of it. A 263 MB
+    offer file's fsync took 0.10-0.13 s at the end of the fetch when nothing was written
+    before it, 5-10 ms when writes were started every 16 MB (2026-12-02). Where the call is
+    missing or refused, the fsync does it all, as before."""
+    if hasattr(os, "posix_fadvise"):
+        handle.flush()
+        with contextlib.suppress(OSError):
+            os.posix_fadvise(handle.fileno(), start, end - start, os.POSIX_FADV_DONTNEED)
+    return end
 
 
 class _LowSpeed:
