@@ -307,9 +307,9 @@ async def test_esc_then_a_sign_sent_at_once_by_the_terminal_is_esc_then_the_sign
         return [key.key for key in [*parser.feed(sequence), *parser.feed("")]]
 
     assert read("\x1b/") == ["escape", "slash"]
-    assert read("\x1b[") == ["escape", "left_square_bracket"]
     assert read("\x1b ") == ["escape", "space"]
     assert read("\x1b[A") == ["up"], "an arrow key's sequence is still one key"
+    assert read("\x1b[") == ["left_square_bracket"], "ESC [ begins the terminal's sequences"
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
@@ -324,6 +324,25 @@ async def test_esc_then_a_sign_sent_at_once_by_the_terminal_is_esc_then_the_sign
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         assert field.value == "trn3", "nothing typed into the filter"
+
+
+def test_a_terminal_sequence_split_by_a_slow_link_reads_no_esc(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mouse report (or an arrow key) that arrives in two parts, the first ending past the
+    parser's wait for the rest (a slow SSH link), is read key by key, as Textual reads it:
+    never with an esc first, which would close the form the mouse moved over."""
+    import textual.constants
+    from textual._xterm_parser import XTermParser
+
+    from trntui.ui.driver import read_escape_then_sign
+
+    read_escape_then_sign()
+    monkeypatch.setattr(textual.constants, "ESCAPE_DELAY", 0.0)  # the wait is over at tick()
+    parser = XTermParser()
+    keys = [*parser.feed("\x1b[<35;1"), *parser.tick(), *parser.feed("0;5M"), *parser.feed("")]
+    names = [key.key for key in keys]
+    assert names[0] == "left_square_bracket" and "escape" not in names, names
 
 
 async def test_esc_then_a_letter_arriving_as_alt_letter_is_esc_then_the_letter(

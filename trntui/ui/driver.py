@@ -15,7 +15,7 @@ reads ``ESC`` and a letter as alt+letter, but ``ESC`` and a digit (or ``-``, ``=
 the character macOS types for Option and that key (``™`` for 2), which went into the focused
 field. trntui binds no Alt key and no such character: ``read_escape_then_key_as_alt`` drops
 those readings, so ``ESC 2`` is alt+2 too, and the app takes an alt+key nothing is bound to
-as esc then the key (``TrnTuiApp.on_event``). ``ESC`` and a sign (``?``, ``/``, ``[``, space)
+as esc then the key (``TrnTuiApp.on_event``). ``ESC`` and a sign (``?``, ``/``, ``-``, space)
 lost the esc: Textual's alt applies to letters and digits only, so the pair read as the sign
 alone (esc then ``?`` in the Runs filter typed a ``?`` into it). ``read_escape_then_sign``
 makes that pair esc then the sign.
@@ -65,11 +65,25 @@ def read_escape_then_key_as_alt() -> None:
         del table[sequence]
 
 
+def _is_sign(character: str) -> bool:
+    """A printable key that is no letter or digit, other than ``[`` and ``]``: ``ESC [`` and
+    ``ESC ]`` begin the terminal's own sequences (keys, mouse reports, paste, colour
+    replies), and one that arrives in two parts (a slow link) must not read as esc, which
+    closes a form; nor does a control character after ``ESC`` (alt+enter)."""
+    return (
+        len(character) == 1
+        and character.isprintable()
+        and not character.isalnum()
+        and character not in "[]"
+    )
+
+
 def read_escape_then_sign() -> None:
-    """Make Textual's parser read ``ESC`` and a sign (any key it cannot write as alt+key:
-    ``?``, ``/``, ``[``, ``]``, space) as esc then that key, where it read the sign alone.
-    Only where the parser says the key came after an ``ESC`` (``alt``) and made no alt+key of
-    it; every other reading is Textual's. Safe to call more than once."""
+    """Make Textual's parser read ``ESC`` and a sign (``?``, ``/``, ``-``, space: any printable
+    key it cannot write as alt+key, but ``[`` and ``]``, ``_is_sign``) as esc then that key,
+    where it read the sign alone. Only where the parser says the key came after an ``ESC``
+    (``alt``) and made no alt+key of it; every other reading is Textual's. Safe to call more
+    than once."""
     from textual import events
     from textual._xterm_parser import XTermParser
 
@@ -79,7 +93,7 @@ def read_escape_then_sign() -> None:
 
     def with_escape(parser: XTermParser, sequence: str, alt: bool = False) -> Iterator[events.Key]:
         keys = list(reading(parser, sequence, alt))
-        if alt and keys and not any(key.key.startswith("alt+") for key in keys):
+        if alt and _is_sign(sequence) and not any(key.key.startswith("alt+") for key in keys):
             yield events.Key("escape", "\x1b")
         yield from keys
 
