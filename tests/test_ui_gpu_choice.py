@@ -231,9 +231,11 @@ def test_a_snapshot_keeps_the_gpu_target_compared_when_it_was_saved(
     assert main(["scenario", "save", str(three_targets), "on-p5", "--gpu-target", FIRST_GPU]) == 0
     capsys.readouterr()
     assert load_scenario(three_targets, "on-p5").gpu_target == FIRST_GPU
+    facts = three_targets / "runs" / "facts.parquet"
+    facts.unlink()  # derived by the next command that reads the runs: not by a refused one
     assert main(["scenario", "save", str(three_targets), "bad", "--gpu-target", "nope"]) == 2
     assert "is not a GPU target of the project" in capsys.readouterr().err
-    assert not (three_targets / "scenarios" / "bad.toml").exists()
+    assert not (three_targets / "scenarios" / "bad.toml").exists() and not facts.exists()
 
     assert main(["scenario", "diff", str(three_targets), "on-b200", "on-p5"]) == 0
     said = f"Trainium3 compared with {B200} in A, with {FIRST_GPU} in B"
@@ -242,6 +244,10 @@ def test_a_snapshot_keeps_the_gpu_target_compared_when_it_was_saved(
     assert json.loads(capsys.readouterr().out)["gpu_target"] == {"a": B200, "b": FIRST_GPU}
     assert main(["scenario", "diff", str(three_targets), "on-p5"]) == 0
     assert "Trainium3 compared with" not in capsys.readouterr().out.split("\n", 1)[1]
+    with Project.open(three_targets) as project:  # no choice: the first, as on-p5 chose
+        assert Session(project).use_working_scenario((), None, label="no choice") is None
+    assert main(["scenario", "diff", str(three_targets), "on-p5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu_target"] == {"a": FIRST_GPU, "b": FIRST_GPU}
 
 
 def test_a_snapshot_without_a_gpu_target_compares_the_first_and_an_empty_one_is_refused(
@@ -297,8 +303,8 @@ async def test_u_takes_a_snapshots_gpu_target_with_its_overrides_and_one_undo(
             await pilot.press("c")  # against the estimate on screen now
             await settle(pilot)
             totals = str(app.screen.query_one("#totals", Static).content)
-            first = "the first GPU target"
-            assert f"Trainium3 compared with {B200} in A, with {first} in B" in totals, totals
+            said = f"Trainium3 compared with {B200} in A, with {FIRST_GPU} in B"
+            assert said in totals, totals
             await pilot.press("escape")
             await settle(pilot)
             await pilot.press("u")

@@ -55,6 +55,7 @@ from trntui.store import scenarios  # lazy: a name loads its module when first u
 from trntui.store.reports import write_report
 
 if TYPE_CHECKING:
+    from trntui.core.inventory import Inventory
     from trntui.store.scenarios import Scenario
 
 REPORT_FORMATS = ("csv", "json", "md")
@@ -100,7 +101,7 @@ def _gpu_target_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def compared_gpu(
-    args: argparse.Namespace, root: Path, context: EstimateContext, scenario: Scenario | None
+    args: argparse.Namespace, root: Path, inventory: Inventory, scenario: Scenario | None
 ) -> str | None:
     """The GPU target to compare with: ``--gpu-target`` (refused, with the GPU targets there
     are, when it names none), else the choice in force: the snapshot's (as it was saved) or,
@@ -113,7 +114,7 @@ def compared_gpu(
         from trntui.store.working_scenario import read_working_scenario
 
         return read_working_scenario(root).gpu_target
-    names = [t.name for t in context.inventory.targets if t.accelerator_family == "GPU"]
+    names = [t.name for t in inventory.targets if t.accelerator_family == "GPU"]
     if wanted not in names:
         raise UserError(
             f"--gpu-target {wanted!r} is not a GPU target of "
@@ -211,7 +212,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     result = estimate_with_working(context, overrides) if scenario is None else None
     result = result or estimate(context, overrides)
     bands = prediction_bands(result)
-    gpu_target = compared_gpu(args, Path(args.dir), context, scenario)
+    gpu_target = compared_gpu(args, Path(args.dir), context.inventory, scenario)
     comparison = compare(context, result, bands, gpu_target=gpu_target)
     if args.json:
         document = {
@@ -352,7 +353,7 @@ def report_command(args: argparse.Namespace) -> int:
     context, overrides, scenario, stale = _basis(Path(args.dir), args.scenario)
     if scenario is None:
         estimate_with_working(context, overrides)  # names the file when an override fails
-    gpu_target = compared_gpu(args, Path(args.dir), context, scenario)
+    gpu_target = compared_gpu(args, Path(args.dir), context.inventory, scenario)
     analysis = analyze(context, overrides, gpu_target=gpu_target)
     document = report_document(
         context,

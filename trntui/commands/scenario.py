@@ -138,10 +138,10 @@ def scenario_save_command(args: argparse.Namespace) -> int:
                 f"a scenario named {args.name!r} is already saved; nothing changed "
                 "(choose another name, or --replace it)"
             )
+        gpu_target = compared_gpu(args, root, store.inventory, None)  # before anything is derived
         context = store.derive_and_store_context()
         doubts = implausible_overrides(prepare(context), given, context.inventory)
         refuse_unless_forced(doubts, args.force)
-        gpu_target = compared_gpu(args, root, context, None)
         scenario = scenarios.save_scenario(
             root, args.name, context, overrides, note=args.note, gpu_target=gpu_target
         )
@@ -207,12 +207,14 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
         b = scenarios.load_scenario(root, args.b)
         b_estimate, b_compared = b.estimate(), b.gpu_target
     rows = scenarios.diff_estimates(a.estimate(), b_estimate)
-    compared = scenarios.comparison_change(a.gpu_target, b_compared)
+    a_gpu = scenarios.compared_target(a.estimate(), a.gpu_target)
+    b_gpu = scenarios.compared_target(b_estimate, b_compared)
+    compared = scenarios.comparison_change(a_gpu, b_gpu)
     if args.json:
         document = {
             "a": a.name,
             "b": b_name,
-            "gpu_target": {"a": a.gpu_target, "b": b_compared},
+            "gpu_target": {"a": a_gpu, "b": b_gpu},
             "changes": [_row_json(r) for r in rows],
         }
         print(json.dumps(document, indent=2))

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from trntui.store.scenarios.compare import (
         ABSENT,
         DiffRow,
+        compared_target,
         comparison_change,
         diff_estimates,
         diff_scenarios,
@@ -63,6 +64,7 @@ _EXPORTS = {
     "ABSENT": "compare",
     "DiffRow": "compare",
     "comparison_change": "compare",
+    "compared_target": "compare",
     "diff_estimates": "compare",
     "diff_scenarios": "compare",
     "staleness": "compare",
@@ -88,6 +90,7 @@ __all__ = [
     "ScenarioInfo",
     "ScenarioNotFound",
     "check_name",
+    "compared_target",
     "comparison_change",
     "current_user",
     "diff_estimates",

@@ -1,5 +1,6 @@
 """What changed in the project since a snapshot (``staleness``), and two estimates or
-snapshots side by side (``diff_estimates``, ``diff_scenarios``, ``comparison_change``).
+snapshots side by side (``diff_estimates``, ``diff_scenarios``, ``comparison_change`` of each side's
+``compared_target``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trntui.core.comparison import pick_gpu
 from trntui.core.estimate import (
     INPUT_SPECS,
     TERMS,
@@ -207,13 +209,21 @@ def diff_estimates(a: Estimate, b: Estimate) -> tuple[DiffRow, ...]:
     return tuple(rows)
 
 
+def compared_target(estimate: Estimate, choice: str | None) -> str | None:
+    """The GPU target an estimate compares Trainium3 with, given the choice in force: that
+    target when it names one, else the first GPU target (``core.comparison.pick_gpu``); None
+    when there is no GPU target."""
+    picked, _ = pick_gpu(estimate, choice)
+    return None if picked is None else picked.name
+
+
 def comparison_change(a: str | None, b: str | None) -> str | None:
     """The line that says A and B compare Trainium3 with different GPU targets (each side's
-    choice; None: no choice, the first GPU target), or None when they compare the same."""
+    ``compared_target``), or None when they compare the same one."""
     if a == b:
         return None
-    first = "the first GPU target"
-    return f"Trainium3 compared with {a or first} in A, with {b or first} in B"
+    none = "no GPU target"
+    return f"Trainium3 compared with {a or none} in A, with {b or none} in B"
 
 
 def diff_scenarios(a: Scenario, b: Scenario) -> tuple[DiffRow, ...]:

@@ -27,6 +27,7 @@ from trntui.core.report import Analysis
 from trntui.store.scenarios import (
     Scenario,
     ScenarioInfo,
+    compared_target,
     comparison_change,
     list_scenarios,
     load_scenario,
@@ -551,7 +552,7 @@ class ScenariosScreen(SessionScreen):
         except (UserError, OSError) as error:
             self.set_status(f"Cannot compare: {error}", "error")
             return
-        compared = comparison_change(a_compared, b_compared)
+        compared = comparison_change(compared_target(a, a_compared), compared_target(b, b_compared))
         self.app.push_screen(DiffScreen(a_name, a, b_name, b, compared))
 
     def action_use_snapshot(self) -> None:
