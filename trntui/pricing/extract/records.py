@@ -280,7 +280,9 @@ class OfferRows:
     def add(self, piece: bytes) -> None:
         if not piece:
             return
-        if self._handoff.full():  # the thread is behind: count here rather than wait idle
+        if self._handoff.full() and self._thread.is_alive():
+            # The thread is behind: count here rather than wait idle (not once it has ended
+            # on a fault: the count would be for nothing).
             self._put((piece, piece.count(b'"'), count_lines(piece)))
         else:
             self._put((piece, None, None))
