@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
 from tests import SIZE
-from tests.ui_support import open_section, settle, wait_until
+from tests.ui_support import open_section, settle, type_runs_filter, wait_until
 from trntui.store.project import Project, read_inventory
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.keys import PLACES, owned_bindings, screen_commands
@@ -639,12 +639,7 @@ async def test_esc_leaves_the_runs_filter_and_a_digit_after_it_switches(
 
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
-        await pilot.press("slash", *"trn")
-        await settle(pilot)
-        field = app.focused
-        assert isinstance(field, Input) and field.value == "trn"
+        field = await type_runs_filter(pilot, "trn")
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.focused, DataTable) and field.value == "trn"

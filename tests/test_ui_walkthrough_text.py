@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select,
 from textual.widgets._footer import FooterKey
 
 from tests import MLPERF_DATA, SIZE
-from tests.ui_support import open_section, settle
+from tests.ui_support import open_section, settle, type_runs_filter
 from trntui.core.format import fit_words
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import manual_quote
@@ -312,12 +312,7 @@ async def test_esc_then_a_sign_sent_at_once_by_the_terminal_is_esc_then_the_sign
     assert read("\x1b[") == ["left_square_bracket"], "ESC [ begins the terminal's sequences"
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
-        await pilot.press("slash", *"trn3")
-        await settle(pilot)
-        field = app.screen.query_one("#runs-filter", Input)
-        assert app.focused is field and field.value == "trn3"
+        field = await type_runs_filter(pilot, "trn3")
         parser = XTermParser()
         for key in [*parser.feed("\x1b?"), *parser.feed("")]:
             app.post_message(key)

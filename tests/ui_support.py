@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from tests import HANG_GUARD_S
 
@@ -60,3 +60,15 @@ async def open_section(pilot: Pilot, section: str) -> None:
     nav.highlighted = ids.index(section)
     await pilot.press("enter")
     await settle(pilot)
+
+
+async def type_runs_filter(pilot: Pilot, text: str) -> Input:
+    """Go to the Runs area (``2``), open its filter (``/``) and type ``text`` into it; the
+    filter field, which has the focus then."""
+    await pilot.press("2")
+    await settle(pilot)
+    await pilot.press("slash", *text)
+    await settle(pilot)
+    field = pilot.app.screen.query_one("#runs-filter", Input)
+    assert pilot.app.focused is field and field.value == text
+    return field
