@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from trntui.store.facts import DerivedRuns
     from trntui.store.runs import ImportOutcome
     from trntui.store.telemetry import AttachOutcome
+    from trntui.store.working_scenario import WorkingScenario
 
 UNDO_COALESCE_S = 2.0
 """Edits of the same field within this many seconds are one undo step (typing a number)."""
@@ -278,7 +279,9 @@ class Session:
         write the store refuses (nothing changes then)."""
         if self.read_only:
             return self.read_only_message
-        problem = self.check_overrides(overrides) or self._write_overrides(tuple(overrides))
+        problem = self.check_overrides(overrides) or self._write_working(
+            tuple(overrides), self.gpu_target
+        )
         if problem is not None:
             return problem
         self._record(UndoStep("overrides", label, self.overrides, self._clock()))
@@ -298,15 +301,13 @@ class Session:
         problem = self.check_overrides(overrides) or self._write_working(overrides, gpu_target)
         if problem is not None:
             return problem
-        before = (self.overrides, self.gpu_target)
+        from trntui.store.working_scenario import WorkingScenario
+
+        before = WorkingScenario(self.overrides, self.gpu_target)
         self._record(UndoStep("working", label, before, self._clock()))
         self.overrides, self.gpu_target = overrides, gpu_target
         self._changed("overrides")
         return None
-
-    def _write_overrides(self, overrides: tuple[Override, ...]) -> str | None:
-        """Write ``overrides`` as the working scenario, with the session's GPU target."""
-        return self._write_working(overrides, self.gpu_target)
 
     def _write_working(self, overrides: tuple[Override, ...], gpu_target: str | None) -> str | None:
         """Write the working scenario as given (``gpu_target`` None: no choice); why not,
@@ -531,7 +532,7 @@ class Session:
             before: tuple[Override, ...] = step.before  # type: ignore[assignment]
             if self.read_only:
                 return None, self.read_only_message
-            if (problem := self._write_overrides(before)) is not None:
+            if (problem := self._write_working(before, self.gpu_target)) is not None:
                 return None, problem
             self.history.pop()
             self.overrides = before
@@ -548,11 +549,11 @@ class Session:
         elif step.kind == "working":
             if self.read_only:
                 return None, self.read_only_message
-            working: tuple[tuple[Override, ...], str | None] = step.before  # type: ignore[assignment]
-            if (problem := self._write_working(*working)) is not None:
+            working: WorkingScenario = step.before  # type: ignore[assignment]
+            if (problem := self._write_working(working.overrides, working.gpu_target)) is not None:
                 return None, problem
             self.history.pop()
-            self.overrides, self.gpu_target = working
+            self.overrides, self.gpu_target = working.overrides, working.gpu_target
             self._changed("overrides")
         elif step.kind == "quotes":
             from trntui.store.quotes import QUOTES_FILE, load_quote_book, save_quote_book
