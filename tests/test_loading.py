@@ -38,6 +38,22 @@ def test_a_pause_ends_with_what_was_loaded_frozen_and_the_collector_on() -> None
     assert probe(loaded_already) == "True True False"
 
 
+def test_a_block_inside_a_longer_pause_leaves_the_collector_paused() -> None:
+    """The app's start pauses the collector until its first screen is ready; a block that
+    pauses it meanwhile (a command's module loading) must not run it again early."""
+    code = (
+        "import gc\n"
+        "from trntui.loading import collector_paused, pause_collector, resume_collector\n"
+        "pause_collector(unless_loaded='json')\n"
+        "with collector_paused(unless_loaded='csv'):\n"
+        "    import csv\n"
+        "inside = gc.isenabled()\n"
+        "resume_collector()\n"
+        "print(inside, gc.isenabled())\n"
+    )
+    assert probe(code) == "False True"
+
+
 def test_a_headless_command_loads_its_module_with_the_collector_paused(sample_dir: Path) -> None:
     """``trntui estimate`` loads Polars and the core as it builds its parser: 0.261 -> 0.247 s
     of CPU, 1.64x -> 1.55x ``import polars`` (README, the benchmark table)."""

@@ -25,14 +25,16 @@ _paused = False
 """Whether ``pause_collector`` stopped the collector (and ``resume_collector`` has not run)."""
 
 
-def pause_collector(unless_loaded: str) -> None:
+def pause_collector(unless_loaded: str) -> bool:
     """Stop the collector's passes, unless ``unless_loaded`` (a module's name) is loaded
-    already, the collector is off, or it was paused here before."""
+    already, the collector is off, or it was paused here before; whether this call paused
+    it."""
     global _paused
     if _paused or not gc.isenabled() or unless_loaded in sys.modules:
-        return
+        return False
     gc.disable()
     _paused = True
+    return True
 
 
 def resume_collector() -> None:
@@ -48,9 +50,11 @@ def resume_collector() -> None:
 
 @contextlib.contextmanager
 def collector_paused(unless_loaded: str) -> Iterator[None]:
-    """``pause_collector`` for the block, ``resume_collector`` after it."""
-    pause_collector(unless_loaded)
+    """``pause_collector`` for the block, and ``resume_collector`` after it when this block
+    paused it (inside a longer pause, as the app's start, the collector stays paused)."""
+    paused = pause_collector(unless_loaded)
     try:
         yield
     finally:
-        resume_collector()
+        if paused:
+            resume_collector()
