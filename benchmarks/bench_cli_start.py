@@ -75,7 +75,7 @@ def child_usage(command: list[str], env: dict[str, str] = USER_ENV) -> tuple[flo
         raise SystemExit(f"the launcher of {command[:3]} failed: {report.stderr}")
     seconds, code, user, system, peak = json.loads(report.stdout)
     if code != 0:
-        raise SystemExit(f"{command[:3]} failed with status {code}")
+        raise SystemExit(f"{command[:3]} failed with status {code}: {report.stderr}")
     return seconds, SimpleNamespace(ru_utime=user, ru_stime=system, ru_maxrss=peak)
 
 

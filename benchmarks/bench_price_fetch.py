@@ -135,7 +135,7 @@ if TYPES:
     where.append(f'"Instance Type" IN ({", ".join("?" * len(TYPES))})')
     values += TYPES
 else:
-    where.append('"Instance Type" <> \'\'')
+    where.append(quoted("Instance Type") + " <> ''")
 query = (
     f"SELECT {', '.join(map(quoted, KEPT))} FROM read_csv(?, skip=5, header=true, "
     f"all_varchar=true) WHERE {' AND '.join(where)}"
