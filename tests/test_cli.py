@@ -254,6 +254,24 @@ def test_a_bad_value_is_told_once_with_its_file_line_and_key(tmp_path: Path) -> 
     assert message.count("expected a whole number") == 1, message
 
 
+def test_a_list_of_quotes_in_json_pieces_joins_as_json_dumps_at_every_batch() -> None:
+    """``price fetch --json`` prints its quotes ``batch`` dicts at a time: the joins between
+    batches are indented as ``json.dumps`` indents them, and a NaN in any batch is null."""
+    from trntui.commands import json_pieces
+
+    quotes = [
+        {"instance_type": f"p5.{n}xlarge", "usd_per_hour": n * 1.5, "note": "a, b}, {c"}
+        for n in range(7)
+    ]
+    document = {"region": "us-east-1", "quotes": quotes, "notes": ["x"], "missing": []}
+    expected = json.dumps(document, indent=2)
+    for batch in range(1, 9):
+        assert "".join(json_pieces(document, batch)) == expected
+    quotes[5]["usd_per_hour"] = math.nan
+    with_nan = json.dumps(document, indent=2).replace("NaN", "null")
+    assert "".join(json_pieces(document, 2)) == with_nan
+
+
 def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
     from trntui.commands.runs import _minutes
 
@@ -274,7 +292,7 @@ def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
 )
 def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
     """Character for character, but a float that is not finite is null: JSON has no NaN."""
-    from trntui.commands import json_text
+    from trntui.commands import json_pieces, json_text
 
     def finite(value: object) -> object:
         if isinstance(value, float) and not math.isfinite(value):
@@ -285,7 +303,11 @@ def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
             return [finite(item) for item in value]
         return value
 
-    assert json_text(document) == json.dumps(finite(document), indent=2, allow_nan=False)
+    expected = json.dumps(finite(document), indent=2, allow_nan=False)
+    assert json_text(document) == expected
+    # A list of dicts is encoded some dicts at a time: the pieces join up at every size.
+    for batch in (1, 2, 3):
+        assert "".join(json_pieces(document, batch)) == expected
 
 
 @pytest.mark.parametrize(

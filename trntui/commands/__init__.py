@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from trntui.core.fields import FieldValueError, parse_number
@@ -111,17 +112,78 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def json_text(document: object) -> str:
-    """``json.dumps(document, indent=2)``, character for character, faster for big documents.
+    """``json.dumps(document, indent=2)``, character for character, faster for big documents
+    (``json_pieces``)."""
+    return "".join(json_pieces(document))
+
+
+def print_json(document: object) -> None:
+    """``print(json_text(document))``, written piece by piece: the 32 MB text of a regional
+    price list's quotes is never held whole."""
+    for piece in json_pieces(document):
+        sys.stdout.write(piece)
+    sys.stdout.write("\n")
+
+
+_BATCH = 1000
+"""Dicts encoded in one C call (about 1 MB of text for price quotes)."""
+
+
+def json_pieces(document: object, batch: int = _BATCH) -> Iterator[str]:
+    """The text of ``json.dumps(document, indent=2)`` in pieces, but a float that is not
+    finite is null (JSON has no NaN).
 
     The standard library encodes in C only without ``indent``; with it, every value goes
     through Python (about 1 s for the 30,000 quotes of a regional price list). A dict or list
-    of plain values here is encoded in C with the line break and indentation as its separator,
-    and only the nesting above it in Python.
+    of plain values here is encoded in C with the line break and indentation as its separator
+    (a list of such dicts ``batch`` dicts at a time), and only the nesting above it in Python.
     """
+    return _pieces(document, 0, batch)
+
+
+def _pieces(value: object, level: int, batch: int) -> Iterator[str]:
+    outer, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
+    if isinstance(value, dict) and value:
+        if _flat_dict(value):
+            yield "{" + inner + _encoded(value, "," + inner)[1:-1] + outer + "}"
+            return
+        for index, (key, item) in enumerate(value.items()):
+            text = json.dumps(key) if isinstance(key, str) else json.dumps({key: 0})[1:-4]
+            yield ("," if index else "{") + inner + text + ": "
+            yield from _pieces(item, level + 1, batch)
+        yield outer + "}"
+        return
+    if isinstance(value, list | tuple) and value:
+        if all(_flat_dict(item) for item in value):
+            # With plain values, "}," + separator + "{" occurs only between two dicts (a
+            # string holds no raw line break), so it is re-indented.
+            deep = "\n" + "  " * (level + 2)
+            between = inner + "}," + inner + "{" + deep
+            yield "[" + inner + "{" + deep
+            for start in range(0, len(value), batch):
+                flat = _encoded(value[start : start + batch], "," + deep)[2:-2]
+                yield (between if start else "") + flat.replace("}," + deep + "{", between)
+            yield inner + "}" + outer + "]"
+            return
+        if all(isinstance(item, _SCALARS) for item in value):
+            yield "[" + inner + _encoded(value, "," + inner)[1:-1] + outer + "]"
+            return
+        for index, item in enumerate(value):
+            yield ("," if index else "[") + inner
+            yield from _pieces(item, level + 1, batch)
+        yield outer + "]"
+        return
+    yield _encoded(value, ", ")
+
+
+def _encoded(value: object, separator: str) -> str:
+    """``value`` encoded in one C call with ``separator`` between items; a float in it that
+    is not finite is null."""
+    encoder = json.JSONEncoder(separators=(separator, ": "), allow_nan=False)
     try:
-        return _json_text(document, 0)
+        return encoder.encode(value)
     except ValueError:  # a float that is not finite: JSON has no such number
-        return _json_text(_finite(document), 0)
+        return encoder.encode(_finite(value))
 
 
 def _finite(value: object) -> object:
@@ -133,39 +195,6 @@ def _finite(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_finite(item) for item in value]
     return value
-
-
-def _json_text(value: object, level: int) -> str:
-    outer, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
-    if isinstance(value, dict) and value:
-        if _flat_dict(value):
-            flat = _encoder("," + inner).encode(value)
-            return "{" + inner + flat[1:-1] + outer + "}"
-        items = (
-            f"{json.dumps(key) if isinstance(key, str) else json.dumps({key: 0})[1:-4]}: "
-            f"{_json_text(item, level + 1)}"
-            for key, item in value.items()
-        )
-        return "{" + inner + ("," + inner).join(items) + outer + "}"
-    if isinstance(value, list | tuple) and value:
-        if all(_flat_dict(item) for item in value):
-            # One C call for the whole list: with plain values, "}," + separator + "{" occurs
-            # only between two dicts (a string holds no raw line break), so it is re-indented.
-            deep = "\n" + "  " * (level + 2)
-            flat = _encoder("," + deep).encode(value)[2:-2]
-            between = inner + "}," + inner + "{" + deep
-            body = flat.replace("}," + deep + "{", between)
-            return "[" + inner + "{" + deep + body + inner + "}" + outer + "]"
-        if all(isinstance(item, _SCALARS) for item in value):
-            flat = _encoder("," + inner).encode(value)
-            return "[" + inner + flat[1:-1] + outer + "]"
-        items = (_json_text(item, level + 1) for item in value)
-        return "[" + inner + ("," + inner).join(items) + outer + "]"
-    return json.dumps(value, indent=2, allow_nan=False)
-
-
-def _encoder(separator: str) -> json.JSONEncoder:
-    return json.JSONEncoder(separators=(separator, ": "), allow_nan=False)
 
 
 def _flat_dict(value: object) -> bool:

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from trntui.commands import json_text
+from trntui.commands import print_json
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import fetch_json, print_fetch, progress_printer
 from trntui.pricing.service import (
@@ -48,7 +48,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if args.save:
         _save_into_project(Path(args.save), result, side, plans, args.force)
     if args.json:
-        print(json_text(fetch_json(result, side, plans)))
+        print_json(fetch_json(result, side, plans))
     else:
         print_fetch(result, side, plans)
     return 0
