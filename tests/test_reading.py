@@ -93,3 +93,34 @@ print(code, reads)
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.splitlines()[-1] == "0 ['trntui-read-ahead']"
+
+
+def test_the_hash_leaves_no_thread_the_exit_waits_for(tmp_path: Path) -> None:
+    """A log read on the command's own thread (a folder's logs) is hashed on a daemon thread:
+    an idle worker the interpreter waits for at exit would keep a headless command from
+    ending at once (``cli._end_at_once``). In a process of its own: a hashing thread first
+    started by another test's read-ahead thread would be a daemon by inheritance."""
+    log = tmp_path / "train.log"
+    log.write_bytes(b"iteration 1\n" * 1000)
+    script = (
+        "import sys, threading\n"
+        "from trntui.importers.reading import read_source\n"
+        "print(read_source(sys.argv[1]).sha256)\n"
+        "print([t.daemon for t in threading.enumerate() if t.name.startswith('trntui-hash')])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(log)], capture_output=True, text=True, check=True
+    )
+    digest, daemons = result.stdout.splitlines()
+    assert digest == hashlib.sha256(log.read_bytes()).hexdigest()
+    assert daemons == "[True]", daemons
+
+
+def test_the_hasher_runs_calls_in_order_and_hands_back_their_errors() -> None:
+    done: list[int] = []
+    futures = [reading._HASHER.submit(done.append, n) for n in range(50)]
+    failed = reading._HASHER.submit(int, "not a number")
+    assert [f.result(timeout=10) for f in futures] == [None] * 50
+    assert done == list(range(50))
+    with pytest.raises(ValueError, match="not a number"):
+        failed.result(timeout=10)

@@ -19,15 +19,17 @@ Nothing here imports Polars.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import io
 import os
+import queue
 import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from trntui.core.errors import InputFileError, UserError
 
@@ -35,6 +37,7 @@ Progress = Callable[[float], object]
 """Called with the fraction done, 0.0 to 1.0."""
 CancelCheck = Callable[[], bool]
 """Returns True when the caller wants the import abandoned."""
+T = TypeVar("T")
 
 
 class Cancelled(UserError):
@@ -119,7 +122,43 @@ class SourceFile:
         return self._digest.result()[1]
 
 
-_HASHER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trntui-hash")
+_Call = tuple[concurrent.futures.Future[Any], Callable[[], Any]]
+"""A call to make (``_InOrder``) and the future its outcome goes to."""
+
+
+class _InOrder:
+    """Runs the calls it is given one after another, in order, on one daemon thread started
+    by the first: a process that is done never waits for it, as it waits for an idle
+    ``ThreadPoolExecutor`` worker (which would keep ``trntui import`` from ending at once,
+    ``cli.run``). Each call's result or error comes back in its future."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: queue.SimpleQueue[_Call] = queue.SimpleQueue()
+        self._start = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, call: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._calls.put((future, functools.partial(call, *args)))
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, call = self._calls.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as error:  # handed to whoever waits for the future
+                future.set_exception(error)
+
+
+_HASHER = _InOrder("trntui-hash")
 
 MAX_LINE_BYTES = 16 << 20
 """The longest line a log may have. Real lines are short (a neuron-monitor report on the
