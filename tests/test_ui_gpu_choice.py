@@ -163,6 +163,33 @@ def test_a_chosen_gpu_target_renamed_since_says_so_and_compares_the_first(
     )
 
 
+def test_an_opened_snapshot_whose_gpu_target_is_gone_says_which_is_compared(
+    three_targets: Path, capsys
+) -> None:
+    """A snapshot chose the B200, since removed from the project: opened, it says so and
+    names the target the project compares with instead (as ``u`` would use), not
+    "(chosen)" beside a name the project no longer has."""
+    from trntui.ui.screens.scenarios import scenario_text
+
+    with Project.open(three_targets) as project:
+        assert Session(project).compare_with(B200) is None
+    assert main(["scenario", "save", str(three_targets), "on-b200"]) == 0
+    with Project.open(three_targets) as project:
+        inventory = project.inventory
+        kept = tuple(t for t in inventory.targets if t.name != B200)
+        project.save_inventory(dataclasses.replace(inventory, targets=kept))
+    (three_targets / WORKING_SCENARIO_FILE).write_text("schema_version = 1\n")
+    assert main(["scenario", "save", str(three_targets), "now"]) == 0
+    capsys.readouterr()
+    snapshot = load_scenario(three_targets, "on-b200")
+    opened = str(scenario_text(snapshot, load_scenario(three_targets, "now").estimate(), ()))
+    gone = f"the first GPU target ('{B200}', the one chosen, is not a target now)"
+    assert f"Trn3 vs GPU: against {FIRST_GPU} now ({gone})" in opened, opened
+    assert "(chosen)" not in opened, opened
+    # Against an estimate that still has it (the snapshot's own), it is the one chosen.
+    assert f"against {B200} (chosen)" in str(scenario_text(snapshot, snapshot.estimate(), ()))
+
+
 def test_a_gpu_target_that_is_no_name_is_refused_with_its_line(three_targets: Path) -> None:
     from trntui.core.errors import InputFileError
 

@@ -12,7 +12,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from trntui.core.comparison import CHOSEN, FIRST_GPU, gpu_target_names
+from trntui.core.comparison import CHOSEN, FIRST_GPU, gpu_target_names, pick_gpu
 from trntui.core.estimate import INPUT_SPECS, Estimate, TargetEstimate
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_clock, with_unit
@@ -381,6 +381,16 @@ def comparison_text(analysis: Analysis) -> Text:
     return text
 
 
+def _snapshot_gpu_line(chosen: str, now: Estimate | None) -> Text:
+    """The GPU target a snapshot chose, and, when the project no longer has it as a GPU
+    target, which one the project compares with instead (``pick_gpu``, as ``u`` would)."""
+    picked, how = (None, CHOSEN) if now is None else pick_gpu(now, chosen)
+    if how == CHOSEN:
+        return Text(f"\nTrn3 vs GPU: against {chosen} (chosen)")
+    instead = f"against {picked.name}" if picked is not None else "no GPU target to compare"
+    return Text(f"\nTrn3 vs GPU: {instead} now ({how})", style="yellow")
+
+
 def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ...]) -> Text:
     """An opened snapshot: its own totals (rebuilt from what it recorded), then what changed."""
     text = Text()
@@ -396,7 +406,7 @@ def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ..
         if current is not None:
             text.append(f" then; {current.headline()} on screen now", style="dim")
     if scenario.gpu_target:
-        text.append(f"\nTrn3 vs GPU: against {scenario.gpu_target} (chosen)")
+        text.append(_snapshot_gpu_line(scenario.gpu_target, now))
     if scenario.overrides:
         text.append("\nOverrides:")
         for o in scenario.overrides:
