@@ -290,9 +290,9 @@ def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
         max_leaves=30,
     )
 )
-def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
+def test_json_pieces_join_as_json_dumps_with_indent_2(document: object) -> None:
     """Character for character, but a float that is not finite is null: JSON has no NaN."""
-    from trntui.commands import json_pieces, json_text
+    from trntui.commands import json_pieces
 
     def finite(value: object) -> object:
         if isinstance(value, float) and not math.isfinite(value):
@@ -304,7 +304,7 @@ def test_json_text_is_json_dumps_with_indent_2(document: object) -> None:
         return value
 
     expected = json.dumps(finite(document), indent=2, allow_nan=False)
-    assert json_text(document) == expected
+    assert "".join(json_pieces(document)) == expected
     # A list of dicts is encoded some dicts at a time: the pieces join up at every size.
     for batch in (1, 2, 3):
         assert "".join(json_pieces(document, batch)) == expected

@@ -111,15 +111,10 @@ def refuse_unless_forced(doubts: list[str], force: bool) -> None:
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def json_text(document: object) -> str:
-    """``json.dumps(document, indent=2)``, character for character, faster for big documents
-    (``json_pieces``)."""
-    return "".join(json_pieces(document))
-
-
 def print_json(document: object) -> None:
-    """``print(json_text(document))``, written piece by piece: the 32 MB text of a regional
-    price list's quotes is never held whole."""
+    """``print(json.dumps(document, indent=2))``, faster for big documents and written piece
+    by piece (``json_pieces``): the 32 MB text of a regional price list's quotes is never
+    held whole."""
     for piece in json_pieces(document):
         sys.stdout.write(piece)
     sys.stdout.write("\n")
