@@ -234,7 +234,18 @@ def test_a_source_that_changed_under_the_same_value_is_not_a_change_of_value(tmp
     notes = staleness(load_scenario(tmp_path, "base"), dataclasses.replace(ctx, inventory=owned))
     assert notes, "the sources changed: the snapshot no longer says where each came from"
     assert not any(" -> " in n for n in notes)
-    assert any(" still " in n and "its source now" in n and "someone else" in n for n in notes)
+    # One note for every input credited to the new name (the review saw 25 lines of it),
+    # counting them: each assumption of each target.
+    credited = [n for n in notes if "now credited to 'someone else'" in n]
+    assumptions = [
+        f"{t.name}: {i.label}"
+        for t in load_scenario(tmp_path, "base").estimate().targets
+        for i in t.inputs
+        if i.provenance.kind == "assumption"
+    ]
+    assert len(credited) == 1 and len(notes) == 1, notes
+    assert credited[0].startswith(f"{len(assumptions)} inputs keep their values"), credited
+    assert assumptions[0] in credited[0] and f"and {len(assumptions) - 3} more" in credited[0]
 
 
 def test_the_work_to_the_target_is_varied_over_what_the_verified_runs_needed(tmp_path):
@@ -275,3 +286,19 @@ def test_the_work_to_the_target_is_varied_over_what_the_verified_runs_needed(tmp
     assert bar.total_at_high == pytest.approx(at_high.target(gpu.name).total_usd)
     trn = next(s for s in sensitivity(result) if s.target != gpu.name)
     assert any(label == work.label for label, _ in trn.not_varied)
+
+
+def test_scenario_diff_says_a_value_from_another_source_is_the_same(sample_dir, capsys):
+    """After the owner's rename, ``scenario diff`` listed each assumption as
+    '3,072 -> 3,072 (+0, +0.0%)': now as the same value from another source."""
+    from trntui.cli import main
+    from trntui.store.project import Project
+
+    with Project.open(sample_dir) as project:
+        inventory = project.inventory
+        renamed = dataclasses.replace(inventory.project, owner="alice")
+        project.save_inventory(dataclasses.replace(inventory, project=renamed))
+    assert main(["scenario", "diff", str(sample_dir), "as-measured"]) == 0
+    out = capsys.readouterr().out
+    assert "Work to finish: 3,072 -> 3,072 (the same value, from another source)" in out, out
+    assert "(+0, +0.0%)" not in out and "assumption: alice" in out

@@ -50,6 +50,8 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
         for name in now_targets
         if name not in then_names
     ]
+    credited: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    """Inputs credited to another name: (kind, name before, now) -> (their note's place, them)."""
     for old in then.targets:
         new = now_targets.get(old.name)
         if new is None:
@@ -57,17 +59,26 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
             continue
         for before in old.inputs:
             after = new.input(before.key)
+            then_from, now_from = before.provenance, after.provenance
             if before.value != after.value:
                 notes.append(
-                    f"{old.name}: {before.label} {_change(before.value, after.value)}"
-                    f" ({after.provenance})"
+                    f"{old.name}: {before.label} {_change(before.value, after.value)} ({now_from})"
                 )
-            elif before.provenance != after.provenance:
-                # The same number from another source (a renamed run set, an owner's name in
-                # every assumption): said as such, not as a change of value.
+            elif (then_from.kind, then_from.detail) == (now_from.kind, now_from.detail) and (
+                then_from.source != now_from.source
+            ):
+                # The same number, stated as before but credited to another source (the
+                # owner's new name in every assumption, a renamed run set): one note for all.
+                key = (now_from.kind, then_from.source, now_from.source)
+                if key not in credited:
+                    credited[key] = (len(notes), [])
+                    notes.append("")  # its place: written once every input is counted
+                credited[key][1].append(f"{old.name}: {before.label}")
+            elif then_from != now_from:
+                # The same number from another kind of source: said as such, not as a change.
                 notes.append(
                     f"{old.name}: {before.label} still {_show(after.value)}, its source now "
-                    f"{after.provenance} (was {before.provenance})"
+                    f"{now_from} (was {then_from})"
                 )
         notes += [
             f"{old.name}: {flag.message} (as of {current.today.isoformat()})"
@@ -77,7 +88,20 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
         for q in scenario.context.book.quotes:
             if new.quote is not None and quote_id(new.quote) == quote_id(q) and new.quote != q:
                 notes.append(f"quote {quote_id(q)} changed since the snapshot")
+    for key, (place, inputs) in credited.items():
+        notes[place] = _credited(key, inputs)
     return tuple(dict.fromkeys(notes))
+
+
+def _credited(key: tuple[str, str, str], inputs: list[str]) -> str:
+    """One note for the inputs whose values and sources are as they were, but credited to
+    another name: ``key`` is (kind, name before, name now)."""
+    _, was, now = key
+    shown = ", ".join(inputs[:3]) + (f" and {len(inputs) - 3} more" if len(inputs) > 3 else "")
+    what = (
+        "input keeps its value" if len(inputs) == 1 else f"{len(inputs)} inputs keep their values"
+    )
+    return f"{what} and sources, now credited to {now!r} (was {was!r}): {shown}"
 
 
 def _run_sets(scenario: Scenario) -> list[tuple[str, list[str]]]:
