@@ -320,6 +320,34 @@ async def test_undo_on_the_runs_screen_shows_the_runs_as_judged_by_the_goal_put_
         assert app.current_mode == "runs", "without leaving the screen"
 
 
+async def test_a_narrow_runs_table_marks_the_unit_once_the_runs_units_differ(
+    sample_dir: Path,
+) -> None:
+    """At 80 columns the table has no Unit column: the sample's MLPerf runs (samples/s) show
+    their numbers alone; with a Hugging Face run (tokens/s) beside them, every steady
+    throughput says its unit, and the table still fits without scrolling sideways."""
+    hf_log = Path(__file__).parent / "data" / "frameworks" / "hf" / "trainer.log"
+
+    async def steady_cells() -> tuple[list[str], int]:
+        with Project.open(sample_dir) as project:
+            app = TrnTuiApp(project)
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("2")
+                await settle(pilot)
+                table = app.screen.query_one("#runs", DataTable)
+                at = [c.label.plain for c in table.ordered_columns].index("Steady")
+                cells = [str(table.get_cell_at((i, at))) for i in range(table.row_count)]
+                return cells, table.max_scroll_x
+
+    alone, _ = await steady_cells()
+    assert alone and all(re.fullmatch(r"[\d,.]+", cell) for cell in alone), alone
+    import_paths(sample_dir, [hf_log], set_name="hf")
+    mixed, sideways = await steady_cells()
+    assert any(cell.endswith(" tok") for cell in mixed), mixed
+    assert all(re.fullmatch(r"[\d,.]+ (smp|tok)", cell) for cell in mixed), mixed
+    assert sideways == 0, f"the table scrolls {sideways} columns sideways"
+
+
 async def plot_alone(series: ThroughputSeries, facts: PlotFacts, size: tuple[int, int]) -> Text:
     """``series`` drawn by a ``ThroughputPlot`` alone in an app of ``size``, as rendered."""
     from textual.app import App

@@ -62,6 +62,7 @@ from trntui.ui.screens.runs_columns import (
     launched,
     minutes,
     size_cell,
+    steady_cell,
 )
 from trntui.ui.session import Session
 from trntui.ui.text import cell, shown
@@ -183,6 +184,8 @@ class RunsScreen(SessionScreen):
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
         self.facts: dict[str, RunFacts] = {}
+        self._units = 0
+        """How many throughput units the runs' facts have (``steady_cell``)."""
         self.sizes: dict[str, SystemSize | None] = {}
         self.backtests: dict[str, Backtest | None] = {}
         self._observations: pl.DataFrame | None = None
@@ -214,6 +217,8 @@ class RunsScreen(SessionScreen):
 
     def on_mount(self) -> None:
         self._wide: bool | None = None
+        self._mixed_units = False
+        """Whether the columns were laid out for runs of more than one throughput unit."""
         self._set_columns()
         # The facts come with each estimate: it follows every change of the goal (also an
         # undo while this screen shows) and every import.
@@ -267,9 +272,12 @@ class RunsScreen(SessionScreen):
             return
         self._shown_derived = computed.derived
         self.facts = {run.run_id: run.facts for run in computed.derived}
+        self._units = len({facts.throughput_unit for facts in self.facts.values()})
         self._observations = computed.context.observations
         self.backtests = {}
-        self._show_rows()
+        highlighted = self._selected_run_id()  # before a new layout clears the table
+        self._set_columns()  # new widths when the units now differ (or no longer do)
+        self._show_rows(keep=highlighted)
 
     def _backtest(self, set_name: str) -> Backtest | None:
         """The set's back-test (the model against the trials it came from), worked out when
@@ -279,11 +287,12 @@ class RunsScreen(SessionScreen):
         return self.backtests.get(set_name)
 
     def _set_columns(self) -> bool:
-        """Lay the table out for the terminal's width; True when that changed the columns."""
+        """Lay the table out for the terminal's width (and, narrow, for whether the runs'
+        units differ: ``steady_cell``); True when that changed the columns."""
         wide = self.app.size.width >= WIDE_FROM
-        if wide == self._wide:
+        if (wide, self._units > 1) == (self._wide, self._mixed_units):
             return False
-        self._wide = wide
+        self._wide, self._mixed_units = wide, self._units > 1
         table = self.query_one("#runs", DataTable)
         table.clear(columns=True)
         for key, header, narrow in COLUMNS:
@@ -400,7 +409,10 @@ class RunsScreen(SessionScreen):
         run_before = keep or self._selected_run_id()
         table.clear()
         wide = bool(self._wide)
-        name_width = SET_WIDTH if wide else NARROW_SET_WIDTH
+        mixed = not wide and self._mixed_units
+        # A short unit after each steady throughput (``steady_cell``) takes its room from
+        # the set's name, which the line under the table gives in full.
+        name_width = SET_WIDTH if wide else NARROW_SET_WIDTH - (3 if mixed else 0)
         log_width = LOG_WIDTH if wide else NARROW_LOG_WIDTH
         matching = self._matching()
         limit = min(TYPING_ROWS, SHOWN_ROWS) if typing else SHOWN_ROWS
@@ -429,7 +441,9 @@ class RunsScreen(SessionScreen):
                     "status": facts.outcome,
                     "run": minutes(facts.run_s),
                     "result": minutes(facts.launch_to_result_s),
-                    "steady": number(facts.steady_throughput),
+                    "steady": steady_cell(
+                        number(facts.steady_throughput), facts.throughput_unit, mixed
+                    ),
                     "unit": (facts.throughput_unit or UNKNOWN).removesuffix("/s"),
                     "restarts": str(facts.restarts),
                     "redo": UNKNOWN if facts.redone_steps is None else str(facts.redone_steps),

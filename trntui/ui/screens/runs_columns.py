@@ -51,3 +51,17 @@ COLUMNS = (
     ("launched", "Launched", None),
 )
 """Each column: its key, header when wide, header when narrow (``None``: left out)."""
+
+
+_SHORT_UNITS = {"tokens/s": "tok", "samples/s": "smp", "steps/s": "step", "epochs/s": "ep"}
+
+
+def steady_cell(value: str, unit: str | None, mixed: bool) -> str:
+    """A run's steady throughput in a narrow table (no Unit column): the number alone while
+    every run's throughput has the same unit (the line under the table names it), with a
+    short unit once they differ (``1,552 tok``, ``2.017 smp``), so no column mixes units
+    unmarked. ``mixed`` is whether the project's runs have more than one unit."""
+    if not mixed or value == UNKNOWN:
+        return value
+    known = unit or UNKNOWN
+    return f"{value} {_SHORT_UNITS.get(known, known.removesuffix('/s')[:4])}"
