@@ -321,6 +321,36 @@ async def test_esc_then_a_sign_sent_at_once_by_the_terminal_is_esc_then_the_sign
         assert field.value == "trn3", "nothing typed into the filter"
 
 
+def test_a_paste_holding_an_escape_sequence_arrives_whole_and_in_order() -> None:
+    """Text copied from a coloured terminal (``E ESC [31m F``, then a bell, a tab and a
+    control) reached the field as ``^[31mFE``, its tab moving the focus on: Textual's parser
+    took what followed the ``ESC`` out of the paste and sent it as keys, ahead of the paste.
+    Now the paste is one Paste event, in order, without the ``ESC``, however the terminal's
+    bytes are cut into reads; an esc key and an arrow key around it read as before."""
+    from textual import events
+    from textual._xterm_parser import XTermParser
+
+    from trntui.ui.driver import keep_pastes_whole
+
+    keep_pastes_whole()
+    body = "E\x1b[31mRED\x07bell\ttab\x01ctl"
+    sent = "\x1b[A" + "\x1b[200~" + body + "\x1b[201~" + "\x1b[B"
+    for cut in range(len(sent) + 1):
+        for second in range(cut, len(sent) + 1):
+            parser = XTermParser()
+            pieces = [sent[:cut], sent[cut:second], sent[second:]]
+            got = [e for piece in pieces if piece for e in parser.feed(piece)]
+            got += list(parser.feed(""))
+            where = f"cut at {cut} and {second}"
+            keys = [e.key for e in got if isinstance(e, events.Key)]
+            pastes = [e.text for e in got if isinstance(e, events.Paste)]
+            assert keys == ["up", "down"], where
+            assert pastes == [body.replace("\x1b", "")], where
+    parser = XTermParser()
+    alone = [*parser.feed("\x1b"), *parser.feed("")]
+    assert [e.key for e in alone if isinstance(e, events.Key)] == ["escape"]
+
+
 def test_a_terminal_sequence_split_by_a_slow_link_reads_no_esc(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -33,6 +33,7 @@ from trntui.core.text import printable
 from trntui.loading import resume_collector
 from trntui.store.project import Project
 from trntui.ui.driver import (
+    keep_pastes_whole,
     read_escape_then_key_as_alt,
     read_escape_then_sign,
     tolerate_bytes_that_are_not_utf8,
@@ -120,11 +121,12 @@ class TrnTuiApp(App[None]):
         return [*super().get_line_filters(), _TERMINAL_SAFE]
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal, made to survive a byte that is not UTF-8 and
-        to read esc then a digit, sent at once, as alt+digit, and esc then a sign as both
-        (``ui/driver.py``)."""
+        """Textual's driver for this terminal, made to survive a byte that is not UTF-8, to
+        read esc then a digit, sent at once, as alt+digit, and esc then a sign as both, and
+        to keep a paste that holds an escape sequence whole (``ui/driver.py``)."""
         read_escape_then_key_as_alt()
         read_escape_then_sign()
+        keep_pastes_whole()
         return tolerate_bytes_that_are_not_utf8(super().get_driver_class())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -19,6 +19,14 @@ as esc then the key (``TrnTuiApp.on_event``). ``ESC`` and a sign (``?``, ``/``, 
 lost the esc: Textual's alt applies to letters and digits only, so the pair read as the sign
 alone (esc then ``?`` in the Runs filter typed a ``?`` into it). ``read_escape_then_sign``
 makes that pair esc then the sign.
+
+A paste that holds an escape sequence (text copied from a coloured terminal) came apart:
+Textual's parser reads an ``ESC`` inside a bracketed paste as the start of a sequence, takes
+the characters after it out of the paste and, when the sequence means nothing, sends them as
+keys, ahead of the paste's text: ``E ESC [31m F`` reached the field as ``^[31mFE``, and a
+tab in the rest moved the focus to the next field. ``keep_pastes_whole`` makes every ``ESC``
+inside a paste, but the one that ends it, a NUL, which Textual drops from a paste: the paste
+arrives whole, in order, without its control characters (a field drops those too).
 """
 
 from __future__ import annotations
@@ -99,3 +107,81 @@ def read_escape_then_sign() -> None:
 
     with_escape.keeps_escape = True  # type: ignore[attr-defined]
     XTermParser._sequence_to_key_events = with_escape  # type: ignore[method-assign,assignment]
+
+
+_PASTE_START = "\x1b[200~"
+_PASTE_END = "\x1b[201~"
+
+
+class _PasteFilter:
+    """What the terminal sends, with each ``ESC`` inside a bracketed paste made a NUL
+    (``keep_pastes_whole``), read piece by piece as it arrives: a marker may come in two
+    pieces. Outside a paste nothing is held back (a lone ``ESC`` is the esc key, whose
+    timing the parser reads); inside one, a piece that ends in part of the end marker keeps
+    that part for the next piece."""
+
+    def __init__(self) -> None:
+        self.pasting = False
+        self._seen = ""
+        """The last characters outside a paste (the start marker's beginning, if it is)."""
+        self._held = ""
+        """Inside a paste: the end of a piece that may be the end marker's beginning."""
+
+    def __call__(self, data: str) -> str:
+        out: list[str] = []
+        text, self._held = self._held + data, ""
+        while text:
+            if not self.pasting:
+                seen = self._seen + text
+                at = seen.find(_PASTE_START)
+                if at < 0:
+                    out.append(text)
+                    self._seen = seen[-(len(_PASTE_START) - 1) :]
+                    return "".join(out)
+                cut = at + len(_PASTE_START) - len(self._seen)  # the marker's end, in text
+                out.append(text[:cut])
+                text, self._seen, self.pasting = text[cut:], "", True
+                continue
+            at = text.find(_PASTE_END)
+            if at < 0:
+                body, self._held = _split_partial_end(text)
+                out.append(body.replace("\x1b", "\x00"))
+                return "".join(out)
+            out.append(text[:at].replace("\x1b", "\x00") + _PASTE_END)
+            text, self.pasting = text[at + len(_PASTE_END) :], False
+        return "".join(out)
+
+
+def _split_partial_end(text: str) -> tuple[str, str]:
+    """``text`` less a last part that could begin the paste's end marker, and that part."""
+    for size in range(min(len(_PASTE_END) - 1, len(text)), 0, -1):
+        if _PASTE_END.startswith(text[-size:]):
+            return text[:-size], text[-size:]
+    return text, ""
+
+
+def keep_pastes_whole() -> None:
+    """Make Textual's parser read every ``ESC`` inside a bracketed paste as a NUL (dropped
+    from the paste), so a paste holding an escape sequence arrives whole and nothing of it
+    as keys (module docstring). Safe to call more than once."""
+    from textual._xterm_parser import XTermParser
+
+    feeding = XTermParser.feed
+    if getattr(feeding, "keeps_pastes_whole", False):
+        return
+
+    def feed(parser: XTermParser, data: str) -> Iterator[Any]:
+        pastes = parser.__dict__.get("_trntui_pastes")
+        if pastes is None:
+            pastes = parser.__dict__["_trntui_pastes"] = _PasteFilter()
+        # Textual's feed of "" ends the input: a held part of a marker goes first.
+        text = pastes(data) if data else pastes._held
+        if not data:
+            pastes._held = ""
+        if text:
+            yield from feeding(parser, text)
+        if not data:
+            yield from feeding(parser, data)
+
+    feed.keeps_pastes_whole = True  # type: ignore[attr-defined]
+    XTermParser.feed = feed  # type: ignore[method-assign,assignment]
