@@ -73,6 +73,22 @@ def test_every_class_with_bindings_has_a_place_and_every_binding_a_description()
         assert wanted in titles
 
 
+def test_the_palette_ranks_the_manual_quote_first_for_its_name() -> None:
+    """A user typed "manual quote" in the palette and pressed enter: that ran Prices: Pin (its
+    help named "the highlighted manual quote"), pinning a quote, where the add command's help
+    never said "manual". Now the add command alone scores highest of every command the
+    palette offers (the screens' and the app's), as the palette ranks them (``_score``)."""
+    from textual.fuzzy import Matcher
+
+    from trntui.ui.keys import APP_COMMANDS, _score
+
+    matcher = Matcher("manual quote")
+    scores = {c.title: _score(matcher, c.title, c.help) for c in screen_commands()}
+    scores |= {c.title: _score(matcher, c.title, c.help) for c in APP_COMMANDS}
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    assert ranked[0][0] == "Prices: Quote" and ranked[0][1] > ranked[1][1], ranked[:3]
+
+
 async def test_the_palette_runs_a_screen_command_from_another_screen(
     sample_project: Project,
 ) -> None:

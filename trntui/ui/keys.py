@@ -61,7 +61,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "3",
         "app.switch_mode('prices')",
         "Prices",
-        "Price quotes from the AWS Price List and manual quotes, with source and date",
+        "Price quotes from the AWS Price List or entered by hand, with source and date",
     ),
     AppCommand(
         "screen.scenarios",

@@ -143,7 +143,7 @@ class PricesScreen(SessionScreen):
             "a",
             "add_manual",
             "Quote",
-            tooltip="Enter a price quote by hand (price, source, date)",
+            tooltip="Add a manual quote: a price entered by hand, with its source and date",
             id="prices.add",
         ),
         Binding(
@@ -164,9 +164,9 @@ class PricesScreen(SessionScreen):
             "p",
             "pin",
             "Pin",
-            tooltip="Pin the highlighted manual quote (or the highlighted target's), or unpin "
-            "it: a pinned quote is used over the price list's and counts as verified (as "
-            "trntui price add --pin)",
+            tooltip="Pin the highlighted quote entered by hand (or the highlighted target's), "
+            "or unpin it: a pinned quote is used over the price list's and counts as verified "
+            "(as trntui price add --pin)",
             id="prices.pin",
         ),
     ]
