@@ -408,3 +408,36 @@ async def test_a_detail_longer_than_its_line_says_so_and_enter_shows_it_whole(
             await settle(pilot)
             messages = [n.message for n in app._notifications]
             assert whole.plain in messages, messages
+
+
+async def test_a_manual_quote_that_replaces_one_says_so_and_undo_brings_it_back(
+    sample_project: Project,
+) -> None:
+    """The sample has a manual quote for trn3.48xlarge. Entering another for the same type,
+    region and option replaced it with only "Added manual quote for trn3.48xlarge": now the
+    status names the price it replaced and that ctrl+z brings it back, which it does."""
+    from trntui.core.format import usd_price
+
+    def trn3() -> float | None:
+        book = load_quote_book(sample_project.root)
+        found = [q for q in book.quotes if q.instance_type == "trn3.48xlarge" and q.manual]
+        assert len(found) == 1, found
+        return found[0].usd_per_hour
+
+    before = trn3()
+    assert isinstance(before, float)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_manual_quote(pilot)
+        assert form.query_one("#field-instance_type", Input).value == "trn3.48xlarge"
+        form.query_one("#field-usd_per_hour", Input).value = str(before + 1)
+        form.query_one("#field-source_note", Input).value = "account team, second offer"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        status = str(app.screen.query_one("StatusLine").content)
+        assert status.startswith(f"Replaced the {usd_price(before)}/h manual quote"), status
+        assert "ctrl+z" in status and len(status) <= SIZE[0], status
+        assert trn3() == before + 1
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert trn3() == before

@@ -567,15 +567,22 @@ class PricesScreen(SessionScreen):
             self.set_status(str(error), "error")
             return
 
+        # The one manual quote for its type, region and option, if there is one: replaced.
+        before = next((q for q in self.book.quotes if q.key == quote.key), None)
+        what = f"{quote.instance_type} {quote.purchase_option} in {quote.region}"
+        done = f"Added manual quote for {quote.instance_type}"
+        if before is not None:
+            was = UNKNOWN if before.usd_per_hour is None else f"{usd_price(before.usd_per_hour)}/h"
+            done = f"Replaced the {was} manual quote for {quote.instance_type} (ctrl+z: back)"
+
         def store(confirmed: bool | None = True) -> None:
             if confirmed:
                 stored = self._report_book(
                     self.session.add_quote(
                         quote,
-                        label=f"adding the manual quote for {quote.instance_type} "
-                        f"{quote.purchase_option} in {quote.region}",
+                        label=f"{'replacing' if before else 'adding'} the manual quote for {what}",
                     ),
-                    f"Added manual quote for {quote.instance_type}",
+                    done,
                 )
                 unused = why_quote_unused(quote, self.session.inventory)
                 if stored and unused:
