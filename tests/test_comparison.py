@@ -389,3 +389,62 @@ def test_a_finish_is_a_date_and_time_not_a_day_rounded_up():
     )
     assert late.plans[0].late is True
     assert any(f"finishes on {plan.finish:%Y-%m-%d %H:%M}" in f for f in late.decision.facts)
+
+
+def test_a_different_work_to_finish_is_never_merged_into_a_ratio():
+    """SPEC 5: the same amount of completed work. Trainium3 priced for 9,000 samples (an
+    override) against the GPU for the goal's 7,200 is no ratio, no break-even, no payback."""
+    from trntui.core.inventory import ProjectInfo
+
+    # The GPU dear enough that a merged ratio would have called the port paid off.
+    ctx = context(
+        inv=inventory(project=ProjectInfo(name="t", owner="alice", engineer_day_usd=500.0)),
+        quotes=book(gpu_price=400.0),
+    )
+    assert compared(ctx).payback.payback_trainings is not None
+    longer = Override("work_amount", 9000.0, TRN, who="ana", why="a longer fine-tune")
+    result = compared(ctx, overrides=(longer,))
+    assert not result.comparable
+    assert (result.cost_ratio, result.saving_usd, result.break_even) == (None, None, None)
+    assert result.reasons == (
+        f"work to finish differs: {TRN} 9,000 samples (an override by ana), "
+        f"{GPU} 7,200 samples (the inventory goal, set by alice)",
+    )
+    # Both totals are still shown, side by side.
+    assert result.trainium.total_usd is not None and result.gpu.total_usd is not None
+    assert result.payback.payback_trainings is None
+    assert "not comparable" in result.payback.reason
+    assert not any("to the result, the GPU" in fact for fact in result.decision.facts)
+    # The other way round: the GPU's work overridden, named on its side.
+    shorter = Override("work_amount", 3600.0, GPU, who="bob")
+    (reason,) = compared(overrides=(shorter,)).reasons
+    assert f"{TRN} 7,200 samples (the inventory goal, set by alice)" in reason
+    assert f"{GPU} 3,600 samples (an override by bob)" in reason
+
+
+def test_the_same_work_however_it_was_set_is_comparable_and_a_small_difference_is_not():
+    # An override that restates the goal, or one for every target, is the same work.
+    same = Override("work_amount", 7200.0, TRN, who="ana")
+    assert compared(overrides=(same,)).comparable
+    everywhere = Override("work_amount", 9000.0, None, who="ana")
+    assert compared(overrides=(everywhere,)).comparable
+    # Floating-point noise is the same work; half a sample is not, and the reason writes the
+    # amounts with the digits that tell them apart.
+    noise = Override("work_amount", 7200.0 * (1 + 1e-12), TRN, who="ana")
+    assert compared(overrides=(noise,)).comparable
+    half = Override("work_amount", 7200.5, TRN, who="ana")
+    result = compared(overrides=(half,))
+    assert not result.comparable and result.cost_ratio is None
+    (reason,) = result.reasons
+    assert f"{TRN} 7,200.5 samples" in reason and f"{GPU} 7,200 samples" in reason
+
+
+def test_no_requirement_before_a_trial_against_a_gpu_total_for_other_work():
+    inv = inventory()
+    unmeasured = dataclasses.replace(inv.targets[0], run_set=None)
+    ctx = context(inv=dataclasses.replace(inv, targets=(unmeasured, inv.targets[1])))
+    longer = Override("work_amount", 9000.0, TRN, who="ana")
+    result = compared(ctx, overrides=(longer,))
+    assert result.requirement is None
+    assert result.decision.action == PAUSE
+    assert any("work to finish differs" in fact for fact in result.decision.facts)

@@ -152,3 +152,22 @@ def test_a_count_between_two_measured_ones_interpolates_every_input(families) ->
             expected = low + share * (high - low)
         assert value.value == pytest.approx(expected, rel=1e-9)
     assert item.total_usd == pytest.approx(three.total_usd, rel=1e-12)
+
+
+def test_two_sizes_that_need_different_work_are_not_the_same_result(families) -> None:
+    """The goal read at the family's larger size (its runs needed more samples to reach the
+    quality target) is other work than the goal at the smallest size: the gate says so, with
+    both amounts and where each came from, and a ratio of the two is refused."""
+    from trntui.core.comparison import protocol, protocol_differences
+
+    context = context_for(families, "h200")
+    sets = RESULTS["h200"][2]
+    needed = {n: samples_to_target(folder / "llama2_70b_lora") for n, folder in sets.items()}
+    assert needed[1] != needed[4], "the case needs two sizes that needed different work"
+    result = estimate(context)
+    small, large = (protocol(context, result.target(f"h200 at {n}")) for n in (1, 4))
+    reasons = protocol_differences(large, small)
+    (work,) = [r for r in reasons if r.startswith("work to finish differs")]
+    scaled = GOAL.work_amount * needed[4] / needed[1]
+    assert f"h200 at 4 {scaled:,.6g} samples (derived from the goal and scaling family" in work
+    assert f"h200 at 1 {GOAL.work_amount:,.6g} samples (the inventory goal, set by" in work

@@ -676,3 +676,42 @@ async def test_the_comparison_names_the_targets_it_leaves_out(sample_project: Pr
         )
         body = str(app.screen.query_one("#compare-body", Static).content)
         assert "Not compared here: B200 p6" in body, body
+
+
+async def test_a_different_work_to_finish_is_not_comparable_on_the_tab_and_the_bar(
+    sample_project: Project,
+) -> None:
+    """A user review: Trainium3's work overridden to 6,000 samples, the GPU's the goal's 3,072,
+    and Trn3 vs GPU, headed "the same quality result", gave a ratio of 1.12 and "Trainium3
+    saves nothing per training"; the bar showed "Trn3/GPU 1.12". Nothing warned."""
+    goal = sample_project.inventory.goal
+    assert (goal.work_amount, goal.work_unit) == (3072.0, "samples")
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Trn3/GPU" in bar_text(app), "the sample as it is has a ratio"
+        longer = Override("work_amount", 6000.0, trainium.name, who="ana", why="longer")
+        assert app.session.set_overrides([longer], label="test") is None
+        await open_tab(pilot, "compare")
+        await wait_until(
+            pilot,
+            lambda: (
+                "work to finish differs"
+                in str(app.screen.query_one("#compare-body", Static).content)
+            ),
+            "the comparison recomputed with the override",
+        )
+        body = " ".join(str(app.screen.query_one("#compare-body", Static).content).split())
+        assert "Cost to reach the same quality result" not in body
+        assert "Cost of each result, side by side (no ratio: see why below)" in body
+        assert "Trainium3 / GPU:" not in body and "saves nothing per training" not in body
+        assert (
+            f"work to finish differs: {trainium.name} 6,000 samples (an override by ana), "
+            "GPU baseline (1 x p5.48xlarge) 3,072 samples (the inventory goal" in body
+        )
+        assert "Break-even throughput: not computed" in body
+        shown = bar_text(app)
+        assert "ratio n/a" in shown and "Trn3/GPU" not in shown
+        wide = estimate_line(app.analysis, width=200, example=True).plain
+        assert "ratio n/a (work to finish differs)" in wide

@@ -71,3 +71,31 @@ def test_scenario_save_and_diff_start_from_the_working_scenario(sample_dir: Path
     assert main(args) == 0
     (override,) = load_scenario(sample_dir, "more").overrides
     assert override.value == 3.0, "--set replaces the working override of the same input"
+
+
+def test_estimate_and_report_give_no_ratio_for_a_different_work_to_finish(
+    sample_dir: Path, capsys
+) -> None:
+    """The work to finish overridden for Trainium3 only (6,000 samples, the GPU the goal's
+    3,072): the CLI gave "Trainium3 / GPU cost to the same result: 1.12"."""
+    assert _json(capsys, "estimate", str(sample_dir), "--json")["comparison"]["comparable"]
+    _set_in_the_app(sample_dir, Override("work_amount", 6000.0, TRN, who="ana", why="longer"))
+    why = (
+        f"work to finish differs: {TRN} 6,000 samples (an override by ana), GPU baseline "
+        "(1 x p5.48xlarge) 3,072 samples (the inventory goal, set by ml-platform team (example))"
+    )
+    compared = _json(capsys, "estimate", str(sample_dir), "--json")["comparison"]
+    assert compared["comparable"] is False
+    assert compared["cost_ratio"] is None and compared["saving_per_training_usd"] is None
+    assert compared["reasons"] == [why]
+    assert compared["payback_trainings"] is None
+
+    assert main(["estimate", str(sample_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"No Trainium3/GPU ratio: {why}" in out
+    assert "cost to the same result" not in out
+
+    assert main(["report", str(sample_dir), "--format", "md", "-o", "-"]) == 0
+    report = capsys.readouterr().out
+    assert "**Not merged into one ratio**" in report and f"- {why}" in report
+    assert "cost ratio" not in report

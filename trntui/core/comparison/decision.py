@@ -56,8 +56,12 @@ def decide(
     plans: tuple[PlanCheck, ...] = (),
     needs: Requirement | None = None,
     trial: TrialRuns | None = None,
+    *,
+    other_work: str | None = None,
 ) -> Decision:
     """The decision note (the method's step 5 in the README) with the facts that triggered it.
+    ``other_work`` says why the two sides' work to finish differs (``work_difference``): no
+    requirement is stated against a GPU total for other work.
 
     A protocol fact that only one side's logs state is not a difference, but it is not
     confirmed either: it keeps the decision from "continue". With no Trainium3 run measured
@@ -69,7 +73,7 @@ def decide(
     run_set = trainium.target.run_set
     stats = context.run_set(run_set) if run_set else None
     if stats is None or stats.runs == 0:
-        return _before_trial(context, trainium, gpu, needs, trial)
+        return _before_trial(context, trainium, gpu, needs, trial, other_work)
     if stats.counted == 0:
         pause.append(
             f"quality missed: none of the {stats.runs} runs in {run_set!r} finished with the "
@@ -179,15 +183,20 @@ def _before_trial(
     gpu: TargetEstimate | None,
     needs: Requirement | None,
     trial: TrialRuns | None,
+    other_work: str | None = None,
 ) -> Decision:
     """No Trainium3 run is measured: *run a trial* when the GPU is measured and Trainium3
     priced, with what Trainium3 must reach (requirements) and how many runs a narrow band
     needs; *try another option* when no throughput is enough; else *pause* until the
-    comparison has something to stand on."""
+    comparison has something to stand on (the same work to finish on both sides included)."""
     run_set = trainium.target.run_set
     first = f"{trainium.name}: no measured trial run yet (run set {run_set or 'not set'})"
     if gpu is None:
         return Decision(PAUSE, (first, "no GPU target to say what a trial must reach"))
+    if other_work is not None:
+        return Decision(
+            PAUSE, (first, f"no requirement against the GPU's total for other work: {other_work}")
+        )
     if gpu.total_usd is None:
         return Decision(PAUSE, (first, f"{gpu.name}: {gpu.headline()}: a trial's requirement "
                                 "needs the GPU's total"))  # fmt: skip

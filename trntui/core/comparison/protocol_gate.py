@@ -1,14 +1,29 @@
 """The protocol gate: what a target's result is a result of (``Protocol``), each fact the two
 sides state checked against the other (``fact_checks``), and every reason two results cannot
-be merged into one ratio (``protocol_differences``).
+be merged into one ratio (``protocol_differences``; the work to finish: ``work_difference``).
+
+The work to finish is compared as the estimate used it, per target: the inventory goal, the
+goal read at another size of a scaling family, or a scenario override (``work_source`` says
+which, and who). Two amounts are the same work when their units match and they agree to
+``WORK_REL_TOLERANCE``: the values are stored as floats (TOML, overrides as typed, a family's
+ratio multiplied in), so only floating-point noise is forgiven, never a difference a person
+typed, however small; the reason writes both amounts with as many digits as tell them apart.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trntui.core.estimate import EstimateContext, TargetEstimate
+from trntui.core.estimate import (
+    ASSUMPTION,
+    DERIVED,
+    EstimateContext,
+    Override,
+    TargetEstimate,
+)
 from trntui.core.inventory import Inventory
 from trntui.core.timeline import PROTOCOL_FACTS
 
@@ -27,6 +42,7 @@ class Protocol:
     quality_threshold: float | None
     quality_direction: str | None
     work_amount: float | None
+    """The work to finish the target's estimate used (the goal's, or an override's)."""
     work_unit: str | None
     measured_unit: str | None
     """The throughput unit of the run set (what its finished work is counted in)."""
@@ -37,6 +53,8 @@ class Protocol:
     facts: dict[str, str] = dataclasses.field(default_factory=dict)
     """``PROTOCOL_FACTS`` the run set's logs state (several values joined with " / ")."""
     formats: frozenset[str] = frozenset()
+    work_source: str = ""
+    """Where ``work_amount`` came from, in words (``work_source``)."""
 
 
 CONFIRMED = "confirmed"
@@ -79,7 +97,34 @@ class FactCheck:
         return f"{self.label}: not confirmed (only the {side} logs state it)"
 
 
-def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
+def work_source(item: TargetEstimate, overrides: Sequence[Override] = ()) -> str:
+    """Where a target's work to finish came from, in words: the scenario override that set it
+    (the last one applied to the target, as ``apply_overrides`` applies them) and who made it,
+    the goal read at another size of a scaling family, or the inventory goal and who set it."""
+    override = next(
+        (
+            o
+            for o in reversed(overrides)
+            if o.input == "work_amount" and o.target in (None, item.name)
+        ),
+        None,
+    )
+    if override is not None:
+        scope = "" if override.target is not None else " for every target"
+        return f"an override by {override.who or 'unnamed'}{scope}"
+    provenance = item.input("work_amount").provenance
+    if provenance.kind == DERIVED:
+        return f"derived from the {provenance.source}"
+    if provenance.kind == ASSUMPTION and provenance.detail:
+        return f"the {provenance.detail}, set by {provenance.source}"
+    return str(provenance)
+
+
+def protocol(
+    context: EstimateContext, item: TargetEstimate, overrides: Sequence[Override] = ()
+) -> Protocol:
+    """What ``item``'s result is a result of; ``overrides`` (the estimate's) say where an
+    overridden work to finish came from."""
     inventory = context.inventory
     goal = inventory.goal
     name = item.target.run_set
@@ -98,7 +143,7 @@ def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
         quality_threshold=goal.quality_threshold,
         quality_direction=goal.quality_direction,
         work_amount=work,
-        work_unit=goal.work_unit,
+        work_unit=item.work_unit or goal.work_unit,
         measured_unit=single(stats.units if stats else None),
         runs=stats.runs if stats else 0,
         counted_runs=stats.counted if stats else 0,
@@ -108,6 +153,7 @@ def protocol(context: EstimateContext, item: TargetEstimate) -> Protocol:
             for fact, values in (stats.protocol if stats else {}).items()
         },
         formats=stats.formats if stats else frozenset(),
+        work_source=work_source(item, overrides),
     )
 
 
@@ -153,6 +199,38 @@ def inventory_differences(inventory: Inventory, p: Protocol) -> list[str]:
     return reasons
 
 
+WORK_REL_TOLERANCE = 1e-9
+"""Two amounts of work closer than this (relative) are the same work: floating-point noise
+(a family's work ratio multiplied in), far below one sample of any training."""
+
+
+def _amount(value: float, other: float) -> str:
+    """``value`` with the fewest significant digits (at least 6) that tell it from ``other``."""
+    for digits in range(6, 18):
+        text = f"{value:,.{digits}g}"
+        if text != f"{other:,.{digits}g}":
+            return text
+    return f"{value:,.17g}"
+
+
+def work_difference(a: Protocol, b: Protocol) -> str | None:
+    """Why a and b are not the same amount of completed work (both amounts with their units
+    and where each came from), or None when they are, or when either is not set (a reason of
+    its own)."""
+    if a.work_amount is None or b.work_amount is None or a.work_unit is None or b.work_unit is None:
+        return None
+    if a.work_unit == b.work_unit and math.isclose(
+        a.work_amount, b.work_amount, rel_tol=WORK_REL_TOLERANCE
+    ):
+        return None
+    sides = ", ".join(
+        f"{p.target} {_amount(p.work_amount, q.work_amount)} {p.work_unit} ({p.work_source})"
+        for p, q in ((a, b), (b, a))
+        if p.work_amount is not None and q.work_amount is not None
+    )
+    return f"work to finish differs: {sides}"
+
+
 def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     """Why results a and b are not the same protocol; empty when they are."""
     reasons = []
@@ -162,6 +240,9 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
         reasons.append("the quality criterion (metric, threshold, direction) is not set")
     if a.work_amount is None or a.work_unit is None:
         reasons.append("the amount of finished work is not set")
+    work = work_difference(a, b)
+    if work is not None:
+        reasons.append(work)
     for p in (a, b):
         if p.runs == 0:
             reasons.append(f"{p.target}: its run set has no runs")

@@ -18,6 +18,7 @@ from trntui.core.comparison.protocol_gate import (
     inventory_differences,
     protocol,
     protocol_differences,
+    work_difference,
 )
 from trntui.core.estimate import Estimate, EstimateContext, TargetEstimate
 from trntui.core.plan_check import Payback, PlanCheck, check_plan, payback
@@ -102,14 +103,18 @@ def compare(
     its ``bands`` (``core.prediction``) are computed when not given."""
     trainium = _pick(estimate, "Trainium3")
     gpu, gpu_choice = pick_gpu(estimate, gpu_target)
-    protocols = tuple(protocol(context, t) for t in (trainium, gpu) if t is not None)
+    protocols = tuple(
+        protocol(context, t, estimate.overrides) for t in (trainium, gpu) if t is not None
+    )
     reasons: list[str] = []
     if trainium is None:
         reasons.append("no Trainium3 target")
     if gpu is None:
         reasons.append("no GPU target")
     checks: tuple[FactCheck, ...] = ()
+    other_work = None
     if trainium is not None and gpu is not None:
+        other_work = work_difference(protocols[0], protocols[1])
         reasons += protocol_differences(protocols[0], protocols[1])
         checks = fact_checks(protocols[0], protocols[1])
         for proto in protocols:
@@ -133,10 +138,23 @@ def compare(
         by_name = {band.target: band for band in bands}
         trial = trial_runs(by_name.get(trainium.name), by_name.get(gpu.name) if gpu else None)
         run_set = trainium.target.run_set
-        if gpu is not None and (not run_set or context.run_set(run_set).runs == 0):
+        # What Trainium3 must reach to cost no more than the GPU is a break-even too: only
+        # for the same amount of work.
+        untried = not run_set or context.run_set(run_set).runs == 0
+        if gpu is not None and untried and other_work is None:
             needs = requirement(trainium, gpu)
     decision = decide(
-        context, trainium, gpu, comparable, reasons, even, checks, plans, needs, trial
+        context,
+        trainium,
+        gpu,
+        comparable,
+        reasons,
+        even,
+        checks,
+        plans,
+        needs,
+        trial,
+        other_work=other_work,
     )
     return Comparison(
         trainium,

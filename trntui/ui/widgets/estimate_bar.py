@@ -22,7 +22,10 @@ from trntui.core.format import ratio, usd
 from trntui.ui.format import distinct_labels, fit_words
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from trntui.core.analysis import Analysis
+    from trntui.core.estimate import TargetEstimate
     from trntui.core.prediction import Band
     from trntui.ui.session import Session
 
@@ -165,9 +168,19 @@ def _parts(
         parts.append(Text(f"Trn3/{against} {ratio(comparison.cost_ratio)}", style="bold"))
     else:
         reason = comparison.reasons[0] if comparison.reasons else "not comparable"
-        reason_text = reason.split(": ", 1)[-1]
+        reason_text = _short_reason(reason, analysis.estimate.targets)
         parts.append(Text(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow"))
     return parts
+
+
+def _short_reason(reason: str, targets: Sequence[TargetEstimate]) -> str:
+    """A reason for no ratio, short: what follows a target's name (``GPU: no run reached the
+    quality target``), or the heading of one that states a difference (``work to finish
+    differs: <both amounts>``: the Trn3 vs GPU tab has them)."""
+    head, colon, rest = reason.partition(": ")
+    if not colon:
+        return reason
+    return rest if head in {item.name for item in targets} else head
 
 
 def _names(names: list[str], width: int | None) -> dict[str, str]:

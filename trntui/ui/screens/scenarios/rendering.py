@@ -277,8 +277,13 @@ def comparison_text(analysis: Analysis) -> Text:
         hint = f"t: next of {count}" if count > 1 else "the only GPU target"
         stale = comparison.gpu_choice not in (CHOSEN, FIRST_GPU)
         text.append(f" ({comparison.gpu_choice}; {hint})\n", style="yellow" if stale else "dim")
-    text.append("Cost to reach the same quality result", style="bold")
-    text.append(" (not price per hour)\n")
+    if comparison.comparable:
+        text.append("Cost to reach the same quality result", style="bold")
+        text.append(" (not price per hour)\n")
+    else:
+        # Never headed "the same result" when the gate found they are not (the reasons below).
+        text.append("Cost of each result, side by side", style="bold")
+        text.append(" (no ratio: see why below)\n", style="yellow")
     unit = (analysis.estimate.work_unit or "unit").removesuffix("s")  # as the Estimate tab
     for item in (comparison.trainium, comparison.gpu):
         if item is None:
