@@ -225,7 +225,9 @@ def scenario_diff_command(args: argparse.Namespace) -> int:
         print(f"No difference between {a.name!r} and {b_name!r}.")
     for row in rows:
         change = ""
-        if row.delta is not None:
+        if row.delta == 0 and row.a_note != row.b_note:
+            change = " (the same value, from another source)"
+        elif row.delta is not None:
             pct = f", {row.delta_pct:+.1f}%" if row.delta_pct is not None else ""
             change = f" ({row.delta:+,.6g}{pct})"
         label = {
