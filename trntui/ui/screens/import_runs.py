@@ -78,6 +78,8 @@ class Imported:
 
     summary: str
     run_ids: tuple[str, ...]
+    changed: int
+    """How many of them the import added or read again (the others were there already)."""
 
 
 class ImportRunsScreen(WorkerModal[Imported | None]):
@@ -350,12 +352,14 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             self._message("Cancelled: nothing was imported.")
         elif event.state == WorkerState.ERROR:
             if self._storing:
-                self.session.runs_changed()  # the runs stored before the error stay stored
+                self.session.runs_imported(None)  # the runs stored before the error stay
             self._storing = False
             self._message(f"Import failed: {event.worker.error}", error=True)
         elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
-            self.session.runs_changed()
-            self.dismiss(event.worker.result)
+            imported = event.worker.result
+            assert imported is not None  # _store returned what it stored
+            self.session.runs_imported(imported.changed)
+            self.dismiss(imported)
 
     def _sets_text(self, items: list[PreviewItem]) -> str:
         """The run set(s) the items go into, and whether a target is measured by them: a set
@@ -424,7 +428,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             text += f", {refreshed} read again with today's rules"
         if duplicates:
             text += f", {duplicates} already present"
-        return Imported(text, tuple(run_ids))
+        return Imported(text, tuple(run_ids), added + refreshed)
 
 
 def _detected(path: Path) -> str | None:

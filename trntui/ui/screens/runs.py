@@ -653,9 +653,10 @@ class RunsScreen(SessionScreen):
                 self.set_status(problem, "error")
                 followed = f"; the targets still name {old!r} (see the status line)"
             elif follows:
-                followed = "; the targets measured by it follow (m renames it back)"
-            what = f"set {old!r} renamed" if whole else "1 run moved"
-            self.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
+                followed = "; the targets measured by it follow"
+            what = f"Set {old!r} renamed" if whole else "1 run moved"
+            # The status line shows the save.
+            self.notify(f"{what} to {new!r}{followed}; ctrl+z undoes it")
 
         self.app.push_screen(
             ItemFormScreen(MoveEntry, MoveEntry(set_name=old), title=f"Run set of {run_id}"),
@@ -691,7 +692,9 @@ class RunsScreen(SessionScreen):
             except (UserError, OSError) as error:
                 self.set_status(f"Size not stated: {error}", "error")
                 return
-            self.set_status(f"Set {set_name}: {size.text()}, stated by {size.stated_by}")
+            self.set_status(
+                f"Set {set_name}: {size.text()}, stated by {size.stated_by}; ctrl+z undoes it"
+            )
 
         title = f"System size of run set {fit_middle(set_name, 50)}"
         self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
