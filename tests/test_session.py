@@ -6,6 +6,7 @@ import ast
 import dataclasses
 from pathlib import Path
 
+import polars as pl
 import pytest
 from textual.widgets import DataTable
 
@@ -14,6 +15,7 @@ from tests.ui_support import settle, wait_until
 from trntui.core.estimate import Override
 from trntui.store.project import Project, read_inventory
 from trntui.store.quotes import load_quote_book, quotes_path, remove_quote
+from trntui.store.runs import load_runs
 from trntui.store.working_scenario import load_working_scenario
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.session import UNDO_COALESCE_S, Session
@@ -284,25 +286,30 @@ async def test_prices_follow_a_target_undone_elsewhere(sample_project: Project) 
         assert gone.instance_type in shown(), "the undone deletion shows on Prices at once"
 
 
-def test_undo_after_a_run_set_rename_keeps_the_targets_on_the_new_name(
-    sample_project: Project,
-) -> None:
-    """A run set renamed on disk is no undo step, and the inventories kept for undo follow it:
-    undoing an older edit takes that edit back without pointing the targets at a set that is
-    gone."""
+def test_a_run_set_rename_is_undone_before_an_older_edit(sample_project: Project) -> None:
+    """A run set renamed (the targets follow) is the newest step: undo takes it back, the
+    runs and the targets on the old name, and keeps the older edit; undoing that next finds
+    the targets naming the set the runs are in again."""
     session = Session(sample_project)
     old = session.inventory.targets[0].run_set
+    assert old is not None
+    members = load_runs(session.root).filter(pl.col("set_name") == old)["run_id"].to_list()
     assert session.edit_inventory(renamed(session, "Edited"), label="Project > Name") is None
-    steps = len(session.history)
-    assert session.follow_run_set_rename(old, "renamed-set") is None
-    assert len(session.history) == steps, "the rename is no step of its own"
+    assert session.move_runs(members, old, "renamed-set", whole_set=True) is None
     assert session.inventory.targets[0].run_set == "renamed-set"
+    assert [step.kind for step in session.history] == ["inventory", "runs"]
+
+    step, problem = session.undo()
+    assert problem is None and step is not None
+    assert step.label == f"renaming run set {old!r} to 'renamed-set'"
+    assert session.inventory.project.name == "Edited", "the older edit is kept"
+    assert session.inventory.targets[0].run_set == old
+    assert set(load_runs(session.root).filter(pl.col("set_name") == old)["run_id"]) == set(members)
 
     step, problem = session.undo()
     assert problem is None and step is not None and step.label == "Project > Name"
-    assert session.inventory.project.name != "Edited", "the older edit was taken back"
-    assert session.inventory.targets[0].run_set == "renamed-set"
-    assert all(target.run_set != old for target in session.inventory.targets)
+    assert session.inventory.project.name != "Edited"
+    assert session.inventory.targets[0].run_set == old
 
 
 def test_undo_never_overwrites_a_quote_file_edited_since(sample_project: Project) -> None:

@@ -80,8 +80,8 @@ async def test_a_toast_on_runs_leaves_the_runs_table_and_the_bar_readable(
         await settle(pilot)
         old = "gpu-1x8h100-mlperf-v4.0"
         app.notify(
-            f"set {old!r} renamed to '{old}-renamed'; the targets measured by it follow "
-            "(m renames it back)"
+            f"Set {old!r} renamed to '{old}-renamed'; the targets measured by it follow; "
+            "ctrl+z undoes it"
         )
         await wait_until(pilot, lambda: app.screen.query(Toast), "the toast shows")
         toast = app.screen.query(Toast).first().region

@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from textual.widgets import DataTable, Input, Static
 
-from tests import HANG_GUARD_S, MLPERF_DATA, SIZE, loggen
-from tests.ui_support import settle, wait_until
+from tests import HANG_GUARD_S, MLPERF_DATA, SAMPLE, SIZE, loggen
+from tests.ui_support import settle, type_runs_filter, wait_until
 from trntui.importers import Cancelled, import_file
 from trntui.store.project import Project
 from trntui.store.quality import load_recorded_quality
@@ -489,7 +489,6 @@ async def test_runs_fit_80_columns_and_the_extra_width_shows_every_column(
 async def test_the_import_preview_tells_a_capture_from_a_log(
     new_session: Project, tmp_path: Path
 ) -> None:
-    from tests import SAMPLE
 
     logs = tmp_path / "trn3-example"
     shutil.copytree(SAMPLE / "logs" / "trn3-example", logs)
@@ -512,7 +511,7 @@ async def test_the_import_preview_tells_a_capture_from_a_log(
         assert "3 utilization capture(s), not imported" in message
         # The set the runs go into follows the runs, not the captures' sentence ("attach each
         # to its run with t in the run's detail into set ..." read as if the captures went there).
-        assert message.startswith("3 run(s) ready to import into set '"), message
+        assert message.startswith("3 runs ready to import into set '"), message
         assert message.endswith("ctrl+s imports them."), message
 
 
@@ -557,14 +556,12 @@ async def test_renaming_a_run_set_keeps_the_targets_measured_by_it(sample_projec
             "the estimate follows",
         )
         assert app.analysis.estimate.target(trainium.name).total_usd == pytest.approx(total)
-        # ctrl+z cannot take the targets back to a set that is gone: the rename is no step
-        assert all(step.label != "rename run set" for step in app.session.history)
 
 
 async def test_a_preview_of_logs_already_imported_says_so(
     new_session: Project, tmp_path: Path
 ) -> None:
-    """'0 run(s) ready to import', then on ctrl+s 'preview files first', though the files had
+    """'0 runs ready to import', then on ctrl+s 'preview files first', though the files had
     been previewed: the reason (already imported) was in a column past 80 columns."""
     logs = tmp_path / "logs"
     shutil.copytree(LORA, logs)
@@ -575,7 +572,7 @@ async def test_a_preview_of_logs_already_imported_says_so(
         screen = await open_import(pilot, app, str(logs))
         await settle(pilot)
         assert message_of(screen).startswith(
-            f"0 run(s) ready to import; {count} already imported (the same log), left out"
+            f"0 runs ready to import; {count} already imported (the same log), left out"
         )
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -810,3 +807,54 @@ async def test_the_highlighted_run_and_its_plot_follow_a_resize_and_a_typed_filt
         await settle(pilot)
         assert highlighted() == run_id and table.row_count == 9
         assert "the first 9 are shown (enter: more)" in app.status[0]
+
+
+async def test_an_import_under_a_filter_is_shown_and_said(
+    sample_project: Project, tmp_path: Path
+) -> None:
+    """The review's keys: a filter 'trn' on, then a Hugging Face log imported. The status line
+    kept "3 of 14 runs match 'trn'" (the recompute after the import said it again over
+    "Imported 1 run(s)") and the new run was hidden. The filter that would hide it is cleared,
+    the new run is highlighted, and the import's outcome stays on the status line."""
+    log = tmp_path / "hf" / "trainer.log"
+    log.parent.mkdir()
+    shutil.copy(Path(__file__).parent / "data" / "frameworks" / "hf" / "trainer.log", log)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_runs_filter(pilot, "trn")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.status[0] == "3 of 13 runs match 'trn'"
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, ImportRunsScreen)
+        await pilot.press(*str(log), "enter")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        (new,) = set(load_runs(sample_project.root)["run_id"]) - set(load_runs(SAMPLE)["run_id"])
+        table = app.screen.query_one("#runs", DataTable)
+        assert not app.screen.query("#runs-filter"), "the filter that hid it is gone"
+        assert table.row_count == 14
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == new
+        said = "Imported 1 run; the filter 'trn' was cleared to show it"
+        assert app.status[0] == said
+        await wait_until(pilot, lambda: new in app.screen.facts, "the new run's facts")
+        assert app.status[0] == said, "the recompute after the import says nothing over it"
+
+
+async def test_a_filter_cleared_takes_its_count_off_the_status_line(
+    sample_project: Project,
+) -> None:
+    """After the filter was cleared, the status line still said "3 of 13 runs match 'trn'"."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        field = await type_runs_filter(pilot, "trn")
+        assert app.status[0] == "3 of 13 runs match 'trn'"
+        await pilot.press(*["backspace"] * len(field.value))
+        await settle(pilot)
+        assert field.value == ""
+        assert "match" not in app.status[0], app.status

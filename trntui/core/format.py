@@ -201,3 +201,9 @@ def _shared_start(a: str, b: str) -> int:
             break
         count += 1
     return count
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` things in words: "1 run", "3 runs", "0 runs" (``plural`` when it is not
+    ``noun`` + "s")."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -416,6 +416,18 @@ class TrnTuiApp(App[None]):
             self.status = (f"Cannot undo: {problem}", "error")
         elif step is None:
             self.notify("Nothing to undo.")
+        elif step.kind == "kept":
+            # A barrier: say that the change stays and how to reverse it; what the next
+            # ctrl+z takes back is named, so that key press is a choice.
+            history = self.session.history
+            then = ""
+            if history and history[-1].kind == "kept":
+                then = f"; before it: {history[-1].label}, which ctrl+z keeps too"
+            elif history:
+                then = f"; ctrl+z again undoes {history[-1].label}"
+            text = f"ctrl+z does not undo {step.label}: {step.before}"
+            self.status = (text, "warning")
+            self.notify(text + then, severity="warning")
         else:
             # Say what was taken back: the change itself, not the state it leaves.
             what = step.label
@@ -429,7 +441,7 @@ class TrnTuiApp(App[None]):
             self.notify(f"Undid: {what}")
             if step.kind == "comparison":
                 what += f" (now {compared})"
-            if step.kind in ("overrides", "comparison", "working", "quotes"):
+            if step.kind in ("overrides", "comparison", "working", "quotes", "runs"):
                 self.status = (f"Undid: {what}", "")
 
     def action_reload(self) -> None:

@@ -8,19 +8,25 @@ The App and every screen share one ``Session`` (a screen gets it in its construc
   with, kept in ``working_scenario.toml`` (written at once on every change and undo, read
   when the project opens: they survive a restart),
 * the single undo history: inventory edits, override changes, the GPU target chosen for the
-  comparison and quote book changes are steps
-  on one stack, so ctrl+z anywhere undoes the most recent change, whichever screen made it,
+  comparison, quote book changes and the run edits that are cheap to reverse (a set renamed
+  or runs moved, a set's stated size, a recorded quality result) are steps on one stack, so
+  ctrl+z anywhere undoes the most recent change, whichever screen made it. The run changes
+  that cannot be taken back sensibly (a run removed: its timeline is deleted; an import; a
+  capture attached) are barriers on it: ctrl+z there says that the change stays and how to
+  reverse it, and undoes nothing older in that key press (the next one goes on),
 * what the last estimate computed from them: the run facts (derived once per import and read
   by the Runs screen and the estimate alike), the estimate context and its prepared inputs.
 
-Every change the UI makes to the project goes through a method here (the one writer path):
-besides the undoable ones above, the run edits and a saved snapshot, which are written at
-once and not undone (see "the runs" below). An inventory edit or an override is checked
-first: an invalid one is refused with the reason (a string) and changes nothing; a write the
-store refuses raises, as the store does. Nothing here knows Textual. Each change and each
-recompute's outcome is published on the session's ``signals`` (``SessionSignals``: typed, see
-``ui/signals.py``), which screens and widgets subscribe to; then the App, which ``listen``\\s,
-turns the change into a save timer and a recompute.
+Every change the UI makes to the project goes through a method here (the one writer path).
+Each is written at once, but for inventory edits (saved shortly after); a saved snapshot is
+not in the history (it changes nothing an estimate reads, so ctrl+z after it undoes the
+change before it, as a person means). See "the runs" below for the run edits. An inventory
+edit or an override is checked first: an invalid one is refused with the reason (a string)
+and changes nothing; a write the store refuses raises, as the store does. Nothing here
+knows Textual. Each change and each recompute's outcome is published on the session's
+``signals`` (``SessionSignals``: typed, see ``ui/signals.py``), which screens and widgets
+subscribe to; then the App, which ``listen``\\s, turns the change into a save timer and a
+recompute.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from trntui.core.errors import UserError
+from trntui.core.format import counted
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
 from trntui.store.project_store import ProjectStore
@@ -70,13 +77,49 @@ RELOAD = "reload"
 class UndoStep:
     """One change that ctrl+z can take back: what it was called and the state before it."""
 
-    kind: Literal["inventory", "overrides", "comparison", "working", "quotes"]
+    kind: Literal["inventory", "overrides", "comparison", "working", "quotes", "runs", "kept"]
     label: str
     before: object
+    """The state before; for a ``runs`` step what puts it back (``RunsMoved``, ``SizeStated``,
+    ``QualityRecorded``); for a ``kept`` step (a barrier: a change ctrl+z does not take
+    back) how a person reverses it, in words."""
     at: float
     after: object = None
     """For a quotes step: the book as the change left it. Undo puts ``before`` back only while
     the file still holds this (else the file was edited since, and that edit would be lost)."""
+
+
+@dataclass(frozen=True)
+class RunsMoved:
+    """Runs of set ``old`` put in set ``new`` (the whole set: renamed), to put back."""
+
+    run_ids: tuple[str, ...]
+    old: str
+    new: str
+    stated_followed: bool
+    """What was stated for ``old`` (its size, its family) went to ``new`` with the runs."""
+    inventory: Inventory | None
+    """The inventory before its targets followed the rename (None: they did not)."""
+
+
+@dataclass(frozen=True)
+class SizeStated:
+    """The size stated for run set ``set_name``: before (None: none) and as the change left
+    it, which undo checks the file still holds."""
+
+    set_name: str
+    before: SystemSize | None
+    after: SystemSize | None
+
+
+@dataclass(frozen=True)
+class QualityRecorded:
+    """The quality result recorded for ``run_id``: before (None: none) and as the change left
+    it, which undo checks the file still holds."""
+
+    run_id: str
+    before: RecordedQuality | None
+    after: RecordedQuality | None
 
 
 @dataclass(frozen=True)
@@ -233,18 +276,13 @@ class Session:
         return None
 
     def follow_run_set_rename(self, old: str, new: str) -> str | None:
-        """The targets follow a run set renamed on disk: the inventory, and every inventory
-        kept for undo, name ``new`` where they named ``old``. No undo step (ctrl+z cannot take
-        back the runs' half; renaming the set back does both), and undoing an older edit does
-        not point the targets at a set that is gone. Why not, when the inventory is refused."""
+        """The targets follow a run set renamed on disk: the inventory names ``new`` where it
+        named ``old``. No undo step of its own: the rename's step (``move_runs``) puts the
+        inventory back with the runs, and the older steps, undone after it, name ``old``
+        again as the runs do. Why not, when the inventory is refused."""
         inventory = self.inventory.with_run_set_renamed(old, new)
         if (refused := self._refusal(inventory)) is not None:
             return refused
-        for index, step in enumerate(self.history):
-            if step.kind == "inventory":
-                before: Inventory = step.before  # type: ignore[assignment]
-                renamed = before.with_run_set_renamed(old, new)
-                self.history[index] = dataclasses.replace(step, before=renamed)
         self.inventory = inventory
         self.dirty = True
         self._changed("inventory")
@@ -433,49 +471,85 @@ class Session:
         except (UserError, OSError):
             return None
 
-    # --- the runs: written at once, never undone ----------------------------------------
+    # --- the runs: written at once; undone, or a barrier in the history ------------------
     # Each writes the project's run tables and then (``runs_changed``) derives the facts
-    # again. ctrl+z does not take them back (ARCHITECTURE.md says why); the Runs screen says
-    # how each is reversed. Store errors (``UserError``, ``OSError``) reach the caller, and
-    # then nothing is published.
+    # again. A move, a stated size and a quality result are undo steps (``_undo_runs`` puts
+    # back what was there through the same store writers, after checking that the files
+    # still hold what the change left). A removed run (its timeline is deleted), an import
+    # and an attached capture are barriers (``_keep``): ctrl+z says how each is reversed.
+    # Store errors (``UserError``, ``OSError``) reach the caller, and then nothing is
+    # published or recorded.
 
     def move_runs(
         self, run_ids: Sequence[str], old: str, new: str, *, whole_set: bool
     ) -> str | None:
-        """Put ``run_ids`` (of set ``old``) in set ``new``. When they are the whole set, the
-        set is renamed: its stated size and family follow, and so do the targets measured by
-        it (``follow_run_set_rename``); why they could not, when their inventory is refused."""
+        """Put ``run_ids`` (of set ``old``) in set ``new`` as one undo step. When they are the
+        whole set, the set is renamed: its stated size and family follow, and so do the
+        targets measured by it (``follow_run_set_rename``); why they could not, when their
+        inventory is refused."""
         from trntui.store.runs import assign_set
-        from trntui.store.set_sizes import rename_set
+        from trntui.store.set_sizes import read_set_entries, rename_set
 
+        entries = read_set_entries(self.root) if whole_set else {}
+        stated_followed = old in entries and new not in entries  # as ``rename_set`` decides
+        before = self.inventory
         assign_set(self.root, run_ids, new)
-        if whole_set:
-            rename_set(self.root, old, new)
+        if stated_followed:
+            try:
+                rename_set(self.root, old, new)
+            except (UserError, OSError):
+                assign_set(self.root, run_ids, old)  # nothing half done
+                raise
         problem = None
         if whole_set and self.inventory.with_run_set_renamed(old, new) != self.inventory:
             problem = self.follow_run_set_rename(old, new)
+        label = (
+            f"renaming run set {old!r} to {new!r}"
+            if whole_set
+            else f"moving {counted(len(run_ids), 'run')} to set {new!r}"
+        )
+        followed = before if self.inventory != before else None
+        moved = RunsMoved(tuple(run_ids), old, new, stated_followed, followed)
+        self._record(UndoStep("runs", label, moved, self._clock()))
         self.runs_changed()
         return problem
 
     def state_size(self, set_name: str, size: SystemSize) -> None:
-        """State the system size of run set ``set_name`` (an assumption over its logs')."""
-        from trntui.store.set_sizes import state_size
+        """State the system size of run set ``set_name`` (an assumption over its logs') as
+        one undo step."""
+        from trntui.store.set_sizes import load_stated_sizes, state_size
 
+        before = load_stated_sizes(self.root).get(set_name)
         state_size(self.root, set_name, size)
+        after = load_stated_sizes(self.root).get(set_name)
+        stated = SizeStated(set_name, before, after)
+        label = f"stating the size of run set {set_name!r}"
+        self._record(UndoStep("runs", label, stated, self._clock()))
         self.runs_changed()
 
     def remove_run(self, run_id: str) -> None:
-        """Remove a run and its timeline (its log file is kept: re-import to restore)."""
-        from trntui.store.runs import remove_run
+        """Remove a run and its timeline (its log file is kept: re-import to restore); a
+        barrier in the undo history, which says so."""
+        import polars as pl
 
+        from trntui.store.runs import load_runs, remove_run
+
+        sources = load_runs(self.root).filter(pl.col("run_id") == run_id)["source"]
         remove_run(self.root, run_id)
+        log = Path(sources[0]).name if len(sources) else "its log"
+        self._keep(f"removing run {run_id}", f"re-import {log} (i on Runs) to restore it")
         self.runs_changed()
 
     def record_quality(self, run_id: str, result: RecordedQuality) -> None:
-        """Record a quality result measured outside the run's log (it replaces any before)."""
-        from trntui.store.quality import record_quality
+        """Record a quality result measured outside the run's log (it replaces any before)
+        as one undo step."""
+        from trntui.store.quality import load_recorded_quality, record_quality
 
+        before = load_recorded_quality(self.root).get(run_id)
         record_quality(self.root, run_id, result)
+        after = load_recorded_quality(self.root).get(run_id)
+        label = f"recording the quality result of run {run_id}"
+        self._record(UndoStep("runs", label, QualityRecorded(run_id, before, after), self._clock()))
         self.runs_changed()
 
     # The next two run in a worker (reading a log or a capture takes a while): they write
@@ -516,9 +590,73 @@ class Session:
             self.root, run_id, path, offset_s=offset_s, progress=progress, cancel=cancel
         )
 
+    def runs_imported(self, stored: int | None) -> None:
+        """A batch of runs was stored (``store_run`` in a worker; ``stored`` of them added or
+        read again, None when the batch failed part way): a barrier in the undo history
+        (none when it changed nothing), then the runs are read again. Undoing an import would
+        delete the timelines of the runs it added and cannot bring back a run it read again,
+        so ctrl+z says how to reverse it instead."""
+        if stored != 0:
+            what = "runs" if stored is None else counted(stored, "run")
+            self._keep(f"importing {what}", "x on Runs removes a run, m moves it to another set")
+        self.runs_changed()
+
+    def capture_attached(self, run_id: str, name: str) -> None:
+        """A capture was attached to ``run_id`` (``attach_capture`` in a worker): a barrier
+        in the undo history (no store writer detaches a capture), then the runs are read
+        again."""
+        self._keep(
+            f"attaching {name} to run {run_id}",
+            "an attached capture stays (trntui has no detach)",
+        )
+        self.runs_changed()
+
+    def _keep(self, label: str, how: str) -> None:
+        """Record a change ctrl+z does not take back (a barrier): ``how`` reverses it."""
+        self._record(UndoStep("kept", label, how, self._clock()))
+
     def runs_changed(self) -> None:
         """The stored runs changed: read them again and derive their facts."""
         self._changed("runs")
+
+    def _undo_runs(self, step: UndoStep) -> str | None:
+        """Put back what the run edit of ``step`` (the newest) changed, through the store
+        writers that made it, and take the step off; why not (nothing changed then), when the
+        files no longer hold what the edit left or the store refuses."""
+        from trntui.store.quality import load_recorded_quality, record_quality
+        from trntui.store.runs import assign_set, load_runs
+        from trntui.store.set_sizes import load_stated_sizes, rename_set, state_size
+
+        changed = (
+            f"the runs were changed since {step.label!r} (by hand, or by another program): "
+            "nothing was undone"
+        )
+        edit = step.before
+        try:
+            if isinstance(edit, RunsMoved):
+                sets = dict(load_runs(self.root).select("run_id", "set_name").iter_rows())
+                if any(sets.get(run_id) != edit.new for run_id in edit.run_ids):
+                    return changed
+                assign_set(self.root, edit.run_ids, edit.old)
+                if edit.stated_followed:
+                    rename_set(self.root, edit.new, edit.old)
+            elif isinstance(edit, SizeStated):
+                if load_stated_sizes(self.root).get(edit.set_name) != edit.after:
+                    return changed
+                state_size(self.root, edit.set_name, edit.before)
+            elif isinstance(edit, QualityRecorded):
+                if load_recorded_quality(self.root).get(edit.run_id) != edit.after:
+                    return changed
+                record_quality(self.root, edit.run_id, edit.before)
+        except (UserError, OSError) as error:
+            return f"nothing was undone: {error}"
+        self.history.pop()
+        if isinstance(edit, RunsMoved) and edit.inventory is not None:
+            self.inventory = edit.inventory  # the targets name the set they named before
+            self.dirty = True
+            self._changed("inventory-replaced")
+        self.runs_changed()
+        return None
 
     def undo(self) -> tuple[UndoStep | None, str | None]:
         """Take back the most recent change: (the step undone, why it could not be)."""
@@ -555,6 +693,14 @@ class Session:
             self.history.pop()
             self.overrides, self.gpu_target = working.overrides, working.gpu_target
             self._changed("overrides")
+        elif step.kind == "runs":
+            if self.read_only:
+                return None, self.read_only_message
+            if (problem := self._undo_runs(step)) is not None:
+                return None, problem
+        elif step.kind == "kept":
+            # A barrier: nothing to put back, and nothing older is undone in this key press.
+            self.history.pop()
         elif step.kind == "quotes":
             from trntui.store.quotes import QUOTES_FILE, load_quote_book, save_quote_book
 

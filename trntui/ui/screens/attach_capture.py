@@ -89,7 +89,7 @@ class AttachCaptureScreen(WorkerModal[str | None]):
         self._worker = self._read_capture(path, offset_s)
 
     @work(thread=True, exclusive=True, group="attach", exit_on_error=False)
-    def _read_capture(self, path: Path, offset_s: float | None) -> tuple[str, str]:
+    def _read_capture(self, path: Path, offset_s: float | None) -> tuple[str, str, str]:
         worker = get_current_worker()
 
         def progress(fraction: float) -> None:
@@ -104,16 +104,19 @@ class AttachCaptureScreen(WorkerModal[str | None]):
             progress=progress,
             cancel=lambda: worker.is_cancelled,
         )
-        return outcome.outcome, f"{path.name}: {outcome.message}"
+        return outcome.outcome, path.name, f"{path.name}: {outcome.message}"
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "attach":
             return
         if event.state == WorkerState.SUCCESS:
-            assert event.worker.result is not None  # _read_capture returned its pair
-            outcome, text = event.worker.result
-            if outcome in (ATTACHED, DUPLICATE):
-                self.session.runs_changed()  # the capture changes the run's facts
+            assert event.worker.result is not None  # _read_capture returned its three
+            outcome, name, text = event.worker.result
+            if outcome == ATTACHED:
+                self.session.capture_attached(self.run_id, name)
+                self.dismiss(text)
+            elif outcome == DUPLICATE:
+                self.session.runs_changed()  # nothing new: no step in the undo history
                 self.dismiss(text)
             else:
                 self._message(f"Not attached: {text}", error=True)

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.format import distinct_labels
+from trntui.core.format import counted, distinct_labels
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.importers import FORMATS, Cancelled, capture_kind, detect_format, import_file
@@ -78,6 +78,8 @@ class Imported:
 
     summary: str
     run_ids: tuple[str, ...]
+    changed: int
+    """How many of them the import added or read again (the others were there already)."""
 
 
 class ImportRunsScreen(WorkerModal[Imported | None]):
@@ -328,7 +330,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             if not self.items:
                 self._message("No training logs found there.", error=True)
             else:
-                text = f"{len(good)} run(s) ready to import"
+                text = f"{counted(len(good), 'run')} ready to import"
                 if good:
                     text += f" into {self._sets_text(good)}"
                 already = [i for i in self.items if i.already_imported]
@@ -344,18 +346,20 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
                         "to its run with t in the run's detail"
                     )
                 if good:
-                    text += ". ctrl+s imports them"
+                    text += f". ctrl+s imports {'it' if len(good) == 1 else 'them'}"
                 self._message(text + ".", error=bool(bad))
         elif event.state == WorkerState.CANCELLED:
             self._message("Cancelled: nothing was imported.")
         elif event.state == WorkerState.ERROR:
             if self._storing:
-                self.session.runs_changed()  # the runs stored before the error stay stored
+                self.session.runs_imported(None)  # the runs stored before the error stay
             self._storing = False
             self._message(f"Import failed: {event.worker.error}", error=True)
         elif event.state == WorkerState.SUCCESS and event.worker.name == "_store":
-            self.session.runs_changed()
-            self.dismiss(event.worker.result)
+            imported = event.worker.result
+            assert imported is not None  # _store returned what it stored
+            self.session.runs_imported(imported.changed)
+            self.dismiss(imported)
 
     def _sets_text(self, items: list[PreviewItem]) -> str:
         """The run set(s) the items go into, and whether a target is measured by them: a set
@@ -391,7 +395,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             return
         set_name = self.query_one("#set", Input).value.strip() or None
         self._storing = True
-        self._message(f"Storing {len(ready)} run(s)...")
+        self._message(f"Storing {counted(len(ready), 'run')}...")
         self._worker = self._store(ready, set_name)
 
     def action_cancel(self) -> None:
@@ -419,12 +423,12 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
             refreshed += outcome.outcome == REFRESHED
-        text = f"Imported {added} run(s)"
+        text = f"Imported {counted(added, 'run')}"
         if refreshed:
             text += f", {refreshed} read again with today's rules"
         if duplicates:
             text += f", {duplicates} already present"
-        return Imported(text, tuple(run_ids))
+        return Imported(text, tuple(run_ids), added + refreshed)
 
 
 def _detected(path: Path) -> str | None:

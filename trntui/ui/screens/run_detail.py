@@ -273,5 +273,5 @@ class RunDetailScreen(SessionView, Dialog[None]):
         except (UserError, OSError) as error:
             self.set_status(f"Quality result not recorded: {error}", "error")
             return
-        self.set_status(f"Recorded the quality result of run {self.run_id}")
+        self.set_status(f"Recorded the quality result of run {self.run_id}; ctrl+z undoes it")
         self.dismiss(None)

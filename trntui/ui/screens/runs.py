@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
-from trntui.core.format import number
+from trntui.core.format import counted, number
 from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
@@ -195,6 +195,8 @@ class RunsScreen(SessionScreen):
         """The set lines shown below the table (``_show_set``)."""
         self._typing_rows = False
         """The table holds fewer runs than it would, because a filter is being typed."""
+        self._said = ""
+        """What ``_say_shown`` last put on the status line ('' when it said nothing)."""
         self._plotted: tuple[str, object, int] | None = None
         """The run whose plot is shown or loading, the run facts and the plot width it was
         drawn with."""
@@ -251,7 +253,8 @@ class RunsScreen(SessionScreen):
         stale = stale_runs(self.runs)
         if stale:
             self.set_status(
-                f"{stale} run(s) were read by an older trntui: press i and import their logs "
+                f"{counted(stale, 'run')} {'was' if stale == 1 else 'were'} read by an older "
+                "trntui: press i and import their logs "
                 "again to read their system size and job clock"
             )
         self._shown_derived = None  # the sets may differ: check them again
@@ -385,20 +388,30 @@ class RunsScreen(SessionScreen):
         )
 
     def _say_shown(self, shown: int, matching: int) -> None:
-        """On the status line: how many runs the filter lets through and the table holds."""
+        """On the status line: how many runs the filter lets through and the table holds.
+
+        Said when it changes, not at every refill: a refill for new facts (after an import,
+        an edit) would hide what the action said. When there is nothing to say (no filter,
+        every run shown), the count said before is taken off the status line if it still
+        shows there: it is stale."""
         text = self._filter_text()
         total = self.runs.height
         first = f"the first {shown:,}" if shown < matching else ""
         more = " (enter: more)" if self._typing_rows and matching > shown else ""
+        said = ""
         if text:
-            self.set_status(
-                f"{matching:,} of {total:,} runs match {text!r}"
-                + (f"; {first} are shown{more}" if first else "")
+            said = f"{matching:,} of {total:,} runs match {text!r}" + (
+                f"; {first} are shown{more}" if first else ""
             )
         elif first:
-            self.set_status(
-                f"{first.capitalize()} of {total:,} runs are shown{more}: / filters them"
-            )
+            said = f"{first.capitalize()} of {total:,} runs are shown{more}: / filters them"
+        if said == self._said:
+            return
+        if said:
+            self.set_status(said)
+        elif self.session.signals.status.value[0] == self._said:
+            self.set_status("")
+        self._said = said
 
     def _show_rows(self, typing: bool = False, keep: str | None = None) -> None:
         """Fill the table with the runs the filter lets through, at most ``SHOWN_ROWS`` (at
@@ -483,7 +496,7 @@ class RunsScreen(SessionScreen):
         known = [self.facts[r] for r in members if r in self.facts]
         info = self.sets.get(set_name)
         size = set_size([self.sizes.get(r) for r in members])
-        head = f"Set {set_name}: {len(members)} runs"
+        head = f"Set {set_name}: {counted(len(members), 'run')}"
         spread = ""
         if len(known) == len(members):
             summary = summarize_set(known)
@@ -555,10 +568,23 @@ class RunsScreen(SessionScreen):
 
     def _imported(self, imported: Imported | None) -> None:
         """Say what was imported, and highlight its first run in the table (its set line and
-        plot follow), so the set just imported is the one shown, not the table's first."""
+        plot follow), so the set just imported is the one shown, not the table's first. A
+        filter that would hide a run imported is cleared (and the status line says so): the
+        outcome of an import is always in view."""
         if imported is None:
             return
-        self.set_status(imported.summary)
+        summary = imported.summary
+        filtered = self._filter_text()
+        matching = set(self._matching()["run_id"].to_list())
+        hidden = [run_id for run_id in imported.run_ids if run_id not in matching]
+        field = self._filter_field()
+        if filtered and hidden and field is not None:
+            field.value = ""
+            field.remove()  # an empty filter takes no line
+            self._show_rows(keep=hidden[0])
+            shown_runs = "it" if len(imported.run_ids) == 1 else "them"
+            summary += f"; the filter {filtered!r} was cleared to show {shown_runs}"
+        self.set_status(summary)
         table = self.query_one("#runs", DataTable)
         rows = [table.get_row_index(run_id) for run_id in imported.run_ids if run_id in table.rows]
         if rows:
@@ -667,9 +693,10 @@ class RunsScreen(SessionScreen):
                 self.set_status(problem, "error")
                 followed = f"; the targets still name {old!r} (see the status line)"
             elif follows:
-                followed = "; the targets measured by it follow (m renames it back)"
-            what = f"set {old!r} renamed" if whole else "1 run moved"
-            self.notify(f"{what} to {new!r}{followed}")  # the status line shows the save
+                followed = "; the targets measured by it follow"
+            what = f"Set {old!r} renamed" if whole else "1 run moved"
+            # The status line shows the save.
+            self.notify(f"{what} to {new!r}{followed}; ctrl+z undoes it")
 
         self.app.push_screen(
             ItemFormScreen(MoveEntry, MoveEntry(set_name=old), title=f"Run set of {run_id}"),
@@ -705,7 +732,9 @@ class RunsScreen(SessionScreen):
             except (UserError, OSError) as error:
                 self.set_status(f"Size not stated: {error}", "error")
                 return
-            self.set_status(f"Set {set_name}: {size.text()}, stated by {size.stated_by}")
+            self.set_status(
+                f"Set {set_name}: {size.text()}, stated by {size.stated_by}; ctrl+z undoes it"
+            )
 
         title = f"System size of run set {fit_middle(set_name, 50)}"
         self.app.push_screen(ItemFormScreen(SetSizeEntry, entry, title=title), stated)
