@@ -45,6 +45,7 @@ class ItemFormScreen(Dialog[Any]):
         title: str,
         choices: dict[str, list[tuple[str, str]]] | None = None,
         check: Callable[[Any], object] | None = None,
+        opens_on: str | None = None,
     ) -> None:
         super().__init__()
         self.item_cls = cls
@@ -54,6 +55,8 @@ class ItemFormScreen(Dialog[Any]):
         self.check = check
         """Called with the item before it is kept; a ``UserError`` it raises is shown in the
         dialog, which stays open with what was typed."""
+        self.opens_on = opens_on
+        """The field focused when nothing required is missing (None: the first field)."""
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -66,13 +69,19 @@ class ItemFormScreen(Dialog[Any]):
         """Focus the first required field still empty: a manual quote offered with its
         instance type, region and option filled opens on the price, a side rate on the rate,
         so what is typed first goes where something is missing, not into (or in front of) a
-        value already there. A form with nothing missing opens on its first field."""
-        for key, spec in specs_of(self.item_cls).items():
-            if spec.required and getattr(self.item, key, None) in (None, ""):
-                fields = self.query(f"#field-{key}")
-                if fields:
-                    fields.first().focus()
-                    return
+        value already there. A form with nothing missing opens on ``opens_on`` (a stored side
+        rate, whose title names its service and region, on the rate: a digit typed first went
+        nowhere on the Service dropdown), else on its first field."""
+        keys = [
+            key
+            for key, spec in specs_of(self.item_cls).items()
+            if spec.required and getattr(self.item, key, None) in (None, "")
+        ]
+        for key in [*keys, *([self.opens_on] if self.opens_on else [])]:
+            fields = self.query(f"#field-{key}")
+            if fields:
+                fields.first().focus()
+                return
 
     @on(FieldForm.Edited)
     @on(FieldForm.Invalid)
