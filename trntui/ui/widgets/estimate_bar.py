@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from trntui.core.format import ratio, usd
-from trntui.ui.format import distinct_labels, fit_words
+from trntui.ui.format import fit_words, name_labels
 
 if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
@@ -135,7 +135,7 @@ def _parts(
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
         return parts
-    labelled = _names([item.name for item in targets], names)
+    labelled = name_labels([item.name for item in targets], names)
     for item, item_band in zip(targets, analysis.bands, strict=True):
         part = Text(f"{labelled[item.name]} ")
         if item.complete:
@@ -168,15 +168,6 @@ def _parts(
         reason_text = reason.split(": ", 1)[-1]
         parts.append(Text(f"ratio n/a ({reason_text})" if why else "ratio n/a", style="yellow"))
     return parts
-
-
-def _names(names: list[str], width: int | None) -> dict[str, str]:
-    """Each target's name in at most ``width`` cells, cut between words; where two would read
-    the same, the labels the rest of the app gives cut names (``distinct_labels``)."""
-    labels = {name: fit_words(name, width) for name in names}
-    if width is not None and len(set(labels.values())) < len(labels):
-        return distinct_labels(names, width)
-    return labels
 
 
 def _lacking(missing: tuple[str, ...], labels: int | None) -> str:

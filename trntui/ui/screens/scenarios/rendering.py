@@ -19,13 +19,16 @@ from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_c
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import Scenario
+from trntui.ui.format import fit_words, name_labels, title_name
 
 
 class EstimateTable:
     """The estimate as a table that fits the width it is drawn in.
 
     Every figure is shown whole: the value columns never shrink below their widest cell, and
-    a target name or instance type longer than its column wraps. Row labels make room first
+    a target name or instance type longer than its column wraps. A target name that would take
+    more than ``HEADER_LINES`` lines is cut between words (a 200-character name pushed every
+    figure below the screen) and written in full under the table. Row labels make room first
     by naming the stages shortly (``_SHORT_STAGES``), then are cut (with an ellipsis), down to
     30 cells; when even that is not enough, stages show their cost only (the billed hours stay
     in their own row) and the labels get what is left.
@@ -58,7 +61,43 @@ class EstimateTable:
             grow = min(spare, max(0, Text(item.name).cell_len - widths[index]))
             widths[index] += grow
             spare -= grow
-        yield estimate_table(result, compact=compact, widths=widths, label_width=label, short=short)
+        names = [item.name for item in result.targets]
+        headers = header_labels(names, widths, console)
+        yield estimate_table(
+            result,
+            compact=compact,
+            widths=widths,
+            label_width=label,
+            short=short,
+            headers=headers,
+        )
+        for name, header in zip(names, headers, strict=True):
+            if header != name:
+                yield Text.assemble((f"{header}", "bold"), (" in full: ", "dim"), name)
+
+
+HEADER_LINES = 3
+"""Lines a target's name may take above its column before it is cut."""
+
+
+def header_labels(names: list[str], widths: list[int], console: Console) -> list[str]:
+    """Each name as it heads a column ``widths`` cells wide: whole where it wraps into at most
+    ``HEADER_LINES`` lines, else the most of it, cut between words (``fit_words``), that does;
+    where two cut names would read the same, one line of each that tells them apart."""
+
+    def lines(text: str, width: int) -> int:
+        return len(Text(text).wrap(console, width))
+
+    labels = []
+    for name, width in zip(names, widths, strict=True):
+        label = name
+        room = width * HEADER_LINES
+        while lines(label, width) > HEADER_LINES and room > 1:
+            label, room = fit_words(name, room), room - 1
+        labels.append(label)
+    if len(set(labels)) < len(labels):
+        return list(name_labels(names, min(widths)).values())
+    return labels
 
 
 _LABELS_BEFORE_COMPACT = 30
@@ -98,15 +137,17 @@ def estimate_table(
     widths: list[int] | None = None,
     label_width: int | None = None,
     short: bool = False,
+    headers: list[str] | None = None,
 ) -> Table:
     """Stages (instance-hours and cost; ``compact``: cost only), terms, total and cost per
     unit, one column a target (``widths``: each one's width; ``label_width``: the labels';
-    ``short``: the stages' short names)."""
+    ``short``: the stages' short names; ``headers``: the columns' names, cut to fit)."""
     table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
     table.add_column("", no_wrap=True, overflow="ellipsis", style="dim", width=label_width)
     for index, item in enumerate(result.targets):
         width = None if widths is None else widths[index]
-        table.add_column(item.name, justify="right", width=width, overflow="fold")
+        header = item.name if headers is None else headers[index]
+        table.add_column(header, justify="right", width=width, overflow="fold")
     for label, cells in _rows(result, compact, short=short):
         table.add_row(label, *cells)
     return table
@@ -273,7 +314,7 @@ def comparison_text(analysis: Analysis) -> Text:
     if comparison.gpu is not None:
         # Which GPU target, and how to pick another (t): first, so it is never scrolled off.
         count = len(gpu_target_names(analysis.estimate))
-        text.append(f"Against {comparison.gpu.name}", style="bold")
+        text.append(f"Against {title_name(comparison.gpu.name)}", style="bold")
         hint = f"t: next of {count}" if count > 1 else "the only GPU target"
         stale = comparison.gpu_choice not in (CHOSEN, FIRST_GPU)
         text.append(f" ({comparison.gpu_choice}; {hint})\n", style="yellow" if stale else "dim")
@@ -284,7 +325,7 @@ def comparison_text(analysis: Analysis) -> Text:
         if item is None:
             continue
         per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/{unit}"
-        text.append(f"  {item.name}: ", style="bold")
+        text.append(f"  {title_name(item.name)}: ", style="bold")
         text.append(f"{item.headline()}{per}")
         if item.assumptions_only:
             text.append(" ASSUMPTIONS ONLY (no input is measured)", style="bold magenta")
@@ -293,7 +334,7 @@ def comparison_text(analysis: Analysis) -> Text:
     # third target is not taken for compared (its total is on the Estimate tab).
     compared = {item.name for item in (comparison.trainium, comparison.gpu) if item is not None}
     left_out = [
-        item.name
+        title_name(item.name)
         for item in analysis.estimate.targets
         if item.name not in compared and item.target.accelerator_family in ("Trainium3", "GPU")
     ]
@@ -306,7 +347,8 @@ def comparison_text(analysis: Analysis) -> Text:
     for proto in comparison.protocols:
         verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
         text.append(
-            f"  {proto.target}: model {proto.model_version or 'not recorded'}; {verified}\n",
+            f"  {title_name(proto.target)}: model {proto.model_version or 'not recorded'}; "
+            f"{verified}\n",
             style="dim",
         )
     if comparison.fact_checks:

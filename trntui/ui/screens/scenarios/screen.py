@@ -33,6 +33,7 @@ from trntui.store.scenarios import (
     load_scenario,
     staleness,
 )
+from trntui.ui.format import title_name
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios.compare import ComparePane
@@ -306,6 +307,10 @@ class ScenariosScreen(SessionScreen):
         self.target_index += 1
         if self.session.analysis is not None:
             self._show_sensitivity(self.session.analysis)
+            targets = self.session.analysis.estimate.targets
+            name = targets[self.target_index].name if targets else ""
+            if title_name(name) != name:  # the tab's title cuts it: the whole name here
+                self.set_status(f"Showing {name}")
         if self._active_tab() == "scale":
             self._show_scale()
 
