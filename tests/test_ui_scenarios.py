@@ -243,8 +243,9 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         await pilot.press("c")
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
-        diff = app.screen.query_one(DataTable)
-        items = {str(diff.get_row_at(i)[1]) for i in range(diff.row_count)}
+        console = Console(width=76, record=True, color_system=None)
+        console.print(app.screen.query_one("#diff", Static).content)
+        items = {line.strip() for line in console.export_text().splitlines()}
         assert {"Data moved between zones", "Data transfer", "Total"} <= items
 
 
@@ -680,3 +681,48 @@ async def test_the_comparison_names_the_targets_it_leaves_out(sample_project: Pr
         )
         body = str(app.screen.query_one("#compare-body", Static).content)
         assert "Not compared here: B200 p6" in body, body
+
+
+def test_a_snapshot_comparison_shows_labels_and_reasons_whole_and_every_unit() -> None:
+    """At 80 columns the comparison's table cut ``Trainium3 tr``, ``Checkpoint saves not in
+    th`` next to ``90  175.8`` (no unit), and an override's reason."""
+    from trntui.store.scenarios import OVERRIDE, DiffRow
+    from trntui.ui.screens.scenarios.rendering import diff_table
+
+    target = "Trainium3 trial (1 x trn3.48xlarge)"
+    reason = "sample project: if BF16 attention (migration risk 1) costs about 12 % of throughput"
+    rows = (
+        DiffRow(target, OVERRIDE + "Useful throughput", None, 2.3, "", reason, a_absent=True),
+        DiffRow(target, "Checkpoint saves not in the logs", 90.0, 175.8, "assumed", "measured"),
+        DiffRow(target, "total_usd", 28.21, 30.47),
+    )
+    console = Console(width=76, record=True, color_system=None)
+    console.print(diff_table(rows, "samples"))
+    text = console.export_text()
+    assert all(len(line) <= 76 for line in text.splitlines())
+    lines = [line.strip() for line in text.splitlines()]
+    assert target in lines
+    assert "Checkpoint saves not in the logs" in lines
+    flat = " ".join(text.split())
+    assert "90 s -> 175.8 s +85.8 s +95.3%" in flat, text
+    assert "absent -> 2.3 samples/s" in flat, text
+    assert f"B: {reason}" in flat, text
+    assert "A: assumed" in flat and "B: measured" in flat, text
+    assert "$28.21 -> $30.47 +$2.26 +8.0%" in flat, text
+
+
+async def test_the_sample_snapshots_compare_readably_at_80x24(sample_project: Project) -> None:
+    """``4``, Snapshots, ``m`` on as-measured, down, ``c``: the target, the override's label
+    and its reason whole, the throughput with its unit."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        await pilot.press("m", "down", "c")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        screen = [strip.text for strip in app.screen._compositor.render_strips()]
+        flat = " ".join(" ".join(line.strip(" │") for line in screen).split())
+        assert "Trainium3 trial override: Useful throughput" in flat, "\n".join(screen)
+        assert "absent -> 2.3 samples/s" in flat, "\n".join(screen)
+        assert "costs about 12 % of throughput" in flat, "\n".join(screen)

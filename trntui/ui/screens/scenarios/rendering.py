@@ -8,7 +8,10 @@ these return.
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, RenderResult
+import functools
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -18,7 +21,7 @@ from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_clock, with_unit
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
-from trntui.store.scenarios import Scenario
+from trntui.store.scenarios import OVERRIDE, DiffRow, Scenario
 from trntui.ui.format import fit_words, name_labels, title_name
 
 
@@ -461,3 +464,66 @@ def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ..
     else:
         text.append("\nUp to date with the project.", style="green")
     return text
+
+
+_DIFF_ITEMS = {
+    "total_usd": "Total",
+    "commitment_beyond_usd": "Term still owes",
+    "target": "Target total",
+    **TERM_LABELS,
+}
+"""A compared row's item that is money (a cost term, the total): its label."""
+_INPUT_UNITS = {spec.label: spec.unit for spec in INPUT_SPECS.values()}
+
+
+def diff_table(rows: tuple[DiffRow, ...], work_unit: str | None) -> Group:
+    """What differs between two estimates (``diff_estimates``), target by target under its
+    name: each row's label whole on a line of its own, then A, B and the change aligned under
+    one another, every figure with its unit, then why a value's source changed (a provenance,
+    an override's who and why), each wrapped under its own indent. A 5-column table at 80
+    columns cut them: ``Trainium3 tr``, ``Checkpoint saves not in th`` next to ``90  175.8``."""
+    if not rows:
+        return Group(Text("no difference", style="dim"))
+    shown = []
+    for row in rows:
+        unit = _diff_unit(row.item)
+        figure = functools.partial(_figure, unit=unit, work_unit=work_unit)
+        shown.append((row.shown("a", figure), row.shown("b", figure), unit))
+    a_width = max(len("A"), *(len(a) for a, _, _ in shown))
+    b_width = max(len("B"), *(len(b) for _, b, _ in shown))
+    parts: list[RenderableType] = [
+        Text(f"    {'A':>{a_width}}    {'B':>{b_width}}   change", style="dim")
+    ]
+    target = None
+    for row, (a, b, unit) in zip(rows, shown, strict=True):
+        if row.target != target:
+            target = row.target
+            parts.append(Text(title_name(target), style="bold"))
+        parts.append(Padding(Text(_DIFF_ITEMS.get(row.item, row.item)), (0, 0, 0, 2)))
+        change = _diff_change(row, unit, work_unit)
+        parts.append(Text(f"    {a:>{a_width}} -> {b:>{b_width}}   {change}".rstrip()))
+        for side, note in (("A", row.a_note), ("B", row.b_note)):
+            if note and row.a_note != row.b_note:
+                parts.append(Padding(Text(f"{side}: {note}", style="dim"), (0, 0, 0, 4)))
+    return Group(*parts)
+
+
+def _figure(value: float | None, *, unit: str, work_unit: str | None) -> str:
+    return with_unit(value, unit, work_unit)
+
+
+def _diff_unit(item: str) -> str:
+    """The unit of a compared row's figures (``InputSpec.unit``; money is ``USD``)."""
+    if item in _DIFF_ITEMS:
+        return "USD"
+    return _INPUT_UNITS.get(item.removeprefix(OVERRIDE), "")
+
+
+def _diff_change(row: DiffRow, unit: str, work_unit: str | None) -> str:
+    """B - A with the unit and in percent of A (a yes/no flag: no change figure)."""
+    delta = row.delta
+    if delta is None or unit == "1 = yes, 0 = no":
+        return ""
+    sign = "-" if delta < 0 else "+"
+    pct = "" if row.delta_pct is None else f" {row.delta_pct:+.1f}%"
+    return f"{sign}{with_unit(abs(delta), unit, work_unit)}{pct}"
