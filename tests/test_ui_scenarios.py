@@ -356,7 +356,7 @@ async def test_overrides_are_the_working_scenario_and_survive_quit_and_restart(
         assert "working scenario: 1 override" in wide.plain, "named where there is room"
         await open_tab(pilot, "inputs-tab")
         detail = str(again.screen.query_one("#input-detail", Static).content)
-        assert "Working scenario: 1 override, kept in the project" in detail
+        assert "Working scenario: 1 override, kept in the project; a adds an override" in detail
         await pilot.press("x")  # the highlighted row is not overridden: the first row is
         table = again.screen.query_one("#inputs", DataTable)
         table.move_cursor(row=table.get_row_index(f"{trainium.name}\tsteady_throughput"))

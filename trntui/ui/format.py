@@ -3,7 +3,15 @@ table, plot and detail."""
 
 from __future__ import annotations
 
-from trntui.core.format import UNKNOWN, distinct_labels, duration, fit, fit_middle, fit_words
+from trntui.core.format import (
+    UNKNOWN,
+    distinct_labels,
+    duration,
+    fit,
+    fit_middle,
+    fit_words,
+    plural,
+)
 
 __all__ = [
     "UNKNOWN",
@@ -13,6 +21,7 @@ __all__ = [
     "fit_middle",
     "fit_words",
     "name_labels",
+    "plural",
     "short_option",
     "title_name",
 ]

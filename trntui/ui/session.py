@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from trntui.core.errors import UserError
+from trntui.core.format import plural
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
 from trntui.store.project_store import ProjectStore
@@ -748,4 +749,4 @@ def overrides_in_force(overrides: tuple[Override, ...]) -> str:
     """The overrides in force, in words, for the status line: the working scenario's."""
     if not overrides:
         return "no override in the working scenario"
-    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in the working scenario"
+    return f"{plural(len(overrides), 'override')} in the working scenario"

@@ -44,7 +44,7 @@ from trntui.store.runs import (
 from trntui.store.scenarios import current_user
 from trntui.store.set_sizes import run_sizes
 from trntui.store.telemetry import run_detail
-from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
+from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle, plural
 from trntui.ui.key_hold import key_hold_of
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -469,7 +469,7 @@ class RunsScreen(SessionScreen):
         known = [self.facts[r] for r in members if r in self.facts]
         info = self.sets.get(set_name)
         size = set_size([self.sizes.get(r) for r in members])
-        head = f"Set {set_name}: {len(members)} runs"
+        head = f"Set {set_name}: {plural(len(members), 'run')}"
         spread = ""
         if len(known) == len(members):
             summary = summarize_set(known)

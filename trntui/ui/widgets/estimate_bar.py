@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from trntui.core.format import ratio, usd
-from trntui.ui.format import fit_words, name_labels
+from trntui.ui.format import fit_words, name_labels, plural
 
 if TYPE_CHECKING:
     from trntui.core.analysis import Analysis
@@ -129,9 +129,7 @@ def _parts(
     overrides = len(analysis.estimate.overrides)
     if overrides:
         lead = "working scenario: " if named else ""
-        parts.append(
-            Text(f"{lead}{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
-        )
+        parts.append(Text(f"{lead}{plural(overrides, 'override')}", style="bold magenta"))
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
         return parts
@@ -177,9 +175,9 @@ def _lacking(missing: tuple[str, ...], labels: int | None) -> str:
         return ""
     others = len(missing) - 1
     if labels == 0:
-        return f": {len(missing)} input{'s' if len(missing) > 1 else ''} missing"
+        return f": {plural(len(missing), 'input')} missing"
     if labels is None:
-        more = f" and {others} more input{'s' if others > 1 else ''}" if others else ""
+        more = f" and {plural(others, 'more input')}" if others else ""
         return f": {missing[0]}{more}"
     return f": {fit_words(missing[0], labels)}" + (f" +{others} more" if others else "")
 

@@ -22,7 +22,7 @@ from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_c
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
 from trntui.store.scenarios import OVERRIDE, DiffRow, Scenario
-from trntui.ui.format import fit_words, name_labels, title_name
+from trntui.ui.format import fit_words, name_labels, plural, title_name
 
 
 class EstimateTable:
@@ -272,7 +272,7 @@ def input_detail(item: EstimateInput, work_unit: str | None) -> Text:
     text.append(f"{item.label} = {with_unit(item.value, item.unit, work_unit)}", style="bold")
     text.append(f"\n{item.provenance}")
     if item.low is not None and item.high is not None:
-        runs = f" over {item.runs} runs" if item.runs else ""
+        runs = f" over {plural(item.runs, 'run')}" if item.runs else ""
         low, high = (with_unit(v, item.unit, work_unit) for v in (item.low, item.high))
         text.append(f"\nobserved range {low} - {high}{runs}")
     return text

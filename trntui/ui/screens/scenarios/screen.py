@@ -33,7 +33,7 @@ from trntui.store.scenarios import (
     load_scenario,
     staleness,
 )
-from trntui.ui.format import title_name
+from trntui.ui.format import plural, title_name
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios.compare import ComparePane
@@ -583,6 +583,7 @@ class ScenariosScreen(SessionScreen):
             return
         compared = scenario.gpu_target or "the first GPU target"
         self.set_status(
-            f"Working scenario: the {len(scenario.overrides)} override(s) of {scenario.name!r}, "
+            f"Working scenario: the {plural(len(scenario.overrides), 'override')} of "
+            f"{scenario.name!r}, "
             f"against {compared} (ctrl+z undoes)"
         )
