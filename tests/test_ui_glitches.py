@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.color import Color
 from textual.pilot import Pilot
-from textual.widgets import Footer, Input, OptionList, Select, TabbedContent
+from textual.widgets import Footer, Input, OptionList, Select, Static, TabbedContent
 from textual.widgets._select import SelectCurrent
 
 from tests import SIZE
@@ -169,3 +169,28 @@ async def test_the_inputs_tab_shows_one_scrollbar(sample_project: Project, size)
             and (widget.show_vertical_scrollbar or widget.show_horizontal_scrollbar)
         ]
         assert bars == ["inputs"]
+
+
+async def test_a_target_forms_error_clears_as_the_field_is_corrected(
+    sample_project: Project,
+) -> None:
+    """ "Not kept: Name is required" stayed on the new target form while a name was typed."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        error = form.query_one(".error", Static)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Name is required" in str(error.render())
+        form.query_one("#field-name", Input).focus()
+        await pilot.press("G", "P", "U")
+        await settle(pilot)
+        assert "Name" not in str(error.render()), str(error.render())
+        form.query_one("#field-instance_type", Input).value = "p5.48xlarge"
+        await settle(pilot)
+        assert str(error.render()) == ""
+        assert app.screen is form, "an edit only checks: ctrl+s keeps"

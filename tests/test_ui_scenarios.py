@@ -726,3 +726,62 @@ async def test_the_sample_snapshots_compare_readably_at_80x24(sample_project: Pr
         assert "Trainium3 trial override: Useful throughput" in flat, "\n".join(screen)
         assert "absent -> 2.3 samples/s" in flat, "\n".join(screen)
         assert "costs about 12 % of throughput" in flat, "\n".join(screen)
+
+
+def error_line(form) -> str:
+    return str(form.query_one(".error", Static).render())
+
+
+async def test_the_snapshot_forms_error_follows_the_name_as_it_is_typed(
+    sample_project: Project,
+) -> None:
+    """ "Not saved: '' is not a usable scenario name" stayed while a name was typed; a taken
+    name's warning stayed once another was typed."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        await pilot.press("s")
+        await settle(pilot)
+        form = app.screen
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert error_line(form) == "Not saved: a name is required"
+        await pilot.press("/")
+        await settle(pilot)
+        assert "'/' is not a usable scenario name" in error_line(form), "checked again as typed"
+        await pilot.press("backspace", "n", "e", "w")
+        await settle(pilot)
+        assert error_line(form) == ""
+        form.query_one("#name", Input).value = "as-measured"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "'as-measured' exists" in error_line(form)
+        await pilot.press("end", "2")
+        await settle(pilot)
+        assert error_line(form) == "", "as-measured2 is free"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is not form
+        assert "as-measured2" in {info.name for info in list_scenarios(sample_project.root)}
+
+
+async def test_the_override_forms_error_follows_what_is_typed(sample_project: Project) -> None:
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = await open_override_form(pilot, app, trainium.name)
+        form.query_one("#value", Input).value = ""
+        form.query_one("#why", Input).value = ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "give a value" in error_line(form)
+        form.query_one("#value", Input).focus()
+        await pilot.press("3")
+        await settle(pilot)
+        assert "say who states it and why" in error_line(form), "the next thing missing"
+        form.query_one("#why", Input).value = "the recipe's target"
+        await settle(pilot)
+        assert error_line(form) == ""
+        assert app.screen is form, "an edit only checks: ctrl+s keeps"

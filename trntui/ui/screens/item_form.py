@@ -88,21 +88,29 @@ class ItemFormScreen(Dialog[Any]):
     def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
         event.stop()  # the item is applied as a whole on ctrl+s, not field by field
 
+    @on(FieldForm.Typed)
+    def _typed(self, event: FieldForm.Typed) -> None:
+        """The form stops its fields' own change messages: what it was refused for is
+        checked again here."""
+        event.stop()
+        self.check_again()
+
+    def refusal(self) -> str | None:
+        try:
+            item = self.item_cls(**self.query_one(FieldForm).values())
+            if self.check is not None:
+                self.check(item)
+        except (FieldValueError, UserError) as error:
+            return f"Not kept: {error}"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
-        try:
-            values = self.query_one(FieldForm).values()
-        except FieldValueError as error:
-            self.query_one(".error", Static).update(f"Not kept: {error}")
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
             return
-        item = self.item_cls(**values)
-        if self.check is not None:
-            try:
-                self.check(item)
-            except UserError as error:
-                self.query_one(".error", Static).update(f"Not kept: {error}")
-                return
-        self.dismiss(item)
+        self.dismiss(self.item_cls(**self.query_one(FieldForm).values()))
 
     def action_discard(self) -> None:
         self.dismiss(None)

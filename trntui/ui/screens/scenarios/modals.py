@@ -160,35 +160,43 @@ class OverrideScreen(Dialog[Override | None]):
             lines.append("This input is set per target: choose one.")
         self.query_one("#current", Static).update("\n".join(lines))
 
+    def _typed(self) -> tuple[str, str, str]:
+        """The value, who and why as typed (stripped)."""
+        value, who, why = (
+            self.query_one(f"#{name}", Input).value.strip() for name in ("value", "who", "why")
+        )
+        return value, who, why
+
+    def refusal(self) -> str | None:
+        """The dialog's own checks: a readable value the input allows, who and why said (the
+        project's check, whether the overrides apply, runs on ctrl+s)."""
+        key, target = self._choice()
+        text, who, why = self._typed()
+        try:
+            check_value(key, parse_number(text), where=target or "")
+        except FieldValueError as unreadable:
+            if not text:
+                return "Not kept: give a value (x drops an override on the Inputs tab)"
+            return f"Not kept: {unreadable}"
+        except InvalidInputError as invalid:
+            return f"Not kept: {invalid}"
+        if not who or not why:
+            return "Not kept: an override is an assumption; say who states it and why"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
+            return
         key, target = self._choice()
-        text = self.query_one("#value", Input).value.strip()
-        who = self.query_one("#who", Input).value.strip()
-        why = self.query_one("#why", Input).value.strip()
-        error = self.query_one("#error", Static)
-        try:
-            value = parse_number(text)
-        except FieldValueError as unreadable:
-            error.update(
-                f"Not kept: {unreadable}"
-                if text
-                else "Not kept: give a value (x drops an override on the Inputs tab)"
-            )
-            return
-        try:
-            check_value(key, value, where=target or "")
-        except InvalidInputError as invalid:
-            error.update(f"Not kept: {invalid}")
-            return
-        if not who or not why:
-            error.update("Not kept: an override is an assumption; say who states it and why")
-            return
-        override = Override(key, value, target, who=who, why=why)
+        text, who, why = self._typed()
+        override = Override(key, parse_number(text), target, who=who, why=why)
         others = tuple(o for o in self.others if (o.input, o.target) != (key, target))
         problem = self.check((*others, override))
         if problem is not None:
-            error.update(f"Not kept: {problem}")
+            self.refuse(f"Not kept: {problem}")
             return
         self.dismiss(override)
 
@@ -231,19 +239,29 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
         event.stop()
         self.action_keep()
 
+    def refusal(self) -> str | None:
+        """A name that is no usable one; a name taken, once ctrl+s has said so."""
+        name = self.query_one("#name", Input).value.strip()
+        try:
+            check_name(name)
+        except UserError as invalid:
+            return f"Not saved: {invalid}"
+        if name in self.existing and self._confirmed == name:
+            return f"A snapshot named {name!r} exists: ctrl+s again replaces it"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
         name = self.query_one("#name", Input).value.strip()
         note = self.query_one("#note", Input).value.strip()
-        error = self.query_one("#error", Static)
-        try:
-            check_name(name)
-        except UserError as invalid:
-            error.update(f"Not saved: {invalid}")
-            return
-        if name in self.existing and self._confirmed != name:
-            self._confirmed = name
-            error.update(f"A snapshot named {name!r} exists: ctrl+s again replaces it")
+        if name in self.existing:
+            if self._confirmed == name:  # asked twice
+                self.dismiss((name, note))
+                return
+            self._confirmed = name  # the refusal says the name is taken
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
             return
         self.dismiss((name, note))
 
