@@ -53,7 +53,7 @@ def name_labels(names: list[str], width: int | None) -> dict[str, str]:
     return labels
 
 
-TITLE_NAME_CELLS = 40
+TITLE_NAME_CELLS = 60
 """Cells a name a person gave may take in a title or a sentence: a 200-character target name
 took four lines of the Sensitivity tab's title."""
 
