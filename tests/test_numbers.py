@@ -65,7 +65,8 @@ def test_every_finite_number_written_by_python_reads_back(value: float) -> None:
      (40.0, "USD/instance-hour", "$40.00/h"), (0.0116, "USD/instance-hour", "$0.0116/h"),
      (195.0, "s", "195 s"), (5.2374, "work units/s", "5.237 samples/s"),
      (0.023, "USD/GB-month", "$0.023/GB-month"), (1.0, "1 = yes, 0 = no", "yes"),
-     (0.25, "fraction", "25.0%"), (None, "s", "unknown")],
+     (0.25, "fraction", "25.0%"), (None, "s", "unknown"), (1.0, "instances", "1 instance"),
+     (2.0, "instances", "2 instances"), (1.0, "work units", "1 sample"), (1.0, "s", "1 s")],
 )  # fmt: skip
 def test_an_input_is_shown_with_its_unit_and_the_digits_that_matter(
     value: float | None, unit: str, shown: str
@@ -75,6 +76,19 @@ def test_an_input_is_shown_with_its_unit_and_the_digits_that_matter(
     from trntui.core.format import with_unit
 
     assert with_unit(value, unit, "samples") == shown
+
+
+def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
+    """A user review read "1 runs", "1 restarts" and "1 instances"."""
+    from trntui.core.format import plural
+
+    assert [plural(n, "run") for n in (0, 1, 2, 1200)] == [
+        "0 runs",
+        "1 run",
+        "2 runs",
+        "1,200 runs",
+    ]
+    assert plural(1, "stall") == "1 stall" and plural(3, "analysis", "analyses") == "3 analyses"
 
 
 def test_a_ratio_reads_the_same_in_every_view() -> None:

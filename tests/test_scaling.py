@@ -306,3 +306,18 @@ def test_scenario_overrides_apply_at_every_count_but_the_count(sample_dir: Path)
     assert expected != estimate(ctx).target(target.name).total_usd
     assert point.total_usd == pytest.approx(expected)
     assert plan.overrides == 1
+
+
+def test_no_known_total_is_said_once(hpe: Path) -> None:
+    """The Scale tab read "Recommended: none: none: no count has a known total"."""
+    from trntui.core.quotes import QuoteBook
+    from trntui.core.scale_plan import scale_plan
+    from trntui.ui.widgets.scale_view import scale_text
+
+    ctx = context_with(hpe, 1)
+    ctx = dataclasses.replace(ctx, book=QuoteBook(quotes=ctx.book.quotes, rates=()))
+    plan = scale_plan(ctx, "H200", counts=(1, 2))
+    assert plan.recommended is None
+    assert "Recommended: none: no count has a known total\n" in scale_text(plan, 1).plain
+    cli = scale_commands.plan_text(plan)
+    assert "Recommended: none (no count has a known total)" in cli, cli

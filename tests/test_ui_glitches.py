@@ -1,10 +1,14 @@
 """Issue 26, glitches seen at 80x24 under tmux: the footer ran past its width (a stray glyph
-after `^p palette`), a dialog's dropdown drew over the dialog's border."""
+after `^p palette`), a dialog's dropdown drew over the dialog's border, a focused dropdown
+looked as it did unfocused."""
 
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Footer, OptionList, Select, TabbedContent
+from textual.color import Color
+from textual.pilot import Pilot
+from textual.widgets import Footer, Input, OptionList, Select, Static, TabbedContent
+from textual.widgets._select import SelectCurrent
 
 from tests import SIZE
 from tests.ui_support import open_section, settle, wait_until
@@ -66,6 +70,61 @@ async def test_a_dropdown_in_a_dialog_stays_inside_the_dialogs_border(
             await settle(pilot)
 
 
+def _distance(one: Color, other: Color) -> float:
+    return sum((a - b) ** 2 for a, b in zip(one.rgb, other.rgb, strict=True)) ** 0.5
+
+
+async def _focus_shift(pilot: Pilot, field: Input | Select[object]) -> float:
+    """How far ``field``'s focused look is from its blurred one: a Select's background; an
+    Input's selected text (its whole value, selected on focus) against its blurred background."""
+    shown = field.query_one(SelectCurrent) if isinstance(field, Select) else field
+    pilot.app.screen.set_focus(None)
+    await settle(pilot)
+    blurred = shown.background_colors[1]
+    field.focus()
+    await settle(pilot)
+    assert pilot.app.focused is field
+    if isinstance(field, Select):
+        return _distance(shown.background_colors[1], blurred)
+    selected = field.get_component_rich_style("input--selection").bgcolor
+    assert selected is not None
+    return _distance(Color.from_rich_color(selected), blurred)
+
+
+async def test_a_focused_dropdown_stands_out_as_much_as_a_focused_text_field(
+    sample_project: Project,
+) -> None:
+    """A focused Select was only tinted 5% lighter (one step of a 256-colour terminal), a
+    focused Input shows its text selected in blue: in the side-rate dialog and on Inventory >
+    Model nobody could see that the focus was on the dropdown. A stored side rate's dialog,
+    whose title names its service, opens on the rate: digits typed first went nowhere."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("tab", "tab", "r")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        rate = form.query_one("#field-usd_per_unit", Input)
+        assert app.focused is rate
+        await pilot.press("0", ".", "0", "2")
+        await settle(pilot)
+        assert rate.value == "0.02", "what is typed first replaces the rate"
+        text_shift = await _focus_shift(pilot, rate)
+        select_shift = await _focus_shift(pilot, form.query_one("#field-service", Select))
+        assert select_shift >= 0.8 * text_shift, (select_shift, text_shift)
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await pilot.press("1")
+        await settle(pilot)
+        await open_section(pilot, "model")
+        precision = app.screen.query_one("#field-precision", Select)
+        select_shift = await _focus_shift(pilot, precision)
+        assert select_shift >= 0.8 * text_shift, (select_shift, text_shift)
+
+
 async def test_a_toast_on_runs_leaves_the_runs_table_and_the_bar_readable(
     sample_project: Project,
 ) -> None:
@@ -110,3 +169,28 @@ async def test_the_inputs_tab_shows_one_scrollbar(sample_project: Project, size)
             and (widget.show_vertical_scrollbar or widget.show_horizontal_scrollbar)
         ]
         assert bars == ["inputs"]
+
+
+async def test_a_target_forms_error_clears_as_the_field_is_corrected(
+    sample_project: Project,
+) -> None:
+    """ "Not kept: Name is required" stayed on the new target form while a name was typed."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_section(pilot, "targets")
+        await pilot.press("a")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ItemFormScreen)
+        error = form.query_one(".error", Static)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Name is required" in str(error.render())
+        form.query_one("#field-name", Input).focus()
+        await pilot.press("G", "P", "U")
+        await settle(pilot)
+        assert "Name" not in str(error.render()), str(error.render())
+        form.query_one("#field-instance_type", Input).value = "p5.48xlarge"
+        await settle(pilot)
+        assert str(error.render()) == ""
+        assert app.screen is form, "an edit only checks: ctrl+s keeps"

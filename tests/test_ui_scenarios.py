@@ -243,8 +243,9 @@ async def test_save_a_snapshot_reopen_it_and_see_it_go_stale(sample_project: Pro
         await pilot.press("c")
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
-        diff = app.screen.query_one(DataTable)
-        items = {str(diff.get_row_at(i)[1]) for i in range(diff.row_count)}
+        console = Console(width=76, record=True, color_system=None)
+        console.print(app.screen.query_one("#diff", Static).content)
+        items = {line.strip() for line in console.export_text().splitlines()}
         assert {"Data moved between zones", "Data transfer", "Total"} <= items
 
 
@@ -355,7 +356,7 @@ async def test_overrides_are_the_working_scenario_and_survive_quit_and_restart(
         assert "working scenario: 1 override" in wide.plain, "named where there is room"
         await open_tab(pilot, "inputs-tab")
         detail = str(again.screen.query_one("#input-detail", Static).content)
-        assert "Working scenario: 1 override, kept in the project" in detail
+        assert "Working scenario: 1 override, kept in the project; a adds an override" in detail
         await pilot.press("x")  # the highlighted row is not overridden: the first row is
         table = again.screen.query_one("#inputs", DataTable)
         table.move_cursor(row=table.get_row_index(f"{trainium.name}\tsteady_throughput"))
@@ -551,7 +552,11 @@ def test_the_estimate_table_shows_every_figure_whole_and_uses_the_width_it_has(
     hours_and_cost = f"{stage.instance_hours:,.3g} h {usd(stage.usd)}"
     assert hours_and_cost in wide, "with room, each stage shows its hours and its cost"
     assert hours_and_cost not in narrow, "without, the cost (hours are in their own row)"
-    assert "…" not in "".join(line[30:] for line in narrow.splitlines()), "no figure is cut"
+    lines = narrow.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("Instances"))
+    last = next(i for i, line in enumerate(lines) if line.strip().startswith("Per "))
+    figures = lines[first : last + 1]
+    assert "…" not in "".join(line[30:] for line in figures), "no figure is cut"
 
 
 async def test_at_120x40_the_extra_width_shows_more_of_the_estimate(
@@ -715,3 +720,107 @@ async def test_a_different_work_to_finish_is_not_comparable_on_the_tab_and_the_b
         assert "ratio n/a" in shown and "Trn3/GPU" not in shown
         wide = estimate_line(app.analysis, width=200, example=True).plain
         assert "ratio n/a (work to finish differs)" in wide
+
+
+def test_a_snapshot_comparison_shows_labels_and_reasons_whole_and_every_unit() -> None:
+    """At 80 columns the comparison's table cut ``Trainium3 tr``, ``Checkpoint saves not in
+    th`` next to ``90  175.8`` (no unit), and an override's reason."""
+    from trntui.store.scenarios import OVERRIDE, DiffRow
+    from trntui.ui.screens.scenarios.rendering import diff_table
+
+    target = "Trainium3 trial (1 x trn3.48xlarge)"
+    reason = "sample project: if BF16 attention (migration risk 1) costs about 12 % of throughput"
+    rows = (
+        DiffRow(target, OVERRIDE + "Useful throughput", None, 2.3, "", reason, a_absent=True),
+        DiffRow(target, "Checkpoint saves not in the logs", 90.0, 175.8, "assumed", "measured"),
+        DiffRow(target, "total_usd", 28.21, 30.47),
+    )
+    console = Console(width=76, record=True, color_system=None)
+    console.print(diff_table(rows, "samples"))
+    text = console.export_text()
+    assert all(len(line) <= 76 for line in text.splitlines())
+    lines = [line.strip() for line in text.splitlines()]
+    assert target in lines
+    assert "Checkpoint saves not in the logs" in lines
+    flat = " ".join(text.split())
+    assert "90 s -> 175.8 s +85.8 s +95.3%" in flat, text
+    assert "absent -> 2.3 samples/s" in flat, text
+    assert f"B: {reason}" in flat, text
+    assert "A: assumed" in flat and "B: measured" in flat, text
+    assert "$28.21 -> $30.47 +$2.26 +8.0%" in flat, text
+
+
+async def test_the_sample_snapshots_compare_readably_at_80x24(sample_project: Project) -> None:
+    """``4``, Snapshots, ``m`` on as-measured, down, ``c``: the target, the override's label
+    and its reason whole, the throughput with its unit."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        await pilot.press("m", "down", "c")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        screen = [strip.text for strip in app.screen._compositor.render_strips()]
+        flat = " ".join(" ".join(line.strip(" │") for line in screen).split())
+        assert "Trainium3 trial override: Useful throughput" in flat, "\n".join(screen)
+        assert "absent -> 2.3 samples/s" in flat, "\n".join(screen)
+        assert "costs about 12 % of throughput" in flat, "\n".join(screen)
+
+
+def error_line(form) -> str:
+    return str(form.query_one(".error", Static).render())
+
+
+async def test_the_snapshot_forms_error_follows_the_name_as_it_is_typed(
+    sample_project: Project,
+) -> None:
+    """ "Not saved: '' is not a usable scenario name" stayed while a name was typed; a taken
+    name's warning stayed once another was typed."""
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_tab(pilot, "snapshots-tab")
+        await pilot.press("s")
+        await settle(pilot)
+        form = app.screen
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert error_line(form) == "Not saved: a name is required"
+        await pilot.press("/")
+        await settle(pilot)
+        assert "'/' is not a usable scenario name" in error_line(form), "checked again as typed"
+        await pilot.press("backspace", "n", "e", "w")
+        await settle(pilot)
+        assert error_line(form) == ""
+        form.query_one("#name", Input).value = "as-measured"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "'as-measured' exists" in error_line(form)
+        await pilot.press("end", "2")
+        await settle(pilot)
+        assert error_line(form) == "", "as-measured2 is free"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is not form
+        assert "as-measured2" in {info.name for info in list_scenarios(sample_project.root)}
+
+
+async def test_the_override_forms_error_follows_what_is_typed(sample_project: Project) -> None:
+    trainium = trainium_target(sample_project)
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = await open_override_form(pilot, app, trainium.name)
+        form.query_one("#value", Input).value = ""
+        form.query_one("#why", Input).value = ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "give a value" in error_line(form)
+        form.query_one("#value", Input).focus()
+        await pilot.press("3")
+        await settle(pilot)
+        assert "say who states it and why" in error_line(form), "the next thing missing"
+        form.query_one("#why", Input).value = "the recipe's target"
+        await settle(pilot)
+        assert error_line(form) == ""
+        assert app.screen is form, "an edit only checks: ctrl+s keeps"

@@ -16,12 +16,21 @@ import re
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Input,
+    Label,
+    OptionList,
+    Select,
+    Static,
+    TabbedContent,
+)
 from textual.widgets._footer import FooterKey
 
 from tests import MLPERF_DATA, SIZE
 from tests.ui_support import open_section, settle, type_runs_filter
-from trntui.core.format import fit_words
+from trntui.core.format import fit_words, usd
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import manual_quote
 from trntui.core.report import Analysis, analyze
@@ -386,3 +395,56 @@ async def test_esc_then_a_letter_arriving_as_alt_letter_is_esc_then_the_letter(
         await settle(pilot)
         assert isinstance(app.screen, ItemFormScreen) and app.screen is not first
         assert app.screen.query_one("#field-name", Input).value == ""
+
+
+def screen_lines(app: TrnTuiApp) -> list[str]:
+    """The screen as a person sees it, line by line."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def test_a_200_character_target_name_leaves_the_figures_on_screen(
+    sample_project: Project,
+) -> None:
+    """A target named with 200 characters: the Estimate tab's column header wrapped into 16
+    lines of the name and no figure showed without scrolling; the Sensitivity tab's title took
+    four lines, the Trn3 vs GPU tab's "Not compared here" three. Each now shows the name cut
+    between words; the Estimate tab writes it in full under the table, and the status line
+    when ``t`` picks it."""
+    long_name = ("Very long target name number " * 8)[:200].strip()
+    inventory = sample_project.inventory
+    long_target = dataclasses.replace(inventory.targets[1], name=long_name)
+    sample_project.save_inventory(
+        dataclasses.replace(inventory, targets=(*inventory.targets, long_target))
+    )
+    app = TrnTuiApp(sample_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        shown = screen_lines(app)
+        analysis = app.session.analysis
+        assert analysis is not None
+        target = next(t for t in analysis.estimate.targets if t.name == long_name)
+        time_row = [line for line in shown if line.strip().startswith("Instance time")]
+        assert time_row, "\n".join(shown)
+        assert time_row[0].rstrip().endswith(usd(target.term("instance_usd"))), time_row
+        table = app.screen.query_one("#estimate-table", Static)
+        console = Console(width=table.content_region.width, record=True, color_system=None)
+        console.print(table.content)
+        whole = " ".join(console.export_text().split())
+        assert long_name in whole, "written in full under the table"
+
+        tabs = app.screen.query_one(TabbedContent)
+        tabs.active = "sensitivity"
+        await settle(pilot)
+        await pilot.press("t", "t")
+        await settle(pilot)
+        title = app.screen.query_one("#sens-title", Static)
+        assert title.size.height <= 2, str(title.render())
+        assert long_name in " ".join(app.session.signals.status.value[0].split())
+
+        tabs.active = "compare"
+        await settle(pilot)
+        body = str(app.screen.query_one("#compare-body", Static).render())
+        left_out = next(line for line in body.splitlines() if "Not compared here" in line)
+        assert long_name not in left_out and "…" in left_out, left_out

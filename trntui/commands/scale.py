@@ -20,7 +20,7 @@ from typing import Any
 
 from trntui.commands import fail, help_of
 from trntui.core.errors import UserError
-from trntui.core.format import UNKNOWN, usd, wall_clock
+from trntui.core.format import UNKNOWN, plural, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, scale_plan, unknown_reasons
 from trntui.store.project import Project
 from trntui.store.project_store import ProjectStore
@@ -161,7 +161,7 @@ def plan_text(plan: ScalePlan) -> str:
         lines.append(f"  family {family.name}")
         for m in family.points:
             lines.append(
-                f"    {m.nodes:>3} nodes  {m.run_set:30.30}  {m.runs} runs, median "
+                f"    {m.nodes:>3} nodes  {m.run_set:30.30}  {plural(m.runs, 'run')}, median "
                 f"{m.time_s / 60:.2f} min to train ({m.time_low_s / 60:.2f}-"
                 f"{m.time_high_s / 60:.2f})"
             )
@@ -180,8 +180,7 @@ def plan_text(plan: ScalePlan) -> str:
     lines += [f"  unknown at {reason}" for reason in unknown_reasons(plan.points)]
     chosen = plan.recommended
     lines.append(
-        f"Recommended: {chosen.instance_count} instance{'s' if chosen.instance_count > 1 else ''}"
-        f" ({plan.reason})"
+        f"Recommended: {plural(chosen.instance_count, 'instance')} ({plan.reason})"
         if chosen
         else f"Recommended: none ({plan.reason})"
     )

@@ -61,7 +61,15 @@ def with_unit(value: float | None, unit: str, work_unit: str | None = None) -> s
     shown = unit.replace("work units", work_unit or "work units")
     if unit == "fraction":
         return f"{value:.1%}"
+    if value == 1 and shown in ("instances", work_unit) and shown.endswith("s"):
+        shown = shown[:-1]  # one instance, one sample
     return f"{number(value)} {shown}"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and its noun, plural unless it is one: ``1 run``, ``3 runs``, ``0 runs``
+    (``nouns``: a plural that is not the noun and an ``s``)."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def number(value: float | None, digits: int = 4) -> str:
@@ -201,9 +209,3 @@ def _shared_start(a: str, b: str) -> int:
             break
         count += 1
     return count
-
-
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """``count`` things in words: "1 run", "3 runs", "0 runs" (``plural`` when it is not
-    ``noun`` + "s")."""
-    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -22,7 +22,7 @@ from typing import Any
 
 from trntui.core.analysis import Analysis, analyze
 from trntui.core.estimate import TERMS
-from trntui.core.format import number, ratio, usd, usd_per_unit
+from trntui.core.format import number, plural, ratio, usd, usd_per_unit
 from trntui.core.report_document import (
     FORMULA,
     TERM_LABELS,
@@ -250,7 +250,7 @@ def _target_markdown(t: dict[str, Any]) -> list[str]:
     for i in t["inputs"].values():
         observed = ""
         if i["low"] is not None and i["high"] is not None:
-            observed = f"{number(i['low'])} to {number(i['high'])} over {i['runs']} runs"
+            observed = f"{number(i['low'])} to {number(i['high'])} over {plural(i['runs'], 'run')}"
         shown_unit = i["unit"].replace("work units", t["work_unit"] or "work units")
         rows.append(
             [

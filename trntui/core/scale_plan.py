@@ -49,7 +49,7 @@ from trntui.core.estimate import (
     input_frame,
     target_inputs,
 )
-from trntui.core.format import wall_clock
+from trntui.core.format import plural, wall_clock
 from trntui.core.plan_check import check_plan
 from trntui.core.scaling import ASSUMED, INTERPOLATED, Family, family_of
 
@@ -294,7 +294,7 @@ def _totals_between(item: TargetEstimate, low: float, high: float) -> tuple[floa
 def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[ScalePoint | None, str]:
     priced = [p for p in points if p.total_usd is not None]
     if not priced:
-        return None, "none: no count has a known total"
+        return None, "no count has a known total"
     goal = context.inventory.goal
     fitting = [p for p in priced if p.meets_deadline is not False and p.within_budget is not False]
     if fitting:
@@ -311,8 +311,9 @@ def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[Scal
     if on_time:
         cheapest = min(on_time, key=lambda p: (p.total_usd, p.instance_count))
         return None, (
-            f"none of the counts that meet the time limits is within the budget "
-            f"${goal.budget_usd:,.2f}; the cheapest, {cheapest.instance_count} instances, "
+            f"no count that meets the time limits is within the budget "
+            f"${goal.budget_usd:,.2f}; the cheapest, "
+            f"{plural(cheapest.instance_count, 'instance')}, "
             f"costs ${cheapest.total_usd:,.2f}"
         )
     fastest = min(priced, key=lambda p: p.time_to_result_s or float("inf"))
@@ -326,7 +327,8 @@ def _recommend(points: list[ScalePoint], context: EstimateContext) -> tuple[Scal
         after = f", {lead:g} of them to get capacity" if lead else ""
         limits.append(f"the deadline {goal.deadline} ({left} days from {start}{after})")
     return None, (
-        f"none of the priced counts meets {' and '.join(limits)}; the fastest, "
-        f"{fastest.instance_count} instances, needs {wall_clock(fastest.wall_clock_hours)}: "
+        f"no priced count meets {' and '.join(limits)}; the fastest, "
+        f"{plural(fastest.instance_count, 'instance')}, "
+        f"needs {wall_clock(fastest.wall_clock_hours)}: "
         "measure larger sizes or state a scaling assumption"
     )

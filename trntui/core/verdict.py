@@ -36,6 +36,7 @@ from typing import Any
 import polars as pl
 
 from trntui.core.compile_telemetry import CompileSummary
+from trntui.core.format import plural
 from trntui.core.run_facts import RunFacts
 from trntui.core.scalars import number, number_or_none
 from trntui.core.timeline import JobClock
@@ -101,13 +102,14 @@ def _compile_share(
 ) -> LimitShare:
     if compile is not None and compile.found and compile.compile_s is not None:
         evidence = [
-            f"{compile.compilations} graphs compiled, {compile.cache_hits} loaded from the "
+            f"{plural(compile.compilations, 'graph')} compiled, "
+            f"{compile.cache_hits} loaded from the "
             f"cache, {compile.failures} failed",
             f"compile time {compile.compile_min_s or 0:.0f}-{compile.compile_s:.0f} s "
             "(bounded by the timestamps around the compiler lines; the upper bound is used)",
         ]
         if compile.unfinished:
-            evidence.append(f"{compile.unfinished} compilations never finished")
+            evidence.append(f"{plural(compile.unfinished, 'compilation')} never finished")
         return LimitShare(Limit.COMPILATION, compile.compile_s, None, tuple(evidence))
     if timeline_compile_s is not None:
         return LimitShare(
@@ -132,7 +134,7 @@ def _restart_share(facts: RunFacts) -> LimitShare:
         return LimitShare(Limit.RESTART, None, None, ("the log cannot tell restarts",))
     seconds = (phases.recovery_s or 0.0) + (phases.redone_s or 0.0)
     evidence = (
-        f"{facts.restarts} restarts, {facts.redone_steps or 0} steps redone",
+        f"{plural(facts.restarts, 'restart')}, {plural(facts.redone_steps or 0, 'step')} redone",
         f"recovery {phases.recovery_s or 0:.0f} s + redone work {phases.redone_s or 0:.0f} s",
     )
     return LimitShare(Limit.RESTART, seconds, None, evidence)
@@ -283,7 +285,8 @@ def run_verdict(
             stated if facts.phases.stall_s is not None else None,
             None,
             (
-                f"{len(facts.stalls)} stalls in the log (slow intervals; without a utilization "
+                f"{plural(len(facts.stalls), 'stall')} in the log (slow intervals; "
+                "without a utilization "
                 "capture these may also be synchronisation waits)",
             ),
         )

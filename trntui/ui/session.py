@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from trntui.core.errors import UserError
-from trntui.core.format import counted
+from trntui.core.format import plural
 from trntui.core.inventory import Inventory, InventoryInvalid
 from trntui.store.project import Project
 from trntui.store.project_store import ProjectStore
@@ -506,7 +506,7 @@ class Session:
         label = (
             f"renaming run set {old!r} to {new!r}"
             if whole_set
-            else f"moving {counted(len(run_ids), 'run')} to set {new!r}"
+            else f"moving {plural(len(run_ids), 'run')} to set {new!r}"
         )
         followed = before if self.inventory != before else None
         moved = RunsMoved(tuple(run_ids), old, new, stated_followed, followed)
@@ -597,7 +597,7 @@ class Session:
         delete the timelines of the runs it added and cannot bring back a run it read again,
         so ctrl+z says how to reverse it instead."""
         if stored != 0:
-            what = "runs" if stored is None else counted(stored, "run")
+            what = "runs" if stored is None else plural(stored, "run")
             self._keep(f"importing {what}", "x on Runs removes a run, m moves it to another set")
         self.runs_changed()
 
@@ -894,4 +894,4 @@ def overrides_in_force(overrides: tuple[Override, ...]) -> str:
     """The overrides in force, in words, for the status line: the working scenario's."""
     if not overrides:
         return "no override in the working scenario"
-    return f"{len(overrides)} override{'s' if len(overrides) > 1 else ''} in the working scenario"
+    return f"{plural(len(overrides), 'override')} in the working scenario"

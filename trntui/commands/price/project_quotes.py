@@ -10,7 +10,7 @@ from pathlib import Path
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import print_table, quote_to_json, rate_to_json
 from trntui.core.errors import UserError
-from trntui.core.format import usd, usd_price
+from trntui.core.format import plural, usd, usd_price
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
     PriceQuote,
@@ -67,7 +67,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if quote.ultraserver_instances:
         block = (
             f", {usd_price(quote.usd_per_ultraserver_hour)}/hour per UltraServer of "
-            f"{quote.ultraserver_instances} instances"
+            f"{plural(quote.ultraserver_instances, 'instance')}"
         )
     if quote.block_days is not None:
         count = quote.block_instances or 1

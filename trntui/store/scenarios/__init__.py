@@ -36,6 +36,7 @@ from trntui.lazy import lazy_exports
 if TYPE_CHECKING:
     from trntui.store.scenarios.compare import (
         ABSENT,
+        OVERRIDE,
         DiffRow,
         compared_target,
         comparison_change,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "ABSENT": "compare",
+    "OVERRIDE": "compare",
     "DiffRow": "compare",
     "comparison_change": "compare",
     "compared_target": "compare",
@@ -83,6 +85,7 @@ _EXPORTS = {
 }
 __all__ = [
     "ABSENT",
+    "OVERRIDE",
     "SCENARIOS_FOLDER",
     "SCHEMA_VERSION",
     "DiffRow",

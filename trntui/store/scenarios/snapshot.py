@@ -80,6 +80,8 @@ class ScenarioInfo:
 
 def check_name(name: str) -> str:
     """``name`` when it is a usable scenario name (the whole of it: a trailing newline is not)."""
+    if name == "":
+        raise UserError("a name is required")
     if not isinstance(name, str) or not SCENARIO_NAME.fullmatch(name):
         raise UserError(
             f"{name!r} is not a usable scenario name: use letters, digits, '.', '_' or '-' "

@@ -1,6 +1,7 @@
 """The frame every dialog shares: centred over the screen it was opened from, one bordered box
 (the dialog's first ``Vertical``), rows of a label and a field, a grey hint line and a red line
-for what was refused. A dialog states only what differs (its size, its own parts)."""
+for what was refused (``refuse``: checked again at every edit until it is put right). A dialog
+states only what differs (its size, its own parts)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from textual import events
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Label, OptionList, Select
+from textual.widgets import Input, Label, OptionList, Select, Static
 
 ResultType = TypeVar("ResultType")
 _DROPDOWN_MAX_ROWS = 12
@@ -55,6 +56,34 @@ class Dialog(ModalScreen[ResultType]):
     Dialog .hint { color: $text-muted; }
     Dialog .error { color: $error; height: auto; }
     """
+
+    _refused = False
+
+    def refuse(self, message: str) -> None:
+        """Show why the dialog was not kept on its error line. From then on every edit asks
+        ``refusal`` again: the line follows what is typed (cleared once put right), where a
+        line left as it was read "Name is required" next to the name being typed."""
+        self._refused = True
+        self.query_one(".error", Static).update(message)
+
+    def refusal(self) -> str | None:
+        """What keeping the dialog now would be refused for (the checks it makes itself, not
+        those that ask the project); None when nothing."""
+        return None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.check_again()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self.check_again()
+
+    def check_again(self) -> None:
+        """After a refusal, show what ``refusal`` says now (nothing: the line clears)."""
+        if not self._refused:
+            return
+        message = self.refusal()
+        self._refused = message is not None
+        self.query_one(".error", Static).update(message or "")
 
     def on_input_blurred(self, event: Input.Blurred) -> None:
         """A field left shows its value from the start, not from where typing ended."""

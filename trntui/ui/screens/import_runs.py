@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
-from trntui.core.format import counted, distinct_labels
+from trntui.core.format import distinct_labels, plural
 from trntui.core.run_facts import QualityTarget, RunFacts, run_facts
 from trntui.core.timeline import ImportedRun
 from trntui.importers import FORMATS, Cancelled, capture_kind, detect_format, import_file
@@ -330,7 +330,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             if not self.items:
                 self._message("No training logs found there.", error=True)
             else:
-                text = f"{counted(len(good), 'run')} ready to import"
+                text = f"{plural(len(good), 'run')} ready to import"
                 if good:
                     text += f" into {self._sets_text(good)}"
                 already = [i for i in self.items if i.already_imported]
@@ -395,7 +395,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             return
         set_name = self.query_one("#set", Input).value.strip() or None
         self._storing = True
-        self._message(f"Storing {counted(len(ready), 'run')}...")
+        self._message(f"Storing {plural(len(ready), 'run')}...")
         self._worker = self._store(ready, set_name)
 
     def action_cancel(self) -> None:
@@ -423,7 +423,7 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
             added += outcome.outcome == ADDED
             duplicates += outcome.outcome == DUPLICATE
             refreshed += outcome.outcome == REFRESHED
-        text = f"Imported {counted(added, 'run')}"
+        text = f"Imported {plural(added, 'run')}"
         if refreshed:
             text += f", {refreshed} read again with today's rules"
         if duplicates:

@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
+from trntui.core.format import plural
 from trntui.core.inventory import (
     LIST_SECTIONS,
     SECTIONS,
@@ -182,7 +183,11 @@ class ItemTable(SessionView, Vertical):
         except UserError as error:
             self.set_status(f"Run sets not listed: {error}", "warning")
             return {}
-        return {"run_set": [(f"{name} ({size}, {runs} runs)", name) for name, size, runs in sets]}
+        return {
+            "run_set": [
+                (f"{name} ({size}, {plural(runs, 'run')})", name) for name, size, runs in sets
+            ]
+        }
 
     def _added(self, item: Any) -> None:
         if item is not None:

@@ -45,6 +45,7 @@ class ItemFormScreen(Dialog[Any]):
         title: str,
         choices: dict[str, list[tuple[str, str]]] | None = None,
         check: Callable[[Any], object] | None = None,
+        opens_on: str | None = None,
     ) -> None:
         super().__init__()
         self.item_cls = cls
@@ -54,6 +55,8 @@ class ItemFormScreen(Dialog[Any]):
         self.check = check
         """Called with the item before it is kept; a ``UserError`` it raises is shown in the
         dialog, which stays open with what was typed."""
+        self.opens_on = opens_on
+        """The field focused when nothing required is missing (None: the first field)."""
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -66,34 +69,48 @@ class ItemFormScreen(Dialog[Any]):
         """Focus the first required field still empty: a manual quote offered with its
         instance type, region and option filled opens on the price, a side rate on the rate,
         so what is typed first goes where something is missing, not into (or in front of) a
-        value already there. A form with nothing missing opens on its first field."""
-        for key, spec in specs_of(self.item_cls).items():
-            if spec.required and getattr(self.item, key, None) in (None, ""):
-                fields = self.query(f"#field-{key}")
-                if fields:
-                    fields.first().focus()
-                    return
+        value already there. A form with nothing missing opens on ``opens_on`` (a stored side
+        rate, whose title names its service and region, on the rate: a digit typed first went
+        nowhere on the Service dropdown), else on its first field."""
+        keys = [
+            key
+            for key, spec in specs_of(self.item_cls).items()
+            if spec.required and getattr(self.item, key, None) in (None, "")
+        ]
+        for key in [*keys, *([self.opens_on] if self.opens_on else [])]:
+            fields = self.query(f"#field-{key}")
+            if fields:
+                fields.first().focus()
+                return
 
     @on(FieldForm.Edited)
     @on(FieldForm.Invalid)
     def _form_message(self, event: FieldForm.Edited | FieldForm.Invalid) -> None:
         event.stop()  # the item is applied as a whole on ctrl+s, not field by field
 
+    @on(FieldForm.Typed)
+    def _typed(self, event: FieldForm.Typed) -> None:
+        """The form stops its fields' own change messages: what it was refused for is
+        checked again here."""
+        event.stop()
+        self.check_again()
+
+    def refusal(self) -> str | None:
+        try:
+            item = self.item_cls(**self.query_one(FieldForm).values())
+            if self.check is not None:
+                self.check(item)
+        except (FieldValueError, UserError) as error:
+            return f"Not kept: {error}"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
-        try:
-            values = self.query_one(FieldForm).values()
-        except FieldValueError as error:
-            self.query_one(".error", Static).update(f"Not kept: {error}")
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
             return
-        item = self.item_cls(**values)
-        if self.check is not None:
-            try:
-                self.check(item)
-            except UserError as error:
-                self.query_one(".error", Static).update(f"Not kept: {error}")
-                return
-        self.dismiss(item)
+        self.dismiss(self.item_cls(**self.query_one(FieldForm).values()))
 
     def action_discard(self) -> None:
         self.dismiss(None)

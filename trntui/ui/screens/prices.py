@@ -751,6 +751,7 @@ class PricesScreen(SessionScreen):
                 entry,
                 title=f"Side-service rate: {entry.service} in {entry.region}",
                 check=lambda entry: entry.to_rate(),  # a refusal keeps the dialog and its text
+                opens_on="usd_per_unit",
             ),
             self._rate_entered,
         )

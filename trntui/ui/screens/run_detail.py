@@ -19,7 +19,7 @@ from trntui.core.text import printable
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.store.quality import load_recorded_quality
 from trntui.store.telemetry import RunTelemetryDetail
-from trntui.ui.format import UNKNOWN, duration
+from trntui.ui.format import UNKNOWN, duration, plural
 from trntui.ui.screens.attach_capture import AttachCaptureScreen
 from trntui.ui.screens.base import SessionView, edits
 from trntui.ui.screens.dialog import Dialog
@@ -105,8 +105,9 @@ def facts_text(
     )
     line("Steady throughput", f"{steady}  (window {window})", "bold")
     line("Stalls", f"{len(facts.stalls)}, {duration(sum(s.lost_s for s in facts.stalls))} lost")
-    redone = UNKNOWN if facts.redone_steps is None else str(facts.redone_steps)
-    line("Restarts", f"{facts.restarts}, {redone} steps redone")
+    steps = facts.redone_steps
+    redone = f"{UNKNOWN} steps" if steps is None else plural(steps, "step")
+    line("Restarts", f"{facts.restarts}, {redone} redone")
     quality = UNKNOWN if facts.quality_value is None else f"{facts.quality_value:.4g}"
     reached = {True: "target reached", False: "target MISSED", None: "not verified"}
     line(

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 
 from trntui.core.backtest import Backtest, backtest
 from trntui.core.errors import UserError
-from trntui.core.format import counted, number
+from trntui.core.format import number
 from trntui.core.inventory import TrainingTarget
 from trntui.core.run_facts import RunFacts, run_facts, summarize_set
 from trntui.core.system_size import set_size
@@ -44,7 +44,7 @@ from trntui.store.runs import (
 from trntui.store.scenarios import current_user
 from trntui.store.set_sizes import run_sizes
 from trntui.store.telemetry import run_detail
-from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle
+from trntui.ui.format import UNKNOWN, distinct_labels, fit_middle, plural
 from trntui.ui.key_hold import key_hold_of
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -253,7 +253,7 @@ class RunsScreen(SessionScreen):
         stale = stale_runs(self.runs)
         if stale:
             self.set_status(
-                f"{counted(stale, 'run')} {'was' if stale == 1 else 'were'} read by an older "
+                f"{plural(stale, 'run')} {'was' if stale == 1 else 'were'} read by an older "
                 "trntui: press i and import their logs "
                 "again to read their system size and job clock"
             )
@@ -496,7 +496,7 @@ class RunsScreen(SessionScreen):
         known = [self.facts[r] for r in members if r in self.facts]
         info = self.sets.get(set_name)
         size = set_size([self.sizes.get(r) for r in members])
-        head = f"Set {set_name}: {counted(len(members), 'run')}"
+        head = f"Set {set_name}: {plural(len(members), 'run')}"
         spread = ""
         if len(known) == len(members):
             summary = summarize_set(known)

@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from trntui.core.format import ratio, usd
-from trntui.ui.format import distinct_labels, fit_words
+from trntui.ui.format import fit_words, name_labels, plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -132,13 +132,11 @@ def _parts(
     overrides = len(analysis.estimate.overrides)
     if overrides:
         lead = "working scenario: " if named else ""
-        parts.append(
-            Text(f"{lead}{overrides} override{'s' if overrides > 1 else ''}", style="bold magenta")
-        )
+        parts.append(Text(f"{lead}{plural(overrides, 'override')}", style="bold magenta"))
     if not targets:
         parts.append(Text("Estimate: no training target yet (Inventory > Training targets)"))
         return parts
-    labelled = _names([item.name for item in targets], names)
+    labelled = name_labels([item.name for item in targets], names)
     for item, item_band in zip(targets, analysis.bands, strict=True):
         part = Text(f"{labelled[item.name]} ")
         if item.complete:
@@ -183,15 +181,6 @@ def _short_reason(reason: str, targets: Sequence[TargetEstimate]) -> str:
     return rest if head in {item.name for item in targets} else head
 
 
-def _names(names: list[str], width: int | None) -> dict[str, str]:
-    """Each target's name in at most ``width`` cells, cut between words; where two would read
-    the same, the labels the rest of the app gives cut names (``distinct_labels``)."""
-    labels = {name: fit_words(name, width) for name in names}
-    if width is not None and len(set(labels.values())) < len(labels):
-        return distinct_labels(names, width)
-    return labels
-
-
 def _lacking(missing: tuple[str, ...], labels: int | None) -> str:
     """What an incomplete target lacks: ``: Instance price and 5 more inputs`` in full, its
     first input cut to ``labels`` cells and ``+5 more``, or (``labels`` 0) only the count."""
@@ -199,9 +188,9 @@ def _lacking(missing: tuple[str, ...], labels: int | None) -> str:
         return ""
     others = len(missing) - 1
     if labels == 0:
-        return f": {len(missing)} input{'s' if len(missing) > 1 else ''} missing"
+        return f": {plural(len(missing), 'input')} missing"
     if labels is None:
-        more = f" and {others} more input{'s' if others > 1 else ''}" if others else ""
+        more = f" and {plural(others, 'more input')}" if others else ""
         return f": {missing[0]}{more}"
     return f": {fit_words(missing[0], labels)}" + (f" +{others} more" if others else "")
 

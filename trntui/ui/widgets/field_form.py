@@ -195,6 +195,10 @@ class FieldForm(VerticalScroll, can_focus=False):
             self.key = key
             self.message = message
 
+    class Typed(Message):
+        """A field's entry changed (typed, pasted or picked), valid or not: a dialog that
+        refused the form checks it again."""
+
     class Corrected(Message):
         """A field that held invalid text parses again (its value may equal the saved one)."""
 
@@ -278,6 +282,7 @@ class FieldForm(VerticalScroll, can_focus=False):
         row = self._row_of(event.control)
         if row is None:
             return
+        self.post_message(self.Typed())
         if self._idle_timer is not None:
             self._idle_timer.stop()
             self._idle_timer = None
@@ -306,6 +311,7 @@ class FieldForm(VerticalScroll, can_focus=False):
             self._commit(row)
         if isinstance(event, Select.Changed):
             self._show_units()
+            self.post_message(self.Typed())
 
     def _row_of(self, widget: object) -> FieldRow | None:
         widget_id = getattr(widget, "id", None) or ""

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from trntui.core.format import distinct_labels, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, ScalePoint, unknown_reasons
+from trntui.ui.format import title_name
 
 _SOURCE_STYLE = {"measured": "green", "interpolated": "cyan", "assumed": "magenta"}
 _MARK = {"measured": "●", "interpolated": "◆", "assumed": "▲"}
@@ -42,7 +43,7 @@ def _overrides_line(plan: ScalePlan) -> str:
 
 def scale_text(plan: ScalePlan, targets: int) -> Text:
     text = Text()
-    text.append(f"Scale: {plan.target}", style="bold")
+    text.append(f"Scale: {title_name(plan.target)}", style="bold")
     text.append("  (t: next target)\n" if targets > 1 else "\n", style="dim")
     text.append(_overrides_line(plan), style="yellow")
     family = plan.family

@@ -16,7 +16,7 @@ from trntui.core.estimate import Estimate, Override
 from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import with_unit
 from trntui.core.report import Analysis
-from trntui.ui.format import distinct_labels, fit
+from trntui.ui.format import distinct_labels, fit, plural
 from trntui.ui.screens.scenarios.rendering import input_detail, input_rows
 
 
@@ -87,8 +87,7 @@ class InputsPane(TabPane):
             detail.update("")
             return
         text = input_detail(found[1], analysis.estimate.work_unit)
-        count = len(overrides)
-        hint = "a override" + ("  x drop  ctrl+z undo" if overrides else "")
-        held = f"{count} override{'' if count == 1 else 's'}" if count else "no override"
+        hint = "a adds an override" + (", x drops one, ctrl+z undoes" if overrides else "")
+        held = plural(len(overrides), "override") if overrides else "no override"
         text.append(f"\nWorking scenario: {held}, kept in the project; {hint}", style="dim")
         detail.update(text)

@@ -16,8 +16,8 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.widgets import DataTable, Input, Label, Select, Static
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Label, Select, Static
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -30,9 +30,10 @@ from trntui.core.estimate import (
 )
 from trntui.core.fields import FieldValueError, parse_number
 from trntui.core.format import number, usd
-from trntui.core.report import TERM_LABELS
 from trntui.store.scenarios import DiffRow, check_name, current_user, diff_estimates
+from trntui.ui.format import title_name
 from trntui.ui.screens.dialog import Dialog, after_typing, field_row
+from trntui.ui.screens.scenarios.rendering import diff_table
 from trntui.ui.widgets.path_suggester import PathSuggester
 from trntui.ui.widgets.text_field import TextField
 
@@ -159,35 +160,43 @@ class OverrideScreen(Dialog[Override | None]):
             lines.append("This input is set per target: choose one.")
         self.query_one("#current", Static).update("\n".join(lines))
 
+    def _typed(self) -> tuple[str, str, str]:
+        """The value, who and why as typed (stripped)."""
+        value, who, why = (
+            self.query_one(f"#{name}", Input).value.strip() for name in ("value", "who", "why")
+        )
+        return value, who, why
+
+    def refusal(self) -> str | None:
+        """The dialog's own checks: a readable value the input allows, who and why said (the
+        project's check, whether the overrides apply, runs on ctrl+s)."""
+        key, target = self._choice()
+        text, who, why = self._typed()
+        try:
+            check_value(key, parse_number(text), where=target or "")
+        except FieldValueError as unreadable:
+            if not text:
+                return "Not kept: give a value (x drops an override on the Inputs tab)"
+            return f"Not kept: {unreadable}"
+        except InvalidInputError as invalid:
+            return f"Not kept: {invalid}"
+        if not who or not why:
+            return "Not kept: an override is an assumption; say who states it and why"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
+            return
         key, target = self._choice()
-        text = self.query_one("#value", Input).value.strip()
-        who = self.query_one("#who", Input).value.strip()
-        why = self.query_one("#why", Input).value.strip()
-        error = self.query_one("#error", Static)
-        try:
-            value = parse_number(text)
-        except FieldValueError as unreadable:
-            error.update(
-                f"Not kept: {unreadable}"
-                if text
-                else "Not kept: give a value (x drops an override on the Inputs tab)"
-            )
-            return
-        try:
-            check_value(key, value, where=target or "")
-        except InvalidInputError as invalid:
-            error.update(f"Not kept: {invalid}")
-            return
-        if not who or not why:
-            error.update("Not kept: an override is an assumption; say who states it and why")
-            return
-        override = Override(key, value, target, who=who, why=why)
+        text, who, why = self._typed()
+        override = Override(key, parse_number(text), target, who=who, why=why)
         others = tuple(o for o in self.others if (o.input, o.target) != (key, target))
         problem = self.check((*others, override))
         if problem is not None:
-            error.update(f"Not kept: {problem}")
+            self.refuse(f"Not kept: {problem}")
             return
         self.dismiss(override)
 
@@ -230,19 +239,29 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
         event.stop()
         self.action_keep()
 
+    def refusal(self) -> str | None:
+        """A name that is no usable one; a name taken, once ctrl+s has said so."""
+        name = self.query_one("#name", Input).value.strip()
+        try:
+            check_name(name)
+        except UserError as invalid:
+            return f"Not saved: {invalid}"
+        if name in self.existing and self._confirmed == name:
+            return f"A snapshot named {name!r} exists: ctrl+s again replaces it"
+        return None
+
     @after_typing
     def action_keep(self) -> None:
         name = self.query_one("#name", Input).value.strip()
         note = self.query_one("#note", Input).value.strip()
-        error = self.query_one("#error", Static)
-        try:
-            check_name(name)
-        except UserError as invalid:
-            error.update(f"Not saved: {invalid}")
-            return
-        if name in self.existing and self._confirmed != name:
-            self._confirmed = name
-            error.update(f"A snapshot named {name!r} exists: ctrl+s again replaces it")
+        if name in self.existing:
+            if self._confirmed == name:  # asked twice
+                self.dismiss((name, note))
+                return
+            self._confirmed = name  # the refusal says the name is taken
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
             return
         self.dismiss((name, note))
 
@@ -251,12 +270,13 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
 
 
 class DiffScreen(Dialog[None]):
-    """Two estimates side by side: every input and term that changed, and by how much."""
+    """Two estimates side by side: every input and term that changed, and by how much (labels
+    whole, wrapped; every figure with its unit: ``diff_table``); arrows and page keys scroll."""
 
     DEFAULT_CSS = """
     DiffScreen > Vertical { padding: 0; }
     DiffScreen #totals { height: auto; padding: 0 1; }
-    DiffScreen DataTable { height: 1fr; }
+    DiffScreen #changes { height: 1fr; padding: 0 1; }
     DiffScreen .hint { padding: 0 1; }
     """
 
@@ -279,10 +299,12 @@ class DiffScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"A {self.a_name} vs B {self.b_name}"
+            box.border_title = f"A {title_name(self.a_name)} vs B {title_name(self.b_name)}"
             yield Static(self._totals(), id="totals")
-            yield DataTable(cursor_type="row", zebra_stripes=True)
-            yield Static("q/esc close", classes="hint")
+            with VerticalScroll(id="changes"):
+                work_unit = self.b.work_unit or self.a.work_unit
+                yield Static(diff_table(diff_estimates(self.a, self.b), work_unit), id="diff")
+            yield Static("arrows scroll   q/esc close", classes="hint")
 
     def _totals(self) -> Text:
         text = Text()
@@ -291,43 +313,20 @@ class DiffScreen(Dialog[None]):
         b_targets = {t.name: t for t in self.b.targets}
         for item in self.a.targets:
             other = b_targets.get(item.name)
-            text.append(f"{item.name[:22]}: ", style="bold")
+            text.append(f"{title_name(item.name)}: ", style="bold")
             text.append(f"A {item.headline()}  B {other.headline() if other else 'absent'}")
             row = DiffRow(
                 item.name, "total_usd", item.total_usd, other.total_usd if other else None
             )
             if row.delta is not None:
                 pct = "" if row.delta_pct is None else f", {row.delta_pct:+.1f}%"
-                text.append(f"  ({row.delta:+,.2f}{pct})", style="bold")
+                sign = "-" if row.delta < 0 else "+"
+                text.append(f"  ({sign}{usd(abs(row.delta))}{pct})", style="bold")
             text.append("\n")
         return text
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label in ("Target", "What", "A", "B", "Change"):
-            table.add_column(label)
-        rows = diff_estimates(self.a, self.b)
-        if not rows:
-            table.add_row("", "no difference", "", "", "")
-        labels = {"total_usd": "Total", "commitment_beyond_usd": "Term still owes", **TERM_LABELS}
-        for row in rows:
-            money = row.item in labels
-            shown = usd if money else number
-            change = ""
-            if row.delta is not None:
-                pct = "" if row.delta_pct is None else f" {row.delta_pct:+.1f}%"
-                delta = f"{row.delta:+,.2f}" if money else f"{row.delta:+,.4g}"
-                change = f"{delta}{pct}"
-            elif row.a_note != row.b_note:
-                change = row.b_note[:24]
-            table.add_row(
-                row.target[:12],
-                labels.get(row.item, row.item)[:26],
-                row.shown("a", shown),
-                row.shown("b", shown),
-                change,
-            )
-        table.focus()
+        self.query_one("#changes", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

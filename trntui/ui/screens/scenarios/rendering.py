@@ -8,7 +8,10 @@ these return.
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, RenderResult
+import functools
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -18,14 +21,17 @@ from trntui.core.estimate import Input as EstimateInput
 from trntui.core.format import UNKNOWN, number, ratio, usd, usd_per_unit, wall_clock, with_unit
 from trntui.core.prediction import METHOD_TEXT, Band
 from trntui.core.report import TERM_LABELS, Analysis, shown_terms
-from trntui.store.scenarios import Scenario
+from trntui.store.scenarios import OVERRIDE, DiffRow, Scenario
+from trntui.ui.format import fit_words, name_labels, plural, title_name
 
 
 class EstimateTable:
     """The estimate as a table that fits the width it is drawn in.
 
     Every figure is shown whole: the value columns never shrink below their widest cell, and
-    a target name or instance type longer than its column wraps. Row labels make room first
+    a target name or instance type longer than its column wraps. A target name that would take
+    more than ``HEADER_LINES`` lines is cut between words (a 200-character name pushed every
+    figure below the screen) and written in full under the table. Row labels make room first
     by naming the stages shortly (``_SHORT_STAGES``), then are cut (with an ellipsis), down to
     30 cells; when even that is not enough, stages show their cost only (the billed hours stay
     in their own row) and the labels get what is left.
@@ -58,7 +64,43 @@ class EstimateTable:
             grow = min(spare, max(0, Text(item.name).cell_len - widths[index]))
             widths[index] += grow
             spare -= grow
-        yield estimate_table(result, compact=compact, widths=widths, label_width=label, short=short)
+        names = [item.name for item in result.targets]
+        headers = header_labels(names, widths, console)
+        yield estimate_table(
+            result,
+            compact=compact,
+            widths=widths,
+            label_width=label,
+            short=short,
+            headers=headers,
+        )
+        for name, header in zip(names, headers, strict=True):
+            if header != name:
+                yield Text.assemble((f"{header}", "bold"), (" in full: ", "dim"), name)
+
+
+HEADER_LINES = 3
+"""Lines a target's name may take above its column before it is cut."""
+
+
+def header_labels(names: list[str], widths: list[int], console: Console) -> list[str]:
+    """Each name as it heads a column ``widths`` cells wide: whole where it wraps into at most
+    ``HEADER_LINES`` lines, else the most of it, cut between words (``fit_words``), that does;
+    where two cut names would read the same, one line of each that tells them apart."""
+
+    def lines(text: str, width: int) -> int:
+        return len(Text(text).wrap(console, width))
+
+    labels = []
+    for name, width in zip(names, widths, strict=True):
+        label = name
+        room = width * HEADER_LINES
+        while lines(label, width) > HEADER_LINES and room > 1:
+            label, room = fit_words(name, room), room - 1
+        labels.append(label)
+    if len(set(labels)) < len(labels):
+        return list(name_labels(names, min(widths)).values())
+    return labels
 
 
 _LABELS_BEFORE_COMPACT = 30
@@ -98,15 +140,17 @@ def estimate_table(
     widths: list[int] | None = None,
     label_width: int | None = None,
     short: bool = False,
+    headers: list[str] | None = None,
 ) -> Table:
     """Stages (instance-hours and cost; ``compact``: cost only), terms, total and cost per
     unit, one column a target (``widths``: each one's width; ``label_width``: the labels';
-    ``short``: the stages' short names)."""
+    ``short``: the stages' short names; ``headers``: the columns' names, cut to fit)."""
     table = Table(box=None, padding=(0, 1), show_edge=False, expand=False)
     table.add_column("", no_wrap=True, overflow="ellipsis", style="dim", width=label_width)
     for index, item in enumerate(result.targets):
         width = None if widths is None else widths[index]
-        table.add_column(item.name, justify="right", width=width, overflow="fold")
+        header = item.name if headers is None else headers[index]
+        table.add_column(header, justify="right", width=width, overflow="fold")
     for label, cells in _rows(result, compact, short=short):
         table.add_row(label, *cells)
     return table
@@ -228,7 +272,7 @@ def input_detail(item: EstimateInput, work_unit: str | None) -> Text:
     text.append(f"{item.label} = {with_unit(item.value, item.unit, work_unit)}", style="bold")
     text.append(f"\n{item.provenance}")
     if item.low is not None and item.high is not None:
-        runs = f" over {item.runs} runs" if item.runs else ""
+        runs = f" over {plural(item.runs, 'run')}" if item.runs else ""
         low, high = (with_unit(v, item.unit, work_unit) for v in (item.low, item.high))
         text.append(f"\nobserved range {low} - {high}{runs}")
     return text
@@ -273,7 +317,7 @@ def comparison_text(analysis: Analysis) -> Text:
     if comparison.gpu is not None:
         # Which GPU target, and how to pick another (t): first, so it is never scrolled off.
         count = len(gpu_target_names(analysis.estimate))
-        text.append(f"Against {comparison.gpu.name}", style="bold")
+        text.append(f"Against {title_name(comparison.gpu.name)}", style="bold")
         hint = f"t: next of {count}" if count > 1 else "the only GPU target"
         stale = comparison.gpu_choice not in (CHOSEN, FIRST_GPU)
         text.append(f" ({comparison.gpu_choice}; {hint})\n", style="yellow" if stale else "dim")
@@ -289,7 +333,7 @@ def comparison_text(analysis: Analysis) -> Text:
         if item is None:
             continue
         per = "" if item.usd_per_unit is None else f", {usd_per_unit(item.usd_per_unit)}/{unit}"
-        text.append(f"  {item.name}: ", style="bold")
+        text.append(f"  {title_name(item.name)}: ", style="bold")
         text.append(f"{item.headline()}{per}")
         if item.assumptions_only:
             text.append(" ASSUMPTIONS ONLY (no input is measured)", style="bold magenta")
@@ -298,7 +342,7 @@ def comparison_text(analysis: Analysis) -> Text:
     # third target is not taken for compared (its total is on the Estimate tab).
     compared = {item.name for item in (comparison.trainium, comparison.gpu) if item is not None}
     left_out = [
-        item.name
+        title_name(item.name)
         for item in analysis.estimate.targets
         if item.name not in compared and item.target.accelerator_family in ("Trainium3", "GPU")
     ]
@@ -311,7 +355,8 @@ def comparison_text(analysis: Analysis) -> Text:
     for proto in comparison.protocols:
         verified = f"{proto.verified_runs}/{proto.counted_runs} counted runs verified"
         text.append(
-            f"  {proto.target}: model {proto.model_version or 'not recorded'}; {verified}\n",
+            f"  {title_name(proto.target)}: model {proto.model_version or 'not recorded'}; "
+            f"{verified}\n",
             style="dim",
         )
     if comparison.fact_checks:
@@ -424,3 +469,66 @@ def scenario_text(scenario: Scenario, now: Estimate | None, stale: tuple[str, ..
     else:
         text.append("\nUp to date with the project.", style="green")
     return text
+
+
+_DIFF_ITEMS = {
+    "total_usd": "Total",
+    "commitment_beyond_usd": "Term still owes",
+    "target": "Target total",
+    **TERM_LABELS,
+}
+"""A compared row's item that is money (a cost term, the total): its label."""
+_INPUT_UNITS = {spec.label: spec.unit for spec in INPUT_SPECS.values()}
+
+
+def diff_table(rows: tuple[DiffRow, ...], work_unit: str | None) -> Group:
+    """What differs between two estimates (``diff_estimates``), target by target under its
+    name: each row's label whole on a line of its own, then A, B and the change aligned under
+    one another, every figure with its unit, then why a value's source changed (a provenance,
+    an override's who and why), each wrapped under its own indent. A 5-column table at 80
+    columns cut them: ``Trainium3 tr``, ``Checkpoint saves not in th`` next to ``90  175.8``."""
+    if not rows:
+        return Group(Text("no difference", style="dim"))
+    shown = []
+    for row in rows:
+        unit = _diff_unit(row.item)
+        figure = functools.partial(_figure, unit=unit, work_unit=work_unit)
+        shown.append((row.shown("a", figure), row.shown("b", figure), unit))
+    a_width = max(len("A"), *(len(a) for a, _, _ in shown))
+    b_width = max(len("B"), *(len(b) for _, b, _ in shown))
+    parts: list[RenderableType] = [
+        Text(f"    {'A':>{a_width}}    {'B':>{b_width}}   change", style="dim")
+    ]
+    target = None
+    for row, (a, b, unit) in zip(rows, shown, strict=True):
+        if row.target != target:
+            target = row.target
+            parts.append(Text(title_name(target), style="bold"))
+        parts.append(Padding(Text(_DIFF_ITEMS.get(row.item, row.item)), (0, 0, 0, 2)))
+        change = _diff_change(row, unit, work_unit)
+        parts.append(Text(f"    {a:>{a_width}} -> {b:>{b_width}}   {change}".rstrip()))
+        for side, note in (("A", row.a_note), ("B", row.b_note)):
+            if note and row.a_note != row.b_note:
+                parts.append(Padding(Text(f"{side}: {note}", style="dim"), (0, 0, 0, 4)))
+    return Group(*parts)
+
+
+def _figure(value: float | None, *, unit: str, work_unit: str | None) -> str:
+    return with_unit(value, unit, work_unit)
+
+
+def _diff_unit(item: str) -> str:
+    """The unit of a compared row's figures (``InputSpec.unit``; money is ``USD``)."""
+    if item in _DIFF_ITEMS:
+        return "USD"
+    return _INPUT_UNITS.get(item.removeprefix(OVERRIDE), "")
+
+
+def _diff_change(row: DiffRow, unit: str, work_unit: str | None) -> str:
+    """B - A with the unit and in percent of A (a yes/no flag: no change figure)."""
+    delta = row.delta
+    if delta is None or unit == "1 = yes, 0 = no":
+        return ""
+    sign = "-" if delta < 0 else "+"
+    pct = "" if row.delta_pct is None else f" {row.delta_pct:+.1f}%"
+    return f"{sign}{with_unit(abs(delta), unit, work_unit)}{pct}"

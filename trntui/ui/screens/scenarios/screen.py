@@ -33,6 +33,7 @@ from trntui.store.scenarios import (
     load_scenario,
     staleness,
 )
+from trntui.ui.format import plural, title_name
 from trntui.ui.screens.base import SessionScreen, edits
 from trntui.ui.screens.confirm import ConfirmScreen
 from trntui.ui.screens.scenarios.compare import ComparePane
@@ -306,6 +307,10 @@ class ScenariosScreen(SessionScreen):
         self.target_index += 1
         if self.session.analysis is not None:
             self._show_sensitivity(self.session.analysis)
+            targets = self.session.analysis.estimate.targets
+            name = targets[self.target_index].name if targets else ""
+            if title_name(name) != name:  # the tab's title cuts it: the whole name here
+                self.set_status(f"Showing {name}")
         if self._active_tab() == "scale":
             self._show_scale()
 
@@ -578,6 +583,7 @@ class ScenariosScreen(SessionScreen):
             return
         compared = scenario.gpu_target or "the first GPU target"
         self.set_status(
-            f"Working scenario: the {len(scenario.overrides)} override(s) of {scenario.name!r}, "
+            f"Working scenario: the {plural(len(scenario.overrides), 'override')} of "
+            f"{scenario.name!r}, "
             f"against {compared} (ctrl+z undoes)"
         )

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TabPane
 
 from trntui.core.report import Analysis
+from trntui.ui.format import title_name
 from trntui.ui.screens.scenarios.rendering import band_text
 from trntui.ui.widgets.tornado import TornadoChart
 
@@ -42,7 +43,7 @@ class SensitivityPane(TabPane):
         item = targets[index]
         sens = analysis.sensitivities[index]
         title = Text()
-        title.append(f"{item.name} {item.headline()}", style="bold")
+        title.append(f"{title_name(item.name)} {item.headline()}", style="bold")
         title.append(": total over each input's observed range")
         if len(targets) > 1:
             title.append("  t: target", style="dim")
