@@ -10,7 +10,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable, Input, OptionList
 
 from tests import SIZE
-from tests.ui_support import SOON_S, open_section, settle, wait_until
+from tests.ui_support import SOON_S, open_new_target_form, open_section, settle, wait_until
 from trntui.store.project import Project, read_inventory
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.screens.confirm import ConfirmScreen
@@ -706,11 +706,7 @@ async def test_every_unit_of_the_target_form_shows_whole_at_80x24(
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await open_section(pilot, "targets")
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_new_target_form(pilot)
         units = [spec.unit for spec in specs_of(TrainingTarget).values() if spec.unit]
         assert "per instance-day" in units
         labels = {str(label.content): label for label in form.query(".field-unit").results(Label)}

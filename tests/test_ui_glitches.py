@@ -11,7 +11,7 @@ from textual.widgets import Footer, Input, OptionList, Select, Static, TabbedCon
 from textual.widgets._select import SelectCurrent
 
 from tests import SIZE
-from tests.ui_support import open_section, settle, wait_until
+from tests.ui_support import open_new_target_form, open_section, settle, wait_until
 from trntui.core.estimate import Override
 from trntui.store.project import Project
 from trntui.ui.app import TrnTuiApp
@@ -177,11 +177,7 @@ async def test_a_target_forms_error_clears_as_the_field_is_corrected(
     """ "Not kept: Name is required" stayed on the new target form while a name was typed."""
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await open_section(pilot, "targets")
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_new_target_form(pilot)
         error = form.query_one(".error", Static)
         await pilot.press("ctrl+s")
         await settle(pilot)

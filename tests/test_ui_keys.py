@@ -14,7 +14,13 @@ from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
 from tests import SIZE
-from tests.ui_support import open_section, settle, type_runs_filter, wait_until
+from tests.ui_support import (
+    open_new_target_form,
+    open_section,
+    settle,
+    type_runs_filter,
+    wait_until,
+)
 from trntui.store.project import Project, read_inventory
 from trntui.ui.app import TrnTuiApp
 from trntui.ui.keys import PLACES, owned_bindings, screen_commands
@@ -518,11 +524,7 @@ async def test_esc_then_a_letter_at_once_keeps_the_keys_after_it_in_order(
 
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await open_section(pilot, "targets")
-        await pilot.press("a")
-        await settle(pilot)
-        first = app.screen
-        assert isinstance(first, ItemFormScreen)
+        first = await open_new_target_form(pilot)
         for key, character in [("alt+a", "a"), ("X", "X"), ("Y", "Y")]:
             app.post_message(events.Key(key, character))
         await settle(pilot)

@@ -29,7 +29,7 @@ from textual.widgets import (
 from textual.widgets._footer import FooterKey
 
 from tests import MLPERF_DATA, SIZE
-from tests.ui_support import open_section, settle, type_runs_filter
+from tests.ui_support import open_new_target_form, open_section, settle, type_runs_filter
 from trntui.core.format import fit_words, usd
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import manual_quote
@@ -250,11 +250,7 @@ async def test_a_dropdown_stays_inside_a_new_target_form_that_shows_errors(
     purchase option list drew over the form's bottom border."""
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await open_section(pilot, "targets")
-        await pilot.press("a")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, ItemFormScreen)
+        form = await open_new_target_form(pilot)
         await pilot.press("tab", "tab", "tab", "tab", "tab")
         await settle(pilot)
         box = form.query_one("ItemFormScreen > Vertical").region
@@ -386,11 +382,7 @@ async def test_esc_then_a_letter_arriving_as_alt_letter_is_esc_then_the_letter(
     typed into the form's Name field and the form stayed open."""
     app = TrnTuiApp(sample_project)
     async with app.run_test(size=SIZE) as pilot:
-        await open_section(pilot, "targets")
-        await pilot.press("a")
-        await settle(pilot)
-        first = app.screen
-        assert isinstance(first, ItemFormScreen)
+        first = await open_new_target_form(pilot)
         await pilot.press("alt+a")
         await settle(pilot)
         assert isinstance(app.screen, ItemFormScreen) and app.screen is not first

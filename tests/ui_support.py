@@ -10,6 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
 from tests import HANG_GUARD_S
+from trntui.ui.screens.item_form import ItemFormScreen
 
 SOON_S = 0.001
 """A timer delay for "at once" (Textual's timers refuse 0)."""
@@ -60,6 +61,16 @@ async def open_section(pilot: Pilot, section: str) -> None:
     nav.highlighted = ids.index(section)
     await pilot.press("enter")
     await settle(pilot)
+
+
+async def open_new_target_form(pilot: Pilot) -> ItemFormScreen:
+    """Inventory > Training targets (``open_section``), then a new target's form (``a``)."""
+    await open_section(pilot, "targets")
+    await pilot.press("a")
+    await settle(pilot)
+    form = pilot.app.screen
+    assert isinstance(form, ItemFormScreen), form
+    return form
 
 
 async def type_runs_filter(pilot: Pilot, text: str) -> Input:

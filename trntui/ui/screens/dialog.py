@@ -71,6 +71,13 @@ class Dialog(ModalScreen[ResultType]):
         those that ask the project); None when nothing."""
         return None
 
+    def refused(self) -> bool:
+        """Whether keeping the dialog now is refused (``refusal``); if so, it says why."""
+        problem = self.refusal()
+        if problem is not None:
+            self.refuse(problem)
+        return problem is not None
+
     def on_input_changed(self, event: Input.Changed) -> None:
         self.check_again()
 

@@ -106,9 +106,7 @@ class ItemFormScreen(Dialog[Any]):
 
     @after_typing
     def action_keep(self) -> None:
-        problem = self.refusal()
-        if problem is not None:
-            self.refuse(problem)
+        if self.refused():
             return
         self.dismiss(self.item_cls(**self.query_one(FieldForm).values()))
 

@@ -186,9 +186,7 @@ class OverrideScreen(Dialog[Override | None]):
 
     @after_typing
     def action_keep(self) -> None:
-        problem = self.refusal()
-        if problem is not None:
-            self.refuse(problem)
+        if self.refused():
             return
         key, target = self._choice()
         text, who, why = self._typed()
@@ -259,9 +257,7 @@ class SaveSnapshotScreen(Dialog[tuple[str, str] | None]):
                 self.dismiss((name, note))
                 return
             self._confirmed = name  # the refusal says the name is taken
-        problem = self.refusal()
-        if problem is not None:
-            self.refuse(problem)
+        if self.refused():
             return
         self.dismiss((name, note))
 
