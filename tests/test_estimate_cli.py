@@ -221,7 +221,7 @@ def test_scenario_opens_stale_after_a_new_run(built, project, capsys):
     capsys.readouterr()
     assert cli("scenario", "show", str(project), "base") == 0
     out = capsys.readouterr().out
-    assert "STALE: run set 'trn' changed: 1 run(s) added, 0 removed" in out
+    assert "STALE: run set 'trn' changed: 1 run added, 0 removed" in out
 
 
 def test_scenario_report(project, tmp_path):

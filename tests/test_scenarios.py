@@ -96,7 +96,7 @@ def test_snapshot_still_opens_flagged_stale_when_quotes_and_runs_change(tmp_path
     # the snapshot's own numbers are the ones it was saved with
     assert reopened.estimate().target(TRN).input("usd_per_hour").value == 10.0
     notes = staleness(reopened, changed)
-    assert any("run set 'trn' changed: 1 run(s) added, 0 removed" in n for n in notes)
+    assert any("run set 'trn' changed: 1 run added, 0 removed" in n for n in notes)
     assert any("Instance price 10 -> 12.5" in n for n in notes)
 
 

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from trntui.core.estimate import EstimateContext, TargetEstimate
-from trntui.core.format import wall_clock
+from trntui.core.format import plural, wall_clock
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,6 @@ def payback(context: EstimateContext, saving_per_training_usd: float | None) -> 
             trainings = max(1, math.ceil(cost / saving_per_training_usd))
             why += (
                 f"; ${saving_per_training_usd:,.2f} saved per training pays it after "
-                f"{trainings} training(s)"
+                f"{plural(trainings, 'training')}"
             )
     return Payback(cost, saving_per_training_usd, trainings, why)

@@ -339,7 +339,7 @@ def _comparison_markdown(c: dict[str, Any]) -> list[str]:
         out += [
             "Porting cost: "
             + usd(c.get("porting_cost_usd"))
-            + (f"; pays off after {trainings} training(s)" if trainings else "")
+            + (f"; pays off after {plural(trainings, 'training')}" if trainings else "")
             + f" ({c['payback_reason']}).",
             "",
         ]

@@ -17,6 +17,7 @@ from trntui.core.estimate import (
     RunSetStats,
     TargetEstimate,
 )
+from trntui.core.format import plural
 from trntui.core.inventory import effort_text
 from trntui.core.plan_check import PlanCheck, plan_facts
 from trntui.core.quotes import FlagKind
@@ -76,8 +77,8 @@ def decide(
         return _before_trial(context, trainium, gpu, needs, trial, other_work)
     if stats.counted == 0:
         pause.append(
-            f"quality missed: none of the {stats.runs} runs in {run_set!r} finished with the "
-            "quality target reached"
+            f"quality missed: no run in {run_set!r} finished with the quality target reached "
+            f"({plural(stats.runs, 'run')} in it)"
         )
     elif stats.verified == 0:
         pause.append(
@@ -166,7 +167,7 @@ def decide(
         return Decision(PAUSE, tuple(blockers + limits))
     assert stats is not None  # no runs paused above
     facts = [
-        f"quality reached in {stats.verified} run(s) of {run_set!r}",
+        f"quality reached in {plural(stats.verified, 'run')} of {run_set!r}",
         "no open porting question",
         "every cost stage is measured",
     ]

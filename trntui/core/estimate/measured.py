@@ -20,6 +20,7 @@ from trntui.core.estimate.inputs import (
     unknown_input,
 )
 from trntui.core.estimate.observations import EMPTY_SAMPLES, EstimateContext
+from trntui.core.format import plural
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import PriceQuote
 from trntui.core.run_facts import Spread
@@ -75,7 +76,8 @@ def run_set_inputs(
         )
     if stats.counted == 0:
         why = (
-            f"none of the {stats.runs} runs in {source!r} finished with the quality target reached"
+            f"no run in {source!r} finished with the quality target reached "
+            f"({plural(stats.runs, 'run')} in it)"
         )
         inputs.update({key: unknown_input(key, why, name) for key in OBSERVED_INPUTS})
         return inputs, empty

@@ -22,6 +22,7 @@ from trntui.core.estimate import (
     estimate,
     quote_id,
 )
+from trntui.core.format import plural
 from trntui.store.scenarios.snapshot import Scenario
 
 
@@ -38,7 +39,9 @@ def staleness(scenario: Scenario, current: EstimateContext) -> tuple[str, ...]:
         now = set(current.observations.filter(pl.col("set_name") == set_name)["run_id"].to_list())
         if now != ids:
             added, removed = len(now - ids), len(ids - now)
-            notes.append(f"run set {set_name!r} changed: {added} run(s) added, {removed} removed")
+            notes.append(
+                f"run set {set_name!r} changed: {plural(added, 'run')} added, {removed} removed"
+            )
     try:
         today = estimate(current, scenario.overrides)
     except InvalidInputError as error:

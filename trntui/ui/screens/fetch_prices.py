@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from trntui.core.errors import UserError
 from trntui.core.fields import FieldValueError
-from trntui.core.format import usd_per_unit, usd_price
+from trntui.core.format import plural, usd_per_unit, usd_price
 from trntui.core.inventory import check_region
 from trntui.core.quotes import (
     PriceLookup,
@@ -198,7 +198,7 @@ class FetchPricesScreen(WorkerModal[Fetched | None]):
             self.query_one("#progress", ProgressBar).update(total=1, progress=done)
         if event.state == WorkerState.SUCCESS:
             notes = [event.worker.result] if event.worker.result else []
-            text = f"{len(self.quotes)} quote(s), {len(self.rates)} side rate(s)"
+            text = f"{plural(len(self.quotes), 'quote')}, {plural(len(self.rates), 'side rate')}"
             if not self.quotes and not self.rates:
                 notes.append(_WAY_FORWARD)
             shown = (

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from trntui.core.errors import UserError
 from trntui.core.estimate import quote_lookups, quote_users, why_quote_unused
-from trntui.core.format import UNKNOWN, usd_per_unit, usd_price
+from trntui.core.format import UNKNOWN, plural, usd_per_unit, usd_price
 from trntui.core.inventory import TrainingTarget
 from trntui.core.manual_quote import ManualQuoteEntry
 from trntui.core.manual_rate import ManualRateEntry
@@ -481,7 +481,10 @@ class PricesScreen(SessionScreen):
             return
         quotes, rates, misses = result
         unknown = unpriced_quotes(quotes)
-        done = f"Added {len(quotes) - len(unknown)} quote(s) and {len(rates)} side rate(s)"
+        done = (
+            f"Added {plural(len(quotes) - len(unknown), 'quote')} and "
+            f"{plural(len(rates), 'side rate')}"
+        )
         if unknown:
             done += f"; {len(unknown)} with an unknown price not kept"
 
