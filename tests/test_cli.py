@@ -272,11 +272,32 @@ def test_a_list_of_quotes_in_json_pieces_joins_as_json_dumps_at_every_batch() ->
     assert "".join(json_pieces(document, 2)) == with_nan
 
 
-def test_a_runs_unknown_time_reads_unknown_in_its_column() -> None:
-    from trntui.commands.runs import _minutes
+def test_runs_text_fits_80_columns_with_unknowns_and_units_in_their_columns(
+    sample_dir: Path,
+) -> None:
+    """``trntui runs`` printed lines of about 115 characters, with no header and no log
+    names. Now each set heads a table of its runs within 80 columns; a run whose time and
+    throughput are unknown reads "unknown" in those columns, and one in another unit than
+    its set's names it."""
+    from trntui.commands.runs import runs_report, runs_text
+    from trntui.store.project_store import ProjectStore
 
-    assert _minutes(None).strip() == "unknown"
-    assert len(_minutes(None)) == len(_minutes(90.0)) and _minutes(90.0) == "   1.50 min"
+    with ProjectStore.open(sample_dir, read_only=True) as store:
+        report = runs_report(store)
+    first, second = report["runs"][0], report["runs"][1]
+    first.update(run_s=None, steady_throughput=None)
+    second.update(throughput_unit="tokens/s")
+    lines = runs_text(report)
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    header = next(line for line in lines if line.lstrip().startswith("run "))
+    row = next(line for line in lines if first["run_id"] in line)
+    other = next(line for line in lines if second["run_id"] in line)
+    log = Path(first["source"]).name
+    assert log in row and "log" in header and "run min" in header
+    # "unknown" sits under "run min", right-aligned as the column's numbers are.
+    assert row.index("unknown") + len("unknown") == header.index("run min") + len("run min")
+    assert row.count("unknown") == 2, row
+    assert other.split()[-2] == "tok" and "samples/s" in header, (header, other)
 
 
 @settings(max_examples=300, deadline=None)

@@ -299,7 +299,7 @@ def test_a_stated_size_overrides_any_logged_size_with_its_provenance(
     assert run["size_overrides"].startswith("1 x 1 No devices were found = 1 (")
     assert report["sets"][0]["accelerators"] == 8
     assert cli("runs", str(project)) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # lines wrap at 80 columns
     assert "1 x 8 B200 = 8 (systems/1xBM.GPU.B200.8.json, stated by alice; logs said 1 x 1" in out
 
 

@@ -228,8 +228,9 @@ def test_cli_runs_flags_a_partial_mlperf_set(
     assert entry["mlperf_score_minutes"] is None
     assert (entry["mlperf_runs_required"], entry["mlperf_score_complete"]) == (10, False)
     assert _cli("runs", str(new_project)) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("set two"))
-    assert "MLPerf score none: 2 successful runs leave nothing to average" in line
+    lines = capsys.readouterr().out.splitlines()
+    at = next(n for n, x in enumerate(lines) if x.startswith("set two"))
+    assert "MLPerf score none: 2 successful runs leave nothing to average" in lines[at + 1]
 
 
 def test_corrupt_runs_table_is_an_input_error(new_project: Path) -> None:

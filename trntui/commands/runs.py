@@ -20,7 +20,7 @@ import polars as pl
 
 from trntui.commands import fail, finite_float, help_of, non_negative_float
 from trntui.core.errors import UserError
-from trntui.core.format import UNKNOWN, distinct_labels, number
+from trntui.core.format import UNKNOWN, fit_middle, number, short_unit
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
 from trntui.core.system_size import set_size
 from trntui.core.timeline import SystemSize
@@ -170,41 +170,89 @@ def runs_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    labels = distinct_labels([run["set"] for run in report["runs"]], 30)
-    for run in report["runs"]:
-        throughput = run["steady_throughput"]
-        speed = (
-            f"{number(throughput)} {run['throughput_unit']}"
-            if throughput is not None
-            else f"throughput {UNKNOWN}"
-        )
-        print(
-            f"{run['run_id']}  {labels[run['set']]:30}  {run['format']:8}  {run['outcome']:10}  "
-            f"run {_minutes(run['run_s'])}  {speed}  restarts {run['restarts']}"
-        )
-        if run["suspect"]:
-            print(f"    suspect, not counted: {'; '.join(run['suspect'])}")
-    if report["stale_runs"]:
-        print(STALE_RUNS_HINT.format(n=report["stale_runs"]))
-    if report["facts_note"]:
-        print(report["facts_note"])
-    for run_set in report["sets"]:
-        score = run_set.get("mlperf_score_text")
-        extra = f"  MLPerf score {score}" if score else ""
-        print(
-            f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
-            f"{run_set['counted']} count as completed work{extra}"
-        )
-        size = "mixed sizes" if run_set["mixed_sizes"] else _size_text(run_set)
-        print(f"    system: {size}")
-        check = run_set["backtest"]
-        if check is not None:
-            flag = "  FLAGGED: " + check["cause"] if check["flagged"] else ""
-            print(
-                f"    back-test: model {check['model_s'] / 60:,.1f} min vs measured "
-                f"{check['measured_s'] / 60:,.1f} min ({check['gap']:+.1%}){flag}"
-            )
+    for line in runs_text(report):
+        print(line)
     return 0
+
+
+LOG_WIDTH = 14
+"""The log's file name in a run's line, cut in the middle past this (the JSON has its path)."""
+
+
+def runs_text(report: dict[str, Any]) -> list[str]:
+    """``trntui runs`` as text, in 80 columns: each run set's line (its runs, the MLPerf
+    score, the system, the back-test), then a table of its runs under one header, the
+    throughput in the set's unit (named in the header; a run in another unit says its own).
+    Runs read by an older trntui, and why the facts were not derived, come first."""
+    lines: list[str] = []
+    if report["stale_runs"]:
+        lines.append(STALE_RUNS_HINT.format(n=report["stale_runs"]))
+    if report["facts_note"]:
+        lines.append(report["facts_note"])
+    by_set: dict[str, list[dict[str, Any]]] = {}
+    for run in report["runs"]:
+        by_set.setdefault(run["set"], []).append(run)
+    for run_set in report["sets"]:
+        runs = by_set.get(run_set["name"], [])
+        if lines:
+            lines.append("")
+        lines += _set_lines(run_set)
+        units = [run["throughput_unit"] for run in runs if run["throughput_unit"]]
+        unit = max(set(units), key=units.count) if units else None
+        lines.append(
+            f"  {'run':16}  {'log':{LOG_WIDTH}}  {'format':8}  {'status':9}  {'run min':>7}  "
+            f"{(unit or 'steady'):>9}  rst"
+        )
+        for run in runs:
+            throughput = run["steady_throughput"]
+            speed = number(throughput) if throughput is not None else UNKNOWN
+            if throughput is not None and run["throughput_unit"] != unit:
+                speed += f" {short_unit(run['throughput_unit'])}"  # not the header's unit
+            log = fit_middle(Path(str(run["source"])).name, LOG_WIDTH)
+            lines.append(
+                f"  {run['run_id']:16}  {log:{LOG_WIDTH}}  {run['format']:8}  "
+                f"{run['outcome']:9}  {_minutes(run['run_s']):>7}  {speed:>9}  "
+                f"{run['restarts']:>3}"
+            )
+            if run["suspect"]:
+                lines += _wrapped(f"suspect, not counted: {'; '.join(run['suspect'])}", 4)
+    return lines
+
+
+def _set_lines(run_set: dict[str, Any]) -> list[str]:
+    """A run set's own lines: what its runs came to, its system, its back-test."""
+    lines = _wrapped(
+        f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
+        f"{run_set['counted']} count as completed work",
+        0,
+    )
+    score = run_set.get("mlperf_score_text")
+    if score:
+        lines += _wrapped(f"MLPerf score {score}", 4)
+    size = "mixed sizes" if run_set["mixed_sizes"] else _size_text(run_set)
+    lines += _wrapped(f"system: {size}", 4)
+    check = run_set["backtest"]
+    if check is not None:
+        flag = "  FLAGGED: " + check["cause"] if check["flagged"] else ""
+        lines += _wrapped(
+            f"back-test: model {check['model_s'] / 60:,.1f} min vs measured "
+            f"{check['measured_s'] / 60:,.1f} min ({check['gap']:+.1%}){flag}",
+            4,
+        )
+    return lines
+
+
+def _wrapped(text: str, indent: int) -> list[str]:
+    """``text`` in lines of at most 80 columns, the first at ``indent``, the rest two more."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        80,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + 2),
+        break_on_hyphens=False,
+    )
 
 
 def runs_report(store: ProjectStore) -> dict[str, Any]:
@@ -381,5 +429,5 @@ def _clean(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _minutes(seconds: float | None) -> str:
-    """A run's time in minutes, in a column as wide as "unknown" is (``core/format.py``)."""
-    return f"{seconds / 60:7.2f} min" if seconds is not None else f"{UNKNOWN:>11}"
+    """A run's time in minutes (the column's header says so); unknown when not known."""
+    return f"{seconds / 60:.2f}" if seconds is not None else UNKNOWN

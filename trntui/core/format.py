@@ -72,6 +72,16 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
+_SHORT_UNITS = {"tokens/s": "tok", "samples/s": "smp", "steps/s": "step", "epochs/s": "ep"}
+
+
+def short_unit(unit: str | None) -> str:
+    """A throughput unit in at most four characters, for a number in a narrow column whose
+    header names another unit: ``tok`` for tokens/s, ``smp`` for samples/s."""
+    known = unit or UNKNOWN
+    return _SHORT_UNITS.get(known, known.removesuffix("/s")[:4])
+
+
 def number(value: float | None, digits: int = 4) -> str:
     """A measured or derived figure to ``digits`` significant digits: ``1,234``, ``0.5``;
     unknown when not known."""

@@ -3,6 +3,7 @@ size, launch time and figures read in a cell (unknown reads 'unknown')."""
 
 from __future__ import annotations
 
+from trntui.core.format import short_unit
 from trntui.core.timeline import RunMetadata, SystemSize
 from trntui.ui.format import UNKNOWN
 
@@ -53,9 +54,6 @@ COLUMNS = (
 """Each column: its key, header when wide, header when narrow (``None``: left out)."""
 
 
-_SHORT_UNITS = {"tokens/s": "tok", "samples/s": "smp", "steps/s": "step", "epochs/s": "ep"}
-
-
 def steady_cell(value: str, unit: str | None, mixed: bool) -> str:
     """A run's steady throughput in a narrow table (no Unit column): the number alone while
     every run's throughput has the same unit (the line under the table names it), with a
@@ -63,5 +61,4 @@ def steady_cell(value: str, unit: str | None, mixed: bool) -> str:
     unmarked. ``mixed`` is whether the project's runs have more than one unit."""
     if not mixed or value == UNKNOWN:
         return value
-    known = unit or UNKNOWN
-    return f"{value} {_SHORT_UNITS.get(known, known.removesuffix('/s')[:4])}"
+    return f"{value} {short_unit(unit)}"
