@@ -505,3 +505,17 @@ def test_an_import_loads_polars_without_the_collectors_passes(tmp_path: Path) ->
     frozen = gc.get_freeze_count()
     assert main(["import", str(root), str(log)]) == 0  # a duplicate, with Polars loaded
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_estimate_text_fits_80_columns(sample_dir: Path, capsys) -> None:
+    """A user review read 12 of the sample estimate's 46 lines wider than 80 columns (up to
+    223: a decision fact); over SSH each broke mid-word. Its prose now wraps, hanging under
+    its first word, and no line is wider than 80."""
+    from trntui.cli import main
+
+    assert main(["estimate", str(sample_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    decision = lines.index("Decision: pause")
+    facts = lines[decision + 1 :]
+    assert facts and all(line.startswith(("  - ", "    ")) for line in facts), facts

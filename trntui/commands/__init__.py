@@ -108,6 +108,21 @@ def refuse_unless_forced(doubts: list[str], force: bool) -> None:
     )
 
 
+def wrapped(text: str, indent: int = 0, hang: int = 2) -> list[str]:
+    """``text`` as lines of at most 80 columns (a terminal over SSH), the first indented by
+    ``indent`` and the rest by ``hang`` more; a word longer than a line is not split."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        80,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + hang),
+        break_on_hyphens=False,
+        break_long_words=False,
+    ) or [" " * indent]
+
+
 _SCALARS = (str, int, float, bool, type(None))
 
 

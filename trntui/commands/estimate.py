@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trntui.commands import fail, help_of
+from trntui.commands import fail, help_of, wrapped
 from trntui.core.comparison import compare
 from trntui.core.errors import UserError
 from trntui.core.estimate import (
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 REPORT_FORMATS = ("csv", "json", "md")
 """``report --format`` choices; the renderers (and the analysis) load when a report is made."""
 _LABEL_WIDTH = 41
-EXAMPLE_NOTE = "EXAMPLE DATA: the project is marked as an illustration; do not quote these figures."
+EXAMPLE_NOTE = "EXAMPLE DATA: the project is an illustration; do not quote these figures."
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -251,27 +251,28 @@ def estimate_command(args: argparse.Namespace) -> int:
     for note in stale:
         print(f"STALE: {note}")
     print(_estimate_text(result, bands))
+    lines: list[str] = []  # prose, wrapped at 80 columns
     if comparison.trainium is not None and comparison.gpu is not None:
-        print(
+        lines += wrapped(
             f"Compared: {comparison.trainium.name} against {comparison.gpu.name} (the GPU "
             f"target: {comparison.gpu_choice})"
         )
     if comparison.comparable and comparison.break_even is not None:  # both set when comparable
-        print(
+        lines += wrapped(
             f"Trainium3 / GPU cost to the same result: {ratio(comparison.cost_ratio)} "
             f"({comparison.break_even.note})"
         )
     else:
-        print("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
+        lines += wrapped("No Trainium3/GPU ratio: " + "; ".join(comparison.reasons))
     if comparison.trial_runs is not None:
-        print(f"Trial runs: {comparison.trial_runs.text()}")
+        lines += wrapped(f"Trial runs: {comparison.trial_runs.text()}")
     back = comparison.payback
     if back is not None:
-        cost = usd(back.porting_cost_usd)
-        print(f"Porting cost: {cost} ({back.reason})")
-    print(f"Decision: {comparison.decision.action}")
+        lines += wrapped(f"Porting cost: {usd(back.porting_cost_usd)} ({back.reason})")
+    lines.append(f"Decision: {comparison.decision.action}")
     for fact in comparison.decision.facts:
-        print(f"  - {fact}")
+        lines += wrapped(f"- {fact}", indent=2)
+    print("\n".join(lines))
     return 0
 
 
@@ -320,9 +321,8 @@ def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
         for i in item.inputs:
             if i.key not in ignored:
                 kinds[i.provenance.kind] = kinds.get(i.provenance.kind, 0) + 1
-        lines.append(
-            f"  {'inputs':{_LABEL_WIDTH}} " + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-        )
+        counts = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        lines += wrapped(f"{'inputs':{_LABEL_WIDTH}} {counts}", indent=2, hang=_LABEL_WIDTH + 1)
         lines += [f"  unknown: {i.label}: {i.provenance.source}" for i in item.unknown_inputs()]
         # What makes the price doubtful, beside the total it drives (a manual or unverified
         # quote is in the inputs' provenance; these say the price itself may be wrong).

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from trntui.commands import fail, finite_float, help_of, non_negative_float
+from trntui.commands import fail, finite_float, help_of, non_negative_float, wrapped
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, fit_middle, number, short_unit
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
@@ -215,44 +215,31 @@ def runs_text(report: dict[str, Any]) -> list[str]:
                 f"{run['restarts']:>3}"
             )
             if run["suspect"]:
-                lines += _wrapped(f"suspect, not counted: {'; '.join(run['suspect'])}", 4)
+                lines += wrapped(f"suspect, not counted: {'; '.join(run['suspect'])}", 4)
     return lines
 
 
 def _set_lines(run_set: dict[str, Any]) -> list[str]:
     """A run set's own lines: what its runs came to, its system, its back-test."""
-    lines = _wrapped(
+    lines = wrapped(
         f"set {run_set['name']}: {run_set['succeeded']}/{run_set['runs']} succeeded, "
         f"{run_set['counted']} count as completed work",
         0,
     )
     score = run_set.get("mlperf_score_text")
     if score:
-        lines += _wrapped(f"MLPerf score {score}", 4)
+        lines += wrapped(f"MLPerf score {score}", 4)
     size = "mixed sizes" if run_set["mixed_sizes"] else _size_text(run_set)
-    lines += _wrapped(f"system: {size}", 4)
+    lines += wrapped(f"system: {size}", 4)
     check = run_set["backtest"]
     if check is not None:
         flag = "  FLAGGED: " + check["cause"] if check["flagged"] else ""
-        lines += _wrapped(
+        lines += wrapped(
             f"back-test: model {check['model_s'] / 60:,.1f} min vs measured "
             f"{check['measured_s'] / 60:,.1f} min ({check['gap']:+.1%}){flag}",
             4,
         )
     return lines
-
-
-def _wrapped(text: str, indent: int) -> list[str]:
-    """``text`` in lines of at most 80 columns, the first at ``indent``, the rest two more."""
-    import textwrap
-
-    return textwrap.wrap(
-        text,
-        80,
-        initial_indent=" " * indent,
-        subsequent_indent=" " * (indent + 2),
-        break_on_hyphens=False,
-    )
 
 
 def runs_report(store: ProjectStore) -> dict[str, Any]:
