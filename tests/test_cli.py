@@ -519,3 +519,15 @@ def test_estimate_text_fits_80_columns(sample_dir: Path, capsys) -> None:
     decision = lines.index("Decision: pause")
     facts = lines[decision + 1 :]
     assert facts and all(line.startswith(("  - ", "    ")) for line in facts), facts
+
+
+def test_scenario_list_fits_80_columns(sample_dir: Path, capsys) -> None:
+    """The sample's two snapshots were listed on lines of 142 and 152 characters: each now
+    gives its name, time and note, then its totals by target, within 80 columns."""
+    from trntui.cli import main
+
+    assert main(["scenario", "list", str(sample_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    at = next(n for n, line in enumerate(lines) if line.startswith("as-measured "))
+    assert "$28.21" in lines[at + 1] and lines[at + 1].startswith("    "), lines

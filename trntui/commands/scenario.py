@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trntui.commands import help_of, refuse_unless_forced
+from trntui.commands import help_of, refuse_unless_forced, wrapped
 from trntui.commands.estimate import (
     compared_gpu,
     estimate_command,
@@ -175,9 +175,15 @@ def scenario_list_command(args: argparse.Namespace) -> int:
     if not infos:
         print("No scenario saved yet (trntui scenario save DIR NAME).")
     for info in infos:
+        # Name, time and note on the first line; the totals by target under it: 80 columns.
         when = f"{info.saved_at:%Y-%m-%d %H:%M}" if info.saved_at else f"{UNKNOWN:16}"
         totals = ", ".join(f"{name} {usd(total)}" for name, total in info.totals.items())
-        print(f"{info.name:20} {when}  {totals}  {info.note}")
+        if info.saved_at is None:  # unreadable: the file and line whole, for a copy or a grep
+            print(f"{info.name:20} {when}\n    {info.note}")
+            continue
+        print("\n".join(wrapped(f"{info.name:20} {when}  {info.note}".rstrip(), hang=4)))
+        if totals:
+            print("\n".join(wrapped(totals, indent=4)))
     return 0
 
 
