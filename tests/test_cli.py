@@ -531,3 +531,24 @@ def test_scenario_list_fits_80_columns(sample_dir: Path, capsys) -> None:
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     at = next(n for n, line in enumerate(lines) if line.startswith("as-measured "))
     assert "$28.21" in lines[at + 1] and lines[at + 1].startswith("    "), lines
+
+
+def test_price_list_fits_80_columns_with_each_note_under_the_tables(
+    sample_dir: Path, capsys
+) -> None:
+    """The sample's price list had lines of 164-195 characters: a notes column and a rate's
+    source inside the tables. The tables now fit 80 columns and each quote's notes and each
+    rate's source follow them, wrapped, naming the quote or rate they belong to."""
+    from trntui.cli import main
+    from trntui.store.quotes import load_quote_book
+
+    assert main(["price", "list", str(sample_dir)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    book = load_quote_book(sample_dir)
+    joined = " ".join(out.split())
+    for quote in book.quotes:
+        assert f"{quote.instance_type} {quote.purchase_option} in {quote.region}: " in joined
+    for rate in book.rates:
+        assert f"{rate.service.value} (manual): {rate.source_note}" in joined

@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, time
 from pathlib import Path
 
+from trntui.commands import wrapped
 from trntui.commands.price.arguments import refuse_implausible
 from trntui.commands.price.output import print_table, quote_to_json, rate_to_json
 from trntui.core.errors import UserError
@@ -143,6 +144,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not book.quotes and not book.rates:
         print(f"No quotes in {root} yet (add one with `trntui price add` or `price fetch --save`).")
         return 0
+    # Each table within 80 columns; what is long (the notes, a rate's source) is said under
+    # it, one entry per row, wrapped.
     rows = [
         (
             quote.instance_type,
@@ -152,25 +155,37 @@ def cmd_list(args: argparse.Namespace) -> int:
             usd_price(quote.usd_per_hour),
             ("manual, pinned" if quote.pinned else "manual") if quote.manual else "price list",
             f"{quote.retrieved_at:%Y-%m-%d}",
-            "; ".join(flags(quote)) or "ok",
         )
         for quote in book.quotes
     ]
-    print_table(("instance type", "region", "option", "USD/hour", "source", "date", "notes"), rows)
+    print_table(("instance type", "region", "option", "USD/hour", "source", "date"), rows)
+    for quote in book.quotes:
+        notes = "; ".join(flags(quote))
+        if notes:
+            what = f"{quote.instance_type} {quote.purchase_option} in {quote.region}"
+            print("\n".join(wrapped(f"{what}: {notes}", indent=2, hang=4)))
     if book.rates:
         print()
         print_table(
-            ("side service", "region", "unit", "USD/unit (first tier)", "source", "date"),
+            ("side service", "region", "unit", "USD/unit", "source", "date"),
             [
                 (rate.service.value, rate.region, rate.unit,
                  usd_price(rate.first_tier_usd_per_unit),
-                 f"manual: {rate.source_note}" if rate.manual else "price list",
+                 "manual" if rate.manual else "price list",
                  f"{rate.retrieved_at:%Y-%m-%d}")
                 for rate in book.rates
             ],
         )  # fmt: skip
         for rate in book.rates:
+            said = []
             if (why := implausible_rate(rate)) is not None:
-                print(f"  {rate.service.value} ({'manual' if rate.manual else 'price list'}): "
-                      f"implausible rate: {why}")  # fmt: skip
+                said.append(f"implausible rate: {why}")
+            if len(rate.tiers) > 1:
+                said.append(f"{len(rate.tiers)} tiers, the first one's rate shown")
+            if rate.manual and rate.source_note:
+                said.append(rate.source_note)
+            if said:
+                where = "manual" if rate.manual else "price list"
+                text = f"{rate.service.value} ({where}): " + "; ".join(said)
+                print("\n".join(wrapped(text, indent=2, hang=4)))
     return 0
