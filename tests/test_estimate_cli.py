@@ -127,7 +127,7 @@ def test_estimate_text(project, capsys):
     assert lines[header + 2].endswith("(t, n=3)")
     assert "Training (steady useful work)" in lines[header + 5]
     assert "Decision:" in out
-    assert "Porting risks: 10 days over 1 open risk(s), kept apart from the totals" in out
+    assert "Porting risks: 10 days over 1 open risk, kept apart from the totals" in out
 
 
 def test_report_files(project, tmp_path, capsys):

@@ -189,7 +189,7 @@ def test_price_add_saves_a_block_offer(sample_dir, capsys):
         "--start-date", "2026-12-03", "--date", "2026-11-28",
     ])  # fmt: skip
     assert code == 0
-    assert "7-day block of 2 instance(s)" in capsys.readouterr().out
+    assert "7-day block of 2 instances" in capsys.readouterr().out
     saved = [q for q in load_quote_book(sample_dir).quotes if q.block_days == 7]
     assert len(saved) == 1
     quote = saved[0]
@@ -404,7 +404,7 @@ def test_an_ultraserver_price_is_per_instance_for_whole_ultraservers():
     result = estimate(ultraserver_context(4)).target(TRN)
     price = result.input("usd_per_hour")
     assert price.value == pytest.approx(50.0)
-    assert "1 UltraServer(s) of 4" in price.provenance.detail
+    assert "1 UltraServer of 4" in price.provenance.detail
     assert result.complete
     training = {s.key: s for s in result.stages}["training_h"]
     assert training.usd == pytest.approx(training.hours * 200.0)

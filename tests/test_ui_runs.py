@@ -508,7 +508,7 @@ async def test_the_import_preview_tells_a_capture_from_a_log(
         assert all(len(name) <= 20 for name in names)
         assert all(any(f"run{n}" in name for name in names if "…" in name) for n in (1, 2, 3))
         message = str(screen.query_one("#message").content)
-        assert "3 utilization capture(s), not imported" in message
+        assert "3 utilization captures, not imported" in message
         # The set the runs go into follows the runs, not the captures' sentence ("attach each
         # to its run with t in the run's detail into set ..." read as if the captures went there).
         assert message.startswith("3 runs ready to import into set '"), message

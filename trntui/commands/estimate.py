@@ -41,7 +41,7 @@ from trntui.core.estimate import (
     Override,
     estimate,
 )
-from trntui.core.format import number, ratio, usd, usd_per_unit
+from trntui.core.format import number, plural, ratio, usd, usd_per_unit
 from trntui.core.plan_check import PlanCheck
 from trntui.core.prediction import Band, prediction_bands
 from trntui.core.quotes import FlagKind
@@ -340,7 +340,7 @@ def _estimate_text(result: Estimate, bands: tuple[Band, ...]) -> str:
         lines += [f"  {'runs left out':{_LABEL_WIDTH}} {note}" for note in sorted(suspect)]
     open_risks = sum(r.status != "resolved" for r in result.risks)
     lines.append(
-        f"Porting risks: {result.risk_effort_text} over {open_risks} open risk(s), "
+        f"Porting risks: {result.risk_effort_text} over {plural(open_risks, 'open risk')}, "
         "kept apart from the totals"
     )
     return "\n".join(lines)

@@ -38,7 +38,7 @@ from trntui.core.estimate import (
     implausible_overrides,
     prepare,
 )
-from trntui.core.format import UNKNOWN, number, usd
+from trntui.core.format import UNKNOWN, number, plural, usd
 from trntui.core.report_document import TERM_LABELS
 from trntui.store import scenarios  # lazy: a name loads its module when first used
 
@@ -147,7 +147,7 @@ def scenario_save_command(args: argparse.Namespace) -> int:
         )
     print(working_note(working.overrides, working.gpu_target))
     compared = f"; Trainium3 compared with {gpu_target!r}" if gpu_target else ""
-    print(f"Saved scenario {scenario.name!r} ({len(overrides)} override(s){compared}):")
+    print(f"Saved scenario {scenario.name!r} ({plural(len(overrides), 'override')}{compared}):")
     for name, total in scenario.saved_totals.items():
         print(f"  {name}: {usd(total)}")
     return 0

@@ -142,7 +142,10 @@ def payback(context: EstimateContext, saving_per_training_usd: float | None) -> 
     rate = inventory.project.engineer_day_usd
     cost = None
     if unestimated:
-        why = f"{unestimated} open porting risk(s) have no effort estimate"
+        why = (
+            f"{plural(unestimated, 'open porting risk')} "
+            f"{'has' if unestimated == 1 else 'have'} no effort estimate"
+        )
     elif rate is None:
         why = "no engineer day rate in the inventory (project.engineer_day_usd)"
     else:

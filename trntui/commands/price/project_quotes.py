@@ -73,7 +73,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if quote.block_days is not None:
         count = quote.block_instances or 1
         block += (
-            f", a {quote.block_days}-day block of {count} instance(s) for "
+            f", a {quote.block_days}-day block of {plural(count, 'instance')} for "
             f"{usd(quote.upfront_usd, 2)} up front"
         )
     print(

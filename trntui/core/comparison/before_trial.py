@@ -32,7 +32,7 @@ from trntui.core.estimate import (
     input_frame,
     shown_unit,
 )
-from trntui.core.format import usd, wall_clock
+from trntui.core.format import plural, usd, wall_clock
 from trntui.core.prediction import TARGET_HALF_WIDTH, Band, runs_for_width
 
 _COUNTED_AS_ZERO = (*OBSERVED_INPUTS, "failed_fraction", "failed_run_s", "checkpoint_s")
@@ -150,9 +150,10 @@ class TrialRuns:
             )
         if self.more == 0:
             return f"the {self.have} Trainium3 runs already give a band within {width}"
+        more = plural(self.more or 0, "more Trainium3 run")  # needed is known here
         return (
-            f"{self.more} more Trainium3 run(s) ({self.needed} in all) would narrow the band "
-            f"to {width}, from the spread of {self.basis} ({spread})"
+            f"{more} ({self.needed} in all) would narrow the band to {width}, from the spread "
+            f"of {self.basis} ({spread})"
         )
 
 

@@ -44,7 +44,8 @@ def run_set_inputs(
     source = target.run_set
     stats = context.run_set(source)
     ids = ", ".join(stats.suspect)
-    left_out = f"; suspect run(s) left out: {ids} (`trntui runs` says why)" if stats.suspect else ""
+    suspects = plural(len(stats.suspect), "suspect run")
+    left_out = f"; {suspects} left out: {ids} (`trntui runs` says why)" if stats.suspect else ""
     if stats.runs == 0:
         why = f"run set {source!r} has no imported runs"
         if stats.suspect:

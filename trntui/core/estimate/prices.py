@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 
 from trntui.core.estimate.inputs import DERIVED, QUOTED, Input, Provenance, unknown_input
-from trntui.core.format import usd
+from trntui.core.format import plural, usd
 from trntui.core.inventory import Inventory, TrainingTarget
 from trntui.core.quotes import (
     CAPACITY_BLOCK,
@@ -76,7 +76,7 @@ def whole_ultraservers(price: Input, quote: PriceQuote | None, count: int) -> In
         )
         return unknown_input(price.key, why, price.target)
     how = (
-        f"{count // size} UltraServer(s) of {size} at "
+        f"{plural(count // size, 'UltraServer')} of {size} at "
         f"${quote.usd_per_ultraserver_hour:,.4g}/h each; {price.provenance.detail}"  # type: ignore[union-attr]
     )
     return dataclasses.replace(price, provenance=dataclasses.replace(price.provenance, detail=how))
@@ -218,7 +218,7 @@ def block_input(target: TrainingTarget, quote: PriceQuote | None, inventory: Inv
     if quote is not None and quote.block_days is not None:
         count = quote.block_instances or 1
         detail += (
-            f"; the quote is a {quote.block_days}-day block of {count} instance(s) at "
+            f"; the quote is a {quote.block_days}-day block of {plural(count, 'instance')} at "
             f"{usd(quote.usd_per_instance_day)} per instance-day, applied to the length the "
             "work needs"
         )

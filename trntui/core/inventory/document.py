@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trntui.core.fields import FieldValueError, specs_of
+from trntui.core.format import plural
 from trntui.core.inventory.sections import (
     LIST_SECTIONS,
     SECTIONS,
@@ -227,7 +228,10 @@ class Inventory:
             notes.append("Training goal: the quality threshold or its direction is not set.")
         open_risks = [r for r in self.risks if r.status != "resolved" and r.effort_days is None]
         if open_risks:
-            notes.append(f"{len(open_risks)} open migration risk(s) have no effort estimate.")
+            notes.append(
+                f"{plural(len(open_risks), 'open migration risk')} "
+                f"{'has' if len(open_risks) == 1 else 'have'} no effort estimate."
+            )
         return notes
 
 
@@ -235,7 +239,7 @@ def effort_text(days: float, unestimated: int) -> str:
     """Open porting effort in words; a risk without an estimate is not counted as 0 days."""
     text = f"{days:g} days"
     if unestimated:
-        text = f"at least {text} ({unestimated} open risk(s) without an estimate)"
+        text = f"at least {text} ({plural(unestimated, 'open risk')} without an estimate)"
     return text
 
 

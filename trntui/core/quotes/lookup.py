@@ -148,7 +148,12 @@ def find_quote(
     elif not best.manual:
         reason = f"the AWS Price List's, retrieved {when}"
         if any(q.manual for q in matches):
-            reason += ", used over the manual quote(s) that nobody pinned"
+            unpinned = sum(q.manual for q in matches)
+            reason += (
+                ", used over the manual quote that nobody pinned"
+                if unpinned == 1
+                else ", used over the manual quotes that nobody pinned"
+            )
     else:
         reason = f"manual quote dated {when}: the project has no price-list quote for it"
     if others and not (not best.manual and any(q.manual for q in matches)):

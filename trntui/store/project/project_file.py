@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trntui.core.errors import InputFileError, UserError
+from trntui.core.format import plural
 from trntui.core.inventory import Inventory, InventoryInvalid, ProjectInfo
 from trntui.store.atomic import atomic_write_text
 from trntui.store.toml_file import decode_utf8, dump_toml, locate, parse_toml, updated_toml
@@ -137,7 +138,7 @@ def _inventory_from_document(path: Path, text: str, document: dict[str, Any]) ->
     except InventoryInvalid as invalid:
         first = invalid.problems[0]
         more = len(invalid.problems) - 1
-        problem = first.message + (f" (and {more} more problem(s))" if more else "")
+        problem = first.message + (f" (and {plural(more, 'more problem')})" if more else "")
         raise InputFileError(
             str(path),
             problem,

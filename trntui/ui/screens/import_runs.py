@@ -337,13 +337,16 @@ class ImportRunsScreen(WorkerModal[Imported | None]):
                 if already:
                     text += f"; {len(already)} already imported (the same log), left out"
                 if bad:
-                    text += f"; {len(bad)} file(s) cannot be imported: {bad[0].error}"
+                    text += f"; {plural(len(bad), 'file')} cannot be imported: {bad[0].error}"
                 if unmapped:
-                    text += f"; {len(unmapped)} CSV/JSONL file(s) need a column mapping (m)"
+                    text += (
+                        f"; {plural(len(unmapped), 'CSV/JSONL file')} "
+                        f"{'needs' if len(unmapped) == 1 else 'need'} a column mapping (m)"
+                    )
                 if captures:
                     text += (
-                        f"; {len(captures)} utilization capture(s), not imported: attach each "
-                        "to its run with t in the run's detail"
+                        f"; {plural(len(captures), 'utilization capture')}, not imported: "
+                        "attach each to its run with t in the run's detail"
                     )
                 if good:
                     text += f". ctrl+s imports {'it' if len(good) == 1 else 'them'}"
