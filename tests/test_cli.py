@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import json
 import math
@@ -284,6 +285,7 @@ def test_runs_text_fits_80_columns_with_unknowns_and_units_in_their_columns(
 
     with ProjectStore.open(sample_dir, read_only=True) as store:
         report = runs_report(store)
+    wider = copy.deepcopy(report)
     first, second = report["runs"][0], report["runs"][1]
     first.update(run_s=None, steady_throughput=None)
     second.update(throughput_unit="tokens/s")
@@ -298,6 +300,14 @@ def test_runs_text_fits_80_columns_with_unknowns_and_units_in_their_columns(
     assert row.index("unknown") + len("unknown") == header.index("run min") + len("run min")
     assert row.count("unknown") == 2, row
     assert other.split()[-2] == "tok" and "samples/s" in header, (header, other)
+    # The longest format and status there are widen their columns; the log's name gives way.
+    wider["runs"][2].update(format="nemo-printer", outcome="incomplete")
+    lines = runs_text(wider)
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    header = next(line for line in lines if line.lstrip().startswith("run "))
+    long = next(line for line in lines if wider["runs"][2]["run_id"] in line)
+    assert long.index("incomplete") == header.index("status"), (header, long)
+    assert "…" in long and long.index("nemo-printer") == header.index("format"), long
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,7 +14,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
 from trntui.core.fields import FieldValueError, parse_number
@@ -121,6 +121,22 @@ def wrapped(text: str, indent: int = 0, hang: int = 2) -> list[str]:
         break_on_hyphens=False,
         break_long_words=False,
     ) or [" " * indent]
+
+
+def table_lines(
+    headings: Sequence[str], rows: Sequence[Sequence[str]], right: Collection[int] = ()
+) -> list[str]:
+    """``headings`` over ``rows``, each column as wide as its widest cell, two spaces apart and
+    two in; the columns numbered in ``right`` (figures) aligned right, the others left."""
+    widths = [max(map(len, column)) for column in zip(headings, *rows, strict=True)]
+    return [
+        "  "
+        + "  ".join(
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in (headings, *rows)
+    ]
 
 
 _SCALARS = (str, int, float, bool, type(None))

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from trntui.commands import fail, finite_float, help_of, non_negative_float, wrapped
+from trntui.commands import (
+    fail,
+    finite_float,
+    help_of,
+    non_negative_float,
+    table_lines,
+    wrapped,
+)
 from trntui.core.errors import UserError
 from trntui.core.format import UNKNOWN, fit_middle, number, short_unit
 from trntui.core.run_facts import SUCCEEDED, RecordedQuality
@@ -175,15 +182,12 @@ def runs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-LOG_WIDTH = 14
-"""The log's file name in a run's line, cut in the middle past this (the JSON has its path)."""
-
-
 def runs_text(report: dict[str, Any]) -> list[str]:
     """``trntui runs`` as text, in 80 columns: each run set's line (its runs, the MLPerf
     score, the system, the back-test), then a table of its runs under one header, the
-    throughput in the set's unit (named in the header; a run in another unit says its own).
-    Runs read by an older trntui, and why the facts were not derived, come first."""
+    throughput in the set's unit (named in the header; a run in another unit says its own),
+    the log's file name cut in the middle to the room the other columns leave (the JSON has
+    its path). Runs read by an older trntui, and why the facts were not derived, come first."""
     lines: list[str] = []
     if report["stale_runs"]:
         lines.append(STALE_RUNS_HINT.format(n=report["stale_runs"]))
@@ -199,24 +203,41 @@ def runs_text(report: dict[str, Any]) -> list[str]:
         lines += _set_lines(run_set)
         units = [run["throughput_unit"] for run in runs if run["throughput_unit"]]
         unit = max(set(units), key=units.count) if units else None
-        lines.append(
-            f"  {'run':16}  {'log':{LOG_WIDTH}}  {'format':8}  {'status':9}  {'run min':>7}  "
-            f"{(unit or 'steady'):>9}  rst"
-        )
-        for run in runs:
-            throughput = run["steady_throughput"]
-            speed = number(throughput) if throughput is not None else UNKNOWN
-            if throughput is not None and run["throughput_unit"] != unit:
-                speed += f" {short_unit(run['throughput_unit'])}"  # not the header's unit
-            log = fit_middle(Path(str(run["source"])).name, LOG_WIDTH)
-            lines.append(
-                f"  {run['run_id']:16}  {log:{LOG_WIDTH}}  {run['format']:8}  "
-                f"{run['outcome']:9}  {_minutes(run['run_s']):>7}  {speed:>9}  "
-                f"{run['restarts']:>3}"
-            )
+        headings = ("run", "log", "format", "status", "run min", unit or "steady", "rst")
+        rows = [
+            [
+                run["run_id"],
+                Path(str(run["source"])).name,
+                run["format"],
+                run["outcome"],
+                _minutes(run["run_s"]),
+                _speed(run, unit),
+                str(run["restarts"]),
+            ]
+            for run in runs
+        ]
+        # Two columns in, two between: the log's name gets what the others leave of 80.
+        others = sum(max(len(row[i]) for row in [headings, *rows]) for i in (0, 2, 3, 4, 5, 6))
+        room = max(8, 80 - 2 - 2 * (len(headings) - 1) - others)
+        for row in rows:
+            row[1] = fit_middle(row[1], room)
+        table = table_lines(headings, rows, right={4, 5, 6})
+        lines.append(table[0])
+        for run, line in zip(runs, table[1:], strict=True):
+            lines.append(line)
             if run["suspect"]:
                 lines += wrapped(f"suspect, not counted: {'; '.join(run['suspect'])}", 4)
     return lines
+
+
+def _speed(run: dict[str, Any], unit: str | None) -> str:
+    """A run's steady throughput; with its short unit when it is not the set's (``unit``)."""
+    throughput = run["steady_throughput"]
+    if throughput is None:
+        return UNKNOWN
+    if run["throughput_unit"] != unit:
+        return f"{number(throughput)} {short_unit(run['throughput_unit'])}"
+    return number(throughput)
 
 
 def _set_lines(run_set: dict[str, Any]) -> list[str]:

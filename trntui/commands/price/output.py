@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
+from trntui.commands import table_lines
 from trntui.core.format import usd, usd_per_unit, usd_price
 from trntui.core.quotes import (
     PriceQuote,
@@ -193,13 +194,5 @@ def print_table(headings: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> N
     if not rows:
         print("  (no prices found)")
         return
-    widths = [
-        max(len(str(cell)) for cell in column) for column in zip(headings, *rows, strict=True)
-    ]
-    for row in (headings, *rows):
-        print(
-            "  "
-            + "  ".join(
-                str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)
-            ).rstrip()
-        )
+    for line in table_lines(headings, [tuple(map(str, row)) for row in rows]):
+        print(line)
