@@ -824,3 +824,15 @@ async def test_the_override_forms_error_follows_what_is_typed(sample_project: Pr
         await settle(pilot)
         assert error_line(form) == ""
         assert app.screen is form, "an edit only checks: ctrl+s keeps"
+
+
+def test_two_long_target_names_cut_alike_keep_their_own_columns() -> None:
+    """Two names that read the same once cut are told apart by ``distinct_labels``, which
+    gives its labels by name in sorted order: the second target's label headed the first
+    column. Each column keeps its own target's label."""
+    from trntui.ui.screens.scenarios.rendering import header_labels
+
+    head, tail = "Trainium3 trial on the long shared", "words of this team project and its runs"
+    names = [f"{head} zz-second {tail}", f"{head} aa-first {tail}"]  # alike but in the middle
+    labels = header_labels(names, [14, 14], Console(width=80))
+    assert "zz-second" in labels[0] and "aa-first" in labels[1], labels

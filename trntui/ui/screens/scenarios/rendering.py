@@ -99,7 +99,8 @@ def header_labels(names: list[str], widths: list[int], console: Console) -> list
             label, room = fit_words(name, room), room - 1
         labels.append(label)
     if len(set(labels)) < len(labels):
-        return list(name_labels(names, min(widths)).values())
+        apart = name_labels(names, min(widths))  # by name (distinct_labels sorts them)
+        return [apart[name] for name in names]
     return labels
 
 
