@@ -473,18 +473,21 @@ def _assign_set(root: Path, run_ids: Sequence[str], set_name: str) -> None:
 
 
 @writes_project
-def remove_run(root: Path, run_id: str) -> None:
-    """Forget a run: drop its row first (atomically), then its timeline file."""
+def remove_run(root: Path, run_id: str) -> str:
+    """Forget a run: drop its row first (atomically), then its timeline file; the path of the
+    log it was read from (which stays where it is)."""
     with _TABLE_LOCK:
-        _remove_run(root, run_id)
+        return _remove_run(root, run_id)
 
 
-def _remove_run(root: Path, run_id: str) -> None:
+def _remove_run(root: Path, run_id: str) -> str:
     runs = load_runs(root)
-    if runs.filter(pl.col("run_id") == run_id).is_empty():
+    row = runs.filter(pl.col("run_id") == run_id)
+    if row.is_empty():
         raise UserError(f"no run {run_id!r} in {root}")
     timeline_file = timeline_path(root, run_id)  # a bad id is refused before anything changes
     remaining = runs.filter(pl.col("run_id") != run_id)
     _write_runs(root, remaining)
     with contextlib.suppress(OSError, UserError):
         remove_file(timeline_file, root=root)
+    return str(row["source"][0])

@@ -212,15 +212,17 @@ def name_family(root: Path, set_names: list[str], family: str | None) -> None:
 
 
 @writes_project
-def rename_set(root: Path, old: str, new: str) -> None:
+def rename_set(root: Path, old: str, new: str) -> bool:
     """Carry what a person stated for run set ``old`` (its size, its scaling family) over to
-    ``new`` when the whole set is renamed; what ``new`` already had stated is kept."""
+    ``new`` when the whole set is renamed; what ``new`` already had stated is kept. Whether
+    anything was carried over."""
     check_set_name(new)
     entries = read_set_entries(root)
     if old not in entries or new in entries:
-        return
+        return False
     entries[new] = entries.pop(old)
     _save(root, entries)
+    return True
 
 
 def _save(root: Path, entries: dict[str, tuple[SystemSize | None, str | None]]) -> None:

@@ -488,15 +488,14 @@ class Session:
         targets measured by it (``follow_run_set_rename``); why they could not, when their
         inventory is refused."""
         from trntui.store.runs import assign_set
-        from trntui.store.set_sizes import read_set_entries, rename_set
+        from trntui.store.set_sizes import rename_set
 
-        entries = read_set_entries(self.root) if whole_set else {}
-        stated_followed = old in entries and new not in entries  # as ``rename_set`` decides
         before = self.inventory
         assign_set(self.root, run_ids, new)
-        if stated_followed:
+        stated_followed = False
+        if whole_set:
             try:
-                rename_set(self.root, old, new)
+                stated_followed = rename_set(self.root, old, new)
             except (UserError, OSError):
                 assign_set(self.root, run_ids, old)  # nothing half done
                 raise
@@ -530,13 +529,9 @@ class Session:
     def remove_run(self, run_id: str) -> None:
         """Remove a run and its timeline (its log file is kept: re-import to restore); a
         barrier in the undo history, which says so."""
-        import polars as pl
+        from trntui.store.runs import remove_run
 
-        from trntui.store.runs import load_runs, remove_run
-
-        sources = load_runs(self.root).filter(pl.col("run_id") == run_id)["source"]
-        remove_run(self.root, run_id)
-        log = Path(sources[0]).name if len(sources) else "its log"
+        log = Path(remove_run(self.root, run_id)).name
         self._keep(f"removing run {run_id}", f"re-import {log} (i on Runs) to restore it")
         self.runs_changed()
 

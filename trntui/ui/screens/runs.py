@@ -184,8 +184,8 @@ class RunsScreen(SessionScreen):
         self.runs = pl.DataFrame()
         self.sets: dict[str, RunSetInfo] = {}
         self.facts: dict[str, RunFacts] = {}
-        self._units = 0
-        """How many throughput units the runs' facts have (``steady_cell``)."""
+        self._units_differ = False
+        """Whether the runs' facts have more than one throughput unit (``steady_cell``)."""
         self.sizes: dict[str, SystemSize | None] = {}
         self.backtests: dict[str, Backtest | None] = {}
         self._observations: pl.DataFrame | None = None
@@ -275,7 +275,7 @@ class RunsScreen(SessionScreen):
             return
         self._shown_derived = computed.derived
         self.facts = {run.run_id: run.facts for run in computed.derived}
-        self._units = len({facts.throughput_unit for facts in self.facts.values()})
+        self._units_differ = len({facts.throughput_unit for facts in self.facts.values()}) > 1
         self._observations = computed.context.observations
         self.backtests = {}
         highlighted = self._selected_run_id()  # before a new layout clears the table
@@ -293,9 +293,9 @@ class RunsScreen(SessionScreen):
         """Lay the table out for the terminal's width (and, narrow, for whether the runs'
         units differ: ``steady_cell``); True when that changed the columns."""
         wide = self.app.size.width >= WIDE_FROM
-        if (wide, self._units > 1) == (self._wide, self._mixed_units):
+        if (wide, self._units_differ) == (self._wide, self._mixed_units):
             return False
-        self._wide, self._mixed_units = wide, self._units > 1
+        self._wide, self._mixed_units = wide, self._units_differ
         table = self.query_one("#runs", DataTable)
         table.clear(columns=True)
         for key, header, narrow in COLUMNS:
