@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from trntui.core.format import plural
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -118,7 +120,7 @@ def blocks_text(days: int) -> str:
     full, rest = divmod(days, MAX_BLOCK_DAYS)
     parts = []
     if full:
-        parts.append(f"{full} block{'s' if full > 1 else ''} of {MAX_BLOCK_DAYS} days")
+        parts.append(f"{plural(full, 'block')} of {MAX_BLOCK_DAYS} days")
     if rest:
-        parts.append(f"{'1' if full else '1 block'} of {rest} day{'s' if rest > 1 else ''}")
+        parts.append(f"{'1' if full else '1 block'} of {plural(rest, 'day')}")
     return " + ".join(parts) if parts else "no block"

@@ -80,11 +80,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"scenario **{doc['scenario']}** (saved {doc['scenario_saved_at']})"
         if doc["scenario"]
         else "the project's current data"
-        + (
-            f" and its working scenario ({count} override{'s' if count > 1 else ''})"
-            if count
-            else ""
-        )
+        + (f" and its working scenario ({plural(count, 'override')})" if count else "")
     )
     out += [
         f"Estimate from {basis}; generated {doc['generated_at']}; prices checked against "

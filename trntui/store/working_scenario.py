@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trntui.core.errors import InputFileError
+from trntui.core.format import plural
 from trntui.store.atomic import atomic_write_text
 from trntui.store.paths import project_path
 from trntui.store.project import writes_project
@@ -239,6 +240,6 @@ def working_scenario_note(overrides: tuple[Override, ...], gpu_target: str | Non
         return f"Working scenario: no override{compared} ({WORKING_SCENARIO_FILE})"
     count = len(overrides)
     return (
-        f"Working scenario: {count} override{'s' if count > 1 else ''}{compared} from "
+        f"Working scenario: {plural(count, 'override')}{compared} from "
         f"{WORKING_SCENARIO_FILE} (app: Scenarios > Inputs)"
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from trntui.core.format import distinct_labels, usd, wall_clock
+from trntui.core.format import distinct_labels, plural, usd, wall_clock
 from trntui.core.scale_plan import ScalePlan, ScalePoint, unknown_reasons
 from trntui.ui.format import title_name
 
@@ -32,11 +32,11 @@ def _overrides_line(plan: ScalePlan) -> str:
     total, here = plan.overrides_in_force, plan.overrides
     if not total:
         return ""
-    plural = "s" if total > 1 else ""
+    overrides = plural(total, "override")
     if here == total:
-        return f"With the working scenario's {total} override{plural}, at every count.\n"
+        return f"With the working scenario's {overrides}, at every count.\n"
     return (
-        f"{here} of the working scenario's {total} override{plural} apply to this target, at "
+        f"{here} of the working scenario's {overrides} apply to this target, at "
         "every count (the others are other targets').\n"
     )
 
