@@ -836,3 +836,16 @@ def test_two_long_target_names_cut_alike_keep_their_own_columns() -> None:
     names = [f"{head} zz-second {tail}", f"{head} aa-first {tail}"]  # alike but in the middle
     labels = header_labels(names, [14, 14], Console(width=80))
     assert "zz-second" in labels[0] and "aa-first" in labels[1], labels
+
+
+def test_the_bars_short_reason_keeps_a_target_name_that_holds_a_colon() -> None:
+    """The bar shortens a reason by dropping the target's name in front of it; it split at the
+    first ": ", so a target named "GPU: p5" left "p5: no run ..." as the reason."""
+    from types import SimpleNamespace
+
+    from trntui.ui.widgets.estimate_bar import _short_reason
+
+    targets = [SimpleNamespace(name="GPU: p5"), SimpleNamespace(name="Trainium3 trial")]
+    said = _short_reason("GPU: p5: no run reached the quality target", targets)
+    assert said == "no run reached the quality target"
+    assert _short_reason("work to finish differs: a, b", targets) == "work to finish differs"

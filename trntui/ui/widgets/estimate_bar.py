@@ -175,10 +175,10 @@ def _short_reason(reason: str, targets: Sequence[TargetEstimate]) -> str:
     """A reason for no ratio, short: what follows a target's name (``GPU: no run reached the
     quality target``), or the heading of one that states a difference (``work to finish
     differs: <both amounts>``: the Trn3 vs GPU tab has them)."""
-    head, colon, rest = reason.partition(": ")
-    if not colon:
-        return reason
-    return rest if head in {item.name for item in targets} else head
+    for item in targets:  # a name may hold ": " itself
+        if reason.startswith(item.name + ": "):
+            return reason.removeprefix(item.name + ": ")
+    return reason.partition(": ")[0]
 
 
 def _lacking(missing: tuple[str, ...], labels: int | None) -> str:
